@@ -1,0 +1,73 @@
+/**
+ * The planes depend downwards only. Lower → higher imports are errors, and the workflow sandbox may
+ * import only the workflow API, pure shared code, the policy evaluator and types from activities.
+ */
+const layers = [
+  ['shared', '^src/shared/'],
+  ['config', '^src/config/'],
+  ['observability', '^src/observability/'],
+  ['substrate', '^src/substrate/'],
+  ['governance', '^src/governance/'],
+  ['ingestion', '^src/ingestion/'],
+  ['retrieval', '^src/retrieval/'],
+  ['activities', '^activities/'],
+  ['workflows', '^workflows/'],
+  ['entry points', '^src/(app|temporal|api|cli)/'],
+];
+
+// The rank of each plane: a module may import only planes of lower or equal rank.
+const rank = { shared: 0, config: 1, observability: 1, substrate: 2, governance: 3, ingestion: 4, retrieval: 4, activities: 5, workflows: 6, 'entry points': 7 };
+
+const forbidden = [];
+for (const [from, fromPath] of layers) {
+  const higher = layers.filter(([to]) => rank[to] > rank[from]).map(([, p]) => p);
+  if (higher.length === 0) continue;
+  forbidden.push({
+    name: `no-${from.replace(/ /g, '-')}-to-higher-plane`,
+    comment: `${from} is a lower plane and must not import a higher one`,
+    severity: 'error',
+    from: { path: fromPath },
+    to: { path: higher.join('|') },
+  });
+}
+
+forbidden.push(
+  {
+    name: 'workflow-sandbox',
+    comment: 'at run time, workflows/ may import only @temporalio/workflow, pure shared modules and the policy evaluator',
+    severity: 'error',
+    from: { path: '^workflows/' },
+    to: {
+      dependencyTypesNot: ['type-only'],
+      pathNot: [
+        '^workflows/',
+        '^src/shared/',
+        '^src/governance/policy/evaluate',
+        'node_modules/@temporalio/(workflow|common)/',
+        '^activities/',
+      ],
+    },
+  },
+  {
+    name: 'workflow-imports-only-activity-types',
+    comment: 'workflows import activities for their types only',
+    severity: 'error',
+    from: { path: '^workflows/' },
+    to: { path: '^activities/', dependencyTypesNot: ['type-only'] },
+  },
+  {
+    name: 'no-circular',
+    severity: 'error',
+    from: {},
+    to: { circular: true },
+  },
+);
+
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,40 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError } from '../shared/errors.js';
+
+/**
+ * Every error leaves as `{ error: { code, message, field? } }` with a proper status; no stack traces and
+ * no request data echoed back.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | DomainError | Error, request, reply) => {
+    if (error instanceof DomainError) {
+      return reply.code(error.status).send({ error: { code: error.code, message: error.message, field: error.field } });
+    }
+    const fe = error as FastifyError;
+    if (fe.validation) {
+      const first = fe.validation[0];
+      const field = validationField(first);
+      return reply.code(400).send({
+        error: { code: 'invalid_request', message: `${field ?? 'request'}: ${first?.message ?? 'invalid'}`, field },
+      });
+    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      return reply.code(fe.statusCode).send({ error: { code: fe.code ?? 'bad_request', message: fe.message } });
+    }
+    request.log.error({ err: { type: error.name, code: fe.code } }, 'unhandled error');
+    return reply.code(500).send({ error: { code: 'internal', message: 'internal error' } });
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).send({ error: { code: 'not_found', message: 'no such route' } }),
+  );
+}
+
+function validationField(
+  issue: { instancePath?: string; params?: Record<string, unknown> } | undefined,
+): string | undefined {
+  if (!issue) return undefined;
+  const base = (issue.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const extra =
+    (issue.params?.missingProperty as string | undefined) ?? (issue.params?.additionalProperty as string | undefined);
+  return [base, extra].filter(Boolean).join('.') || undefined;
+}

@@ -1,0 +1,23 @@
+import { loadConfig } from '../config/load-config.js';
+import { ConfigError } from '../config/config.js';
+import { createRuntime } from '../app/runtime.js';
+import { buildApiServer } from './server.js';
+
+async function main(): Promise<void> {
+  const runtime = createRuntime(loadConfig(), 'lethe-api');
+  const app = await buildApiServer({ log: runtime.log, probes: runtime.probes });
+  const shutdown = async () => {
+    await app.close();
+    await runtime.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown());
+  process.once('SIGINT', () => void shutdown());
+  await app.listen({ host: runtime.config.api.host, port: runtime.config.api.port });
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`configuration error: ${error.message}\n`);
+  else process.stderr.write(`api failed: ${(error as Error).message}\n`);
+  process.exit(1);
+});

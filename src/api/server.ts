@@ -1,0 +1,41 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Logger } from '../observability/logger.js';
+import { checkReadiness, type DependencyProbe } from '../observability/readiness.js';
+import { registerErrorHandling } from './errors.js';
+
+export interface ApiDependencies {
+  log: Logger;
+  probes: readonly DependencyProbe[];
+}
+
+/** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
+export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    disableRequestLogging: false,
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, allErrors: false } },
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Lethe API', version: '0.1.0' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+  registerErrorHandling(app);
+
+  app.get(
+    '/healthz',
+    { schema: { response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get('/readyz', async (_request, reply) => {
+    const report = await checkReadiness(deps.probes);
+    return reply.code(report.ready ? 200 : 503).send(report);
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

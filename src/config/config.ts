@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+/** A configuration value that is missing or malformed; names the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const port = z.coerce.number().int().min(1).max(65535);
+const secret = z.string().min(32, 'must be at least 32 characters');
+
+const schema = z.object({
+  LETHE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^:]+:\d+$/, 'must be host:port').default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  LETHE_TASK_QUEUE: z.string().min(1).default('lethe'),
+  MONGODB_URI: z.string().url().default('mongodb://127.0.0.1:27017/lethe'),
+  ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
+  LETHE_INDEX_PREFIX: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and dashes')
+    .default('lethe'),
+  LETHE_EMBEDDING_DIMS: z.coerce.number().int().min(8).max(4096).default(256),
+  SMTP_HOST: z.string().min(1).default('127.0.0.1'),
+  SMTP_PORT: port.default(1025),
+  LETHE_MAIL_FROM: z.string().email().default('lethe@localhost'),
+  LETHE_OPERATOR_EMAIL: z.string().email().default('operator@localhost'),
+  LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
+  LETHE_API_PORT: port.default(8080),
+  LETHE_TOKEN_SECRET: secret,
+  LETHE_FINGERPRINT_SECRET: secret,
+  LETHE_SIGNING_KEY_FILE: z.string().min(1),
+});
+
+/** Lethe's configuration, parsed once at boot; activities receive it and never read the environment. */
+export interface Config {
+  env: 'development' | 'test' | 'production';
+  logLevel: string;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  mongo: { uri: string; dbName: string };
+  elasticsearch: { url: string; indexPrefix: string; embeddingDims: number };
+  smtp: { host: string; port: number; from: string; operatorEmail: string };
+  api: { host: string; port: number };
+  secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    const message = env[variable] === undefined ? 'is required' : issue.message;
+    throw new ConfigError(variable, message);
+  }
+  const e = result.data;
+  const dbName = new URL(e.MONGODB_URI).pathname.replace(/^\//, '') || 'lethe';
+  return {
+    env: e.LETHE_ENV,
+    logLevel: e.LOG_LEVEL,
+    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.LETHE_TASK_QUEUE },
+    mongo: { uri: e.MONGODB_URI, dbName },
+    elasticsearch: { url: e.ELASTICSEARCH_URL, indexPrefix: e.LETHE_INDEX_PREFIX, embeddingDims: e.LETHE_EMBEDDING_DIMS },
+    smtp: { host: e.SMTP_HOST, port: e.SMTP_PORT, from: e.LETHE_MAIL_FROM, operatorEmail: e.LETHE_OPERATOR_EMAIL },
+    api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
+    secrets: {
+      tokenSecret: e.LETHE_TOKEN_SECRET,
+      fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
+      signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes, generateKeyPairSync } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseConfig, type Config } from './config.js';
+
+const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Outside production, secrets that are not set come from a development secrets file in the state
+ * directory (generated once), so that `npm run demo` works on a fresh machine. Production must set them.
+ */
+function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
+  const stateDir = path.resolve(env.LETHE_STATE_DIR ?? path.join(repoDir, '.stack'));
+  const file = path.join(stateDir, 'dev-secrets.json');
+  const keyFile = path.join(stateDir, 'dev-signing-key.pem');
+  fs.mkdirSync(stateDir, { recursive: true });
+  if (!fs.existsSync(file)) {
+    const secrets = {
+      LETHE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
+      LETHE_FINGERPRINT_SECRET: randomBytes(32).toString('base64url'),
+    };
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(secrets), { mode: 0o600 });
+    fs.renameSync(`${file}.tmp`, file);
+  }
+  if (!fs.existsSync(keyFile)) {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    fs.writeFileSync(`${keyFile}.tmp`, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    fs.renameSync(`${keyFile}.tmp`, keyFile);
+  }
+  return { ...(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>), LETHE_SIGNING_KEY_FILE: keyFile };
+}
+
+/** Parses the process environment once; throws ConfigError naming the bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const production = env.LETHE_ENV === 'production';
+  const merged = production ? env : { ...developmentSecrets(env), ...stripEmpty(env) };
+  return parseConfig(merged);
+}
+
+function stripEmpty(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => !!e[1]));
+}

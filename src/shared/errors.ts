@@ -1,0 +1,49 @@
+/** Stable error type strings: callers, workflows and tests branch on these, never on `instanceof`. */
+export const ErrorType = {
+  Validation: 'ValidationError',
+  NotFound: 'NotFound',
+  Unauthenticated: 'Unauthenticated',
+  Forbidden: 'Forbidden',
+  Conflict: 'Conflict',
+  Tombstoned: 'Tombstoned',
+  LineageRefused: 'LineageRefused',
+  PolicyDenied: 'PolicyDenied',
+  LegalHold: 'LegalHold',
+  IllegalTransition: 'IllegalTransition',
+} as const;
+export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
+
+const STATUS: Record<ErrorTypeName, number> = {
+  ValidationError: 400,
+  NotFound: 404,
+  Unauthenticated: 401,
+  Forbidden: 403,
+  Conflict: 409,
+  Tombstoned: 409,
+  LineageRefused: 422,
+  PolicyDenied: 403,
+  LegalHold: 409,
+  IllegalTransition: 409,
+};
+
+/** A refusal the caller can act on; its message names the field and never carries personal data. */
+export class DomainError extends Error {
+  constructor(
+    readonly type: ErrorTypeName,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = type;
+  }
+  get status(): number {
+    return STATUS[this.type];
+  }
+  get code(): string {
+    return this.type;
+  }
+}
+
+export function validationError(field: string, message: string): DomainError {
+  return new DomainError(ErrorType.Validation, `${field}: ${message}`, field);
+}

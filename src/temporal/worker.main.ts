@@ -1,0 +1,18 @@
+import { loadConfig } from '../config/load-config.js';
+import { ConfigError } from '../config/config.js';
+import { createRuntime } from '../app/runtime.js';
+import { createLetheWorker } from './worker.js';
+
+async function main(): Promise<void> {
+  const runtime = createRuntime(loadConfig(), 'lethe-worker');
+  const worker = await createLetheWorker(runtime);
+  runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue }, 'worker started');
+  await worker.run();
+  await runtime.close();
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`configuration error: ${error.message}\n`);
+  else process.stderr.write(`worker failed: ${(error as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,28 @@
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Runtime } from '../app/runtime.js';
+import { createAllActivities } from './activities.js';
+import { WORKFLOWS_PATH, bundlerOptions } from './bundling.js';
+
+export interface WorkerOptions {
+  taskQueue?: string;
+  /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkflowBundleOption;
+  connection?: NativeConnection;
+}
+
+export function bundleWorkflows() {
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...bundlerOptions });
+}
+
+export async function createLetheWorker(runtime: Runtime, options: WorkerOptions = {}): Promise<Worker> {
+  const connection = options.connection ?? (await NativeConnection.connect({ address: runtime.config.temporal.address }));
+  return Worker.create({
+    connection,
+    namespace: runtime.config.temporal.namespace,
+    taskQueue: options.taskQueue ?? runtime.config.temporal.taskQueue,
+    activities: createAllActivities(runtime),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions }),
+  });
+}

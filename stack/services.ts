@@ -1,0 +1,341 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { MongoClient } from 'mongodb';
+import { Connection } from '@temporalio/client';
+import type { StackConfig } from './stack-config.js';
+import {
+  StackError,
+  commandLine,
+  execFileAsync,
+  isAlive,
+  portOpen,
+  readPid,
+  runBuildScript,
+  spawnDetached,
+  terminate,
+} from './processes.js';
+
+/** One server of the local stack: how to build it, start it, tell whether it answers, and stop it. */
+export interface StackService {
+  readonly name: string;
+  readonly address: string;
+  readonly logFile: string;
+  /** Builds or fetches what is missing into the cache; returns the artifact (or nothing). */
+  build(): Promise<string | undefined>;
+  start(artifact: string | undefined): Promise<void>;
+  healthy(): Promise<boolean>;
+  /** Our live process, if any: never a process someone else started. */
+  ownPid(): number | undefined;
+  stop(): Promise<boolean>;
+  /** Seconds to wait for health after start. */
+  readonly startTimeoutMs: number;
+}
+
+/** Search attributes registered on the dev server: ids and states only, never personal data. */
+export const SEARCH_ATTRIBUTES = ['LetheTenant', 'LetheRequestId', 'LetheState', 'LetheWorkflowKind'] as const;
+
+abstract class ProcessService implements StackService {
+  abstract readonly name: string;
+  abstract readonly address: string;
+  abstract readonly startTimeoutMs: number;
+  constructor(protected readonly config: StackConfig) {}
+  get logFile(): string {
+    return path.join(this.config.stateDir, 'logs', `${this.name}.log`);
+  }
+  get pidFile(): string {
+    return path.join(this.config.stateDir, 'pids', `${this.name}.pid`);
+  }
+  abstract build(): Promise<string | undefined>;
+  abstract start(artifact: string | undefined): Promise<void>;
+  abstract healthy(): Promise<boolean>;
+
+  ownPid(): number | undefined {
+    const pid = readPid(this.pidFile);
+    if (pid === undefined || !isAlive(pid)) return undefined;
+    const recorded = this.recordedCommand();
+    // A recorded command line that no longer matches means the pid was recycled by another program.
+    if (recorded !== undefined && recorded !== commandLine(pid)) return undefined;
+    return pid;
+  }
+
+  /** Called once the server answers: pins the pid to the program now running under it. */
+  confirm(): void {
+    const pid = readPid(this.pidFile);
+    if (pid !== undefined) fs.writeFileSync(this.pidFile, `${pid}\n${commandLine(pid)}\n`);
+  }
+
+  private recordedCommand(): string | undefined {
+    try {
+      const lines = fs.readFileSync(this.pidFile, 'utf8').split('\n');
+      return lines[1] ? lines[1] : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async stop(): Promise<boolean> {
+    const pid = this.ownPid();
+    fs.rmSync(this.pidFile, { force: true });
+    if (pid === undefined) return false;
+    await terminate(pid);
+    return true;
+  }
+
+  protected spawn(command: string, args: string[], env?: NodeJS.ProcessEnv): void {
+    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
+    spawnDetached({ command, args, logFile: this.logFile, pidFile: this.pidFile, env, cwd: this.config.stateDir });
+  }
+
+  protected script(relative: string): string {
+    return path.join(this.config.repoDir, 'stack', relative);
+  }
+
+  protected buildEnv(): NodeJS.ProcessEnv {
+    return { LETHE_CACHE_DIR: this.config.cacheDir };
+  }
+}
+
+class TemporalService extends ProcessService {
+  readonly name = 'temporal';
+  readonly startTimeoutMs = 60_000;
+  get address(): string {
+    return `${this.config.temporal.host}:${this.config.temporal.port}`;
+  }
+  build(): Promise<string> {
+    return runBuildScript(this.name, this.script('temporal/build-cli.sh'), this.buildEnv());
+  }
+  async start(binary: string): Promise<void> {
+    const dir = path.join(this.config.stateDir, 'temporal');
+    fs.mkdirSync(dir, { recursive: true });
+    const args = [
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      this.config.temporal.host,
+      '--port',
+      String(this.config.temporal.port),
+      '--db-filename',
+      path.join(dir, 'temporal.db'),
+      '--log-level',
+      'warn',
+      // One history shard: each dispatch waits on a 20/s token bucket unless these are raised (STACK.md).
+      '--dynamic-config-value',
+      'history.transferProcessorMaxPollRPS=1000',
+      '--dynamic-config-value',
+      'history.timerProcessorMaxPollRPS=1000',
+      ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ];
+    this.spawn(binary, args);
+  }
+  async healthy(): Promise<boolean> {
+    if (!(await portOpen(this.config.temporal.host, this.config.temporal.port))) return false;
+    const connection = await Connection.connect({ address: this.address, connectTimeout: 2000 });
+    try {
+      const response = await connection.healthService.check({});
+      return response.status === 1; // SERVING
+    } finally {
+      await connection.close();
+    }
+  }
+}
+
+/** Not a running server: the time-skipping test server is started per test environment by the SDK. */
+class TemporalTestServerArtifact implements StackService {
+  readonly name = 'temporal-test-server';
+  readonly address = '(started per test by the SDK)';
+  readonly startTimeoutMs = 0;
+  constructor(private readonly config: StackConfig) {}
+  get logFile(): string {
+    return path.join(this.config.stateDir, 'logs', `${this.name}.log`);
+  }
+  build(): Promise<string> {
+    return runBuildScript(
+      this.name,
+      path.join(this.config.repoDir, 'stack', 'temporal', 'build-test-server.sh'),
+      { LETHE_CACHE_DIR: this.config.cacheDir },
+    );
+  }
+  async start(): Promise<void> {}
+  async healthy(): Promise<boolean> {
+    return true;
+  }
+  ownPid(): undefined {
+    return undefined;
+  }
+  async stop(): Promise<boolean> {
+    return false;
+  }
+}
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+class PostgresService extends ProcessService {
+  readonly name = 'postgres';
+  readonly startTimeoutMs = 30_000;
+  get address(): string {
+    return `127.0.0.1:${this.config.postgres.port} (FerretDB backend)`;
+  }
+  get dataDir(): string {
+    return path.join(this.config.stateDir, 'postgres', 'data');
+  }
+  override get pidFile(): string {
+    return path.join(this.dataDir, 'postmaster.pid');
+  }
+  async build(): Promise<undefined> {
+    if (!fs.existsSync(path.join(PG_BIN, 'pg_ctl'))) {
+      throw new StackError(this.name, `PostgreSQL 15 is not installed (${PG_BIN}); apt-get install postgresql-15`);
+    }
+    return undefined;
+  }
+  async start(): Promise<void> {
+    const port = String(this.config.postgres.port);
+    await execFileAsync('bash', [this.script('postgres/prepare.sh'), this.dataDir, port]);
+    fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
+    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
+    fs.chmodSync(this.logFile, 0o666);
+    await execFileAsync('runuser', [
+      '-u',
+      'postgres',
+      '--',
+      path.join(PG_BIN, 'pg_ctl'),
+      '-D',
+      this.dataDir,
+      '-l',
+      this.logFile,
+      '-w',
+      '-t',
+      '60',
+      'start',
+    ]);
+    await execFileAsync('bash', [this.script('postgres/bootstrap.sh'), this.dataDir, port]);
+  }
+  async healthy(): Promise<boolean> {
+    if (this.ownPid() === undefined) return false;
+    const { stdout } = await execFileAsync(path.join(PG_BIN, 'pg_isready'), [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(this.config.postgres.port),
+    ]).catch(() => ({ stdout: '' }));
+    return stdout.includes('accepting connections');
+  }
+  // postmaster.pid is PostgreSQL's own and is removed by it on shutdown.
+  override ownPid(): number | undefined {
+    const pid = readPid(this.pidFile);
+    return pid !== undefined && isAlive(pid) && commandLine(pid).includes('postgres') ? pid : undefined;
+  }
+  override confirm(): void {}
+  override async stop(): Promise<boolean> {
+    if (this.ownPid() === undefined) return false;
+    await execFileAsync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, 'pg_ctl'), '-D', this.dataDir, '-m', 'fast', '-w', 'stop']);
+    return true;
+  }
+}
+
+class FerretDbService extends ProcessService {
+  readonly name = 'ferretdb';
+  readonly startTimeoutMs = 30_000;
+  get address(): string {
+    return `${this.config.mongo.host}:${this.config.mongo.port} (MONGODB_URI=${this.config.mongo.uri})`;
+  }
+  build(): Promise<string> {
+    return runBuildScript(this.name, this.script('ferretdb/build.sh'), this.buildEnv());
+  }
+  async start(binary: string): Promise<void> {
+    this.spawn(binary, [
+      '--listen-addr',
+      `${this.config.mongo.host}:${this.config.mongo.port}`,
+      '--postgresql-url',
+      `postgres://postgres@127.0.0.1:${this.config.postgres.port}/ferretdb`,
+    ]);
+  }
+  async healthy(): Promise<boolean> {
+    if (!(await portOpen(this.config.mongo.host, this.config.mongo.port))) return false;
+    const client = new MongoClient(this.config.mongo.uri, { serverSelectionTimeoutMS: 2000 });
+    try {
+      await client.connect();
+      const result = await client.db('admin').command({ ping: 1 });
+      return result.ok === 1;
+    } finally {
+      await client.close();
+    }
+  }
+}
+
+class ElasticsearchService extends ProcessService {
+  readonly name = 'elasticsearch';
+  readonly startTimeoutMs = 120_000;
+  get address(): string {
+    return this.config.elasticsearch.url;
+  }
+  build(): Promise<string> {
+    return runBuildScript(this.name, this.script('elasticsearch/build.sh'), this.buildEnv());
+  }
+  async start(runScript: string): Promise<void> {
+    const home = path.join(this.config.stateDir, 'elasticsearch');
+    fs.mkdirSync(home, { recursive: true });
+    this.spawn(runScript, ['--home', home, '--http-port', String(this.config.elasticsearch.port)]);
+  }
+  async healthy(): Promise<boolean> {
+    const response = await fetch(new URL('/_cluster/health', this.config.elasticsearch.url), {
+      signal: AbortSignal.timeout(2000),
+    });
+    if (!response.ok) return false;
+    const body = (await response.json()) as { status?: string };
+    return body.status === 'green' || body.status === 'yellow';
+  }
+}
+
+class SmtpCaptureService extends ProcessService {
+  readonly name = 'smtp';
+  readonly startTimeoutMs = 20_000;
+  get address(): string {
+    return `${this.config.smtp.host}:${this.config.smtp.port} (captured mail in ${this.config.smtp.captureDir})`;
+  }
+  async build(): Promise<undefined> {
+    return undefined;
+  }
+  async start(): Promise<void> {
+    this.spawn(process.execPath, [
+      '--import',
+      'tsx',
+      this.script('smtp/capture-server.ts'),
+      '--host',
+      this.config.smtp.host,
+      '--port',
+      String(this.config.smtp.port),
+      '--dir',
+      this.config.smtp.captureDir,
+    ]);
+  }
+  async healthy(): Promise<boolean> {
+    return portOpen(this.config.smtp.host, this.config.smtp.port);
+  }
+  protected override spawn(command: string, args: string[]): void {
+    // tsx must resolve from the repository, not from the state directory.
+    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
+    spawnDetached({ command, args, logFile: this.logFile, pidFile: this.pidFile, cwd: this.config.repoDir });
+  }
+}
+
+export function stackServices(config: StackConfig): {
+  postgres: PostgresService;
+  services: StackService[];
+  testServer: StackService;
+} {
+  const postgres = new PostgresService(config);
+  return {
+    postgres,
+    services: [
+      new TemporalService(config),
+      postgres,
+      new FerretDbService(config),
+      new ElasticsearchService(config),
+      new SmtpCaptureService(config),
+    ],
+    testServer: new TemporalTestServerArtifact(config),
+  };
+}
+
+export { ProcessService };

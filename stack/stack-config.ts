@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Where the local stack lives and listens; every address comes from the same variables the application reads. */
+export interface StackConfig {
+  repoDir: string;
+  stateDir: string;
+  cacheDir: string;
+  temporal: { host: string; port: number; namespace: string };
+  postgres: { port: number };
+  mongo: { uri: string; host: string; port: number };
+  elasticsearch: { url: string; host: string; port: number };
+  smtp: { host: string; port: number; captureDir: string };
+}
+
+/** What the running stack looks like, for tests and tools that need the artifacts' paths. */
+export interface StackManifest {
+  temporalAddress: string;
+  mongoUri: string;
+  elasticsearchUrl: string;
+  smtp: { host: string; port: number; captureDir: string };
+  temporalTestServer: string;
+}
+
+const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function hostPort(value: string, variable: string): { host: string; port: number } {
+  const match = /^([^:/]+):(\d+)$/.exec(value);
+  if (!match) throw new Error(`${variable} must be host:port, got "${value}"`);
+  return { host: match[1]!, port: Number(match[2]) };
+}
+
+function urlHostPort(value: string, variable: string, defaultPort: number): { host: string; port: number } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${variable} must be a URL, got "${value}"`);
+  }
+  return { host: url.hostname, port: url.port ? Number(url.port) : defaultPort };
+}
+
+function port(value: string, variable: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${variable} must be a TCP port, got "${value}"`);
+  return n;
+}
+
+export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConfig {
+  const stateDir = path.resolve(env.LETHE_STATE_DIR ?? path.join(repoDir, '.stack'));
+  const cacheDir = path.resolve(env.LETHE_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'lethe'));
+  const temporalAddress = env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+  const mongoUri = env.MONGODB_URI ?? 'mongodb://127.0.0.1:27017/lethe';
+  const esUrl = env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200';
+  return {
+    repoDir,
+    stateDir,
+    cacheDir,
+    temporal: { ...hostPort(temporalAddress, 'TEMPORAL_ADDRESS'), namespace: env.TEMPORAL_NAMESPACE ?? 'default' },
+    postgres: { port: port(env.LETHE_PG_PORT ?? '54329', 'LETHE_PG_PORT') },
+    mongo: { uri: mongoUri, ...urlHostPort(mongoUri, 'MONGODB_URI', 27017) },
+    elasticsearch: { url: esUrl, ...urlHostPort(esUrl, 'ELASTICSEARCH_URL', 9200) },
+    smtp: {
+      host: env.SMTP_HOST ?? '127.0.0.1',
+      port: port(env.SMTP_PORT ?? '1025', 'SMTP_PORT'),
+      captureDir: path.resolve(env.LETHE_SMTP_CAPTURE_DIR ?? path.join(stateDir, 'mail')),
+    },
+  };
+}
+
+/** Reads the manifest `stack:up` wrote; tests use it to find the time-skipping server. */
+export function readStackManifest(config: StackConfig = loadStackConfig()): StackManifest {
+  const file = path.join(config.stateDir, 'stack.json');
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as StackManifest;
+  } catch {
+    throw new Error(`no stack manifest at ${file}: run npm run stack:up`);
+  }
+}

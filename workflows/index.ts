@@ -1,0 +1,1 @@
+export { connectivityCheck } from './connectivity-check.workflow.js';
