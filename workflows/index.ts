@@ -1,1 +1,2 @@
 export { connectivityCheck } from './connectivity-check.workflow.js';
+export { ingestBatch } from './ingest-batch.workflow.js';

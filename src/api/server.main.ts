@@ -2,10 +2,18 @@ import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
 import { buildApiServer } from './server.js';
+import { createServices } from '../app/services.js';
 
 async function main(): Promise<void> {
   const runtime = createRuntime(loadConfig(), 'lethe-api');
-  const app = await buildApiServer({ log: runtime.log, probes: runtime.probes });
+  const services = createServices(runtime);
+  await services.ensureIndexes();
+  const app = await buildApiServer({
+    log: runtime.log,
+    probes: runtime.probes,
+    services,
+    tokenSecret: runtime.config.secrets.tokenSecret,
+  });
   const shutdown = async () => {
     await app.close();
     await runtime.close();

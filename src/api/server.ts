@@ -3,10 +3,18 @@ import swagger from '@fastify/swagger';
 import type { Logger } from '../observability/logger.js';
 import { checkReadiness, type DependencyProbe } from '../observability/readiness.js';
 import { registerErrorHandling } from './errors.js';
+import type { Services } from '../app/services.js';
+import { registerAuthentication } from './authenticate.js';
+import { registerWriteRoutes } from './routes/write.routes.js';
+import { registerReadRoutes } from './routes/read.routes.js';
+import { registerSearchRoutes } from './routes/search.routes.js';
 
 export interface ApiDependencies {
   log: Logger;
   probes: readonly DependencyProbe[];
+  /** Tenant-scoped routes are registered only when the services are given (health endpoints always). */
+  services?: Services;
+  tokenSecret?: string;
 }
 
 /** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
@@ -35,6 +43,14 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     const report = await checkReadiness(deps.probes);
     return reply.code(report.ready ? 200 : 503).send(report);
   });
+
+  if (deps.services && deps.tokenSecret) {
+    const { services } = deps;
+    registerAuthentication(app, { tokenSecret: deps.tokenSecret, audit: services.audit });
+    registerWriteRoutes(app, { writes: services.writes });
+    registerReadRoutes(app, { events: services.events, memories: services.memories });
+    registerSearchRoutes(app, { search: services.search });
+  }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -2,10 +2,13 @@ import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
 import { createLetheWorker } from './worker.js';
+import { createServices } from '../app/services.js';
 
 async function main(): Promise<void> {
   const runtime = createRuntime(loadConfig(), 'lethe-worker');
-  const worker = await createLetheWorker(runtime);
+  const services = createServices(runtime);
+  await services.ensureIndexes();
+  const worker = await createLetheWorker(runtime, { services });
   runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue }, 'worker started');
   await worker.run();
   await runtime.close();

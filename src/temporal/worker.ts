@@ -1,5 +1,6 @@
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Runtime } from '../app/runtime.js';
+import { createServices, type Services } from '../app/services.js';
 import { createAllActivities } from './activities.js';
 import { WORKFLOWS_PATH, bundlerOptions } from './bundling.js';
 
@@ -8,10 +9,11 @@ export interface WorkerOptions {
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
   connection?: NativeConnection;
+  services?: Services;
 }
 
 export function bundleWorkflows() {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...bundlerOptions });
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...bundlerOptions, logger: new DefaultLogger('WARN') });
 }
 
 export async function createLetheWorker(runtime: Runtime, options: WorkerOptions = {}): Promise<Worker> {
@@ -20,7 +22,7 @@ export async function createLetheWorker(runtime: Runtime, options: WorkerOptions
     connection,
     namespace: runtime.config.temporal.namespace,
     taskQueue: options.taskQueue ?? runtime.config.temporal.taskQueue,
-    activities: createAllActivities(runtime),
+    activities: createAllActivities(runtime, options.services ?? createServices(runtime)),
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions }),

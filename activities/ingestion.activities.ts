@@ -1,0 +1,35 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { admitBatch, type AdmissionDeps, type BatchResult, type StagedBatch } from '../src/ingestion/admit-batch.js';
+import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
+import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
+import type { StagingStore } from '../src/substrate/staging/staging-store.js';
+import { ErrorType } from '../src/shared/errors.js';
+
+export interface IngestionActivityDeps extends AdmissionDeps {
+  staging: StagingStore;
+  memories: MemoryStore;
+  search: SearchIndex;
+}
+
+/** Activities of the write path; they read content from the stage, so workflow histories hold ids only. */
+export function createIngestionActivities(deps: IngestionActivityDeps) {
+  return {
+    async admitStagedBatch(input: { tenant: string; stageId: string }): Promise<BatchResult> {
+      const stage = await deps.staging.get<StagedBatch>(input.tenant, input.stageId);
+      if (!stage) throw ApplicationFailure.nonRetryable(`stage ${input.stageId} not found`, ErrorType.NotFound);
+      return admitBatch(deps, input.tenant, stage.principal, input.stageId, stage.body);
+    },
+
+    async indexMemories(input: { tenant: string; ids: string[] }): Promise<{ indexed: number }> {
+      if (input.ids.length === 0) return { indexed: 0 };
+      const records = await deps.memories.getMany(input.tenant, input.ids);
+      await deps.search.ensureTenantIndex(input.tenant);
+      const result = await deps.search.upsert(input.tenant, records);
+      return { indexed: result.indexed };
+    },
+
+    async discardStage(input: { tenant: string; stageId: string }): Promise<void> {
+      await deps.staging.discard(input.tenant, input.stageId);
+    },
+  };
+}

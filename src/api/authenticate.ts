@@ -1,0 +1,73 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuditLog } from '../governance/audit/audit-log.port.js';
+import { roleAllows, type Action } from '../governance/auth/permissions.js';
+import type { Principal } from '../governance/auth/principal.js';
+import { TENANT_PATTERN } from '../governance/auth/principal.js';
+import { bearer, verifyToken } from '../governance/auth/tokens.js';
+import { DomainError, ErrorType } from '../shared/errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+  interface FastifyContextConfig {
+    /** The action a tenant-scoped route performs; the role gate and the audit entry name it. */
+    action?: Action;
+  }
+}
+
+/**
+ * Every route under `/v1/tenants/:tenant` is authenticated (401), role-gated (403) and confined to the
+ * principal's own tenant (403); each refusal is written to the audit chain of the tenant named in the path.
+ */
+export function registerAuthentication(app: FastifyInstance, deps: { tokenSecret: string; audit: AuditLog }): void {
+  app.addHook('onRequest', async (request) => {
+    const action = request.routeOptions.config.action;
+    if (!action) return;
+    const tenant = (request.params as { tenant?: string }).tenant ?? '';
+    if (!TENANT_PATTERN.test(tenant)) throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
+    let principal: Principal | undefined;
+    try {
+      principal = await verifyToken(deps.tokenSecret, bearer(request.headers.authorization));
+      if (principal.tenant !== tenant) {
+        throw new DomainError(ErrorType.Forbidden, 'tenant: the token is not valid for this tenant', 'tenant');
+      }
+      if (!roleAllows(principal.roles, action)) {
+        throw new DomainError(ErrorType.Forbidden, `authorization: no role of this principal may ${action}`, 'authorization');
+      }
+    } catch (error) {
+      if (error instanceof DomainError) await auditRefusal(deps.audit, request, tenant, action, principal, error);
+      throw error;
+    }
+    request.principal = principal;
+  });
+}
+
+async function auditRefusal(
+  audit: AuditLog,
+  request: FastifyRequest,
+  tenant: string,
+  action: Action,
+  principal: Principal | undefined,
+  error: DomainError,
+): Promise<void> {
+  await audit.append({
+    tenant,
+    actor: principal?.id ?? 'anonymous',
+    action: 'access.refused',
+    outcome: 'refused',
+    details: {
+      requested: action,
+      route: request.routeOptions.url ?? 'unknown',
+      method: request.method,
+      status: error.status,
+      type: error.type,
+      principalTenant: principal?.tenant ?? null,
+    },
+  });
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new DomainError(ErrorType.Unauthenticated, 'authorization: bearer token required', 'authorization');
+  return request.principal;
+}

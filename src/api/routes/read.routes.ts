@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import type { EventStore } from '../../substrate/events/event-store.js';
+import type { MemoryStore } from '../../substrate/memories/memory-store.js';
+import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
+import { principalOf } from '../authenticate.js';
+import { errorResponses, tenantIdParams } from './route-schemas.js';
+
+/** A foreign id answers exactly as a missing one: same status, same body. */
+function notFound(kind: string): DomainError {
+  return new DomainError(ErrorType.NotFound, `${kind}: not found`, 'id');
+}
+
+export function presentEvent(e: EventRecord) {
+  return {
+    id: e._id,
+    namespace: e.namespace,
+    source: e.source,
+    externalId: e.externalId,
+    subjects: e.subjects,
+    content: e.content,
+    contentHash: e.contentHash,
+    sensitivity: e.sensitivity,
+    trustTier: e.trustTier,
+    occurredAt: e.occurredAt.toISOString(),
+    recordedAt: e.recordedAt.toISOString(),
+    correctionOf: e.correctionOf,
+  };
+}
+
+export function presentMemory(m: MemoryRecord) {
+  return {
+    id: m._id,
+    namespace: m.namespace,
+    subjects: m.subjects,
+    kind: m.kind,
+    attribute: m.attribute,
+    content: m.content,
+    validFrom: m.validFrom.toISOString(),
+    validTo: m.validTo?.toISOString() ?? null,
+    recordedAt: m.recordedAt.toISOString(),
+    policy: m.policy,
+    provenance: m.provenance,
+    trustTier: m.trustTier,
+    confidence: m.confidence,
+    version: m.version,
+    status: m.status,
+  };
+}
+
+const HIDDEN_STATUSES = new Set(['deleted', 'purged']);
+
+export function registerReadRoutes(app: FastifyInstance, deps: { events: EventStore; memories: MemoryStore }): void {
+  app.get(
+    '/v1/tenants/:tenant/events/:id',
+    { config: { action: 'event.read' }, schema: { summary: 'Read one event', params: tenantIdParams, response: errorResponses } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const event = await deps.events.get(principalOf(request).tenant, id);
+      if (!event || event.deleted) throw notFound('event');
+      return presentEvent(event);
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/memories/:id',
+    { config: { action: 'memory.read' }, schema: { summary: 'Read one memory', params: tenantIdParams, response: errorResponses } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const memory = await deps.memories.get(principalOf(request).tenant, id);
+      if (!memory || HIDDEN_STATUSES.has(memory.status)) throw notFound('memory');
+      return presentMemory(memory);
+    },
+  );
+}

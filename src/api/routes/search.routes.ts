@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
+import { SearchRequestSchema, type SearchService } from '../../retrieval/search-service.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { principalOf } from '../authenticate.js';
+import { presentMemory } from './read.routes.js';
+import { errorResponses, tenantParams } from './route-schemas.js';
+
+export function registerSearchRoutes(app: FastifyInstance, deps: { search: SearchService }): void {
+  const { $schema: _ignored, ...body } = z.toJSONSchema(SearchRequestSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  app.post(
+    '/v1/tenants/:tenant/search',
+    {
+      config: { action: 'memory.search' },
+      schema: { summary: 'Hybrid (BM25 + vector) governed search', params: tenantParams, body, response: errorResponses },
+    },
+    async (request) => {
+      const query = parseOrThrow(SearchRequestSchema, request.body);
+      const results = await deps.search.search(principalOf(request).tenant, query);
+      return { results: results.map((r) => ({ score: r.score, memory: presentMemory(r.memory) })) };
+    },
+  );
+}

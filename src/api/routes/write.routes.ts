@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
+import type { WriteGateway } from '../../temporal/write-gateway.js';
+import { EventInputSchema, MemoryInputSchema, WriteBatchSchema, type WriteBatch } from '../../ingestion/write-schemas.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { DomainError } from '../../shared/errors.js';
+import { principalOf } from '../authenticate.js';
+import { tenantParams, errorResponses } from './route-schemas.js';
+
+function bodySchema(schema: z.ZodType) {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return json;
+}
+
+/** Writes: validated here, then staged and carried by the ingestion workflow; the answer waits for it. */
+export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway }): void {
+  const submit = async (principal: ReturnType<typeof principalOf>, batch: WriteBatch) => {
+    const result = await deps.writes.submit(principal, batch);
+    if (result.refused) throw new DomainError(result.refused.type, result.refused.message, result.refused.field);
+    return result;
+  };
+
+  app.post(
+    '/v1/tenants/:tenant/events',
+    {
+      config: { action: 'event.ingest' },
+      schema: { summary: 'Ingest one event', params: tenantParams, body: bodySchema(EventInputSchema), response: errorResponses },
+    },
+    async (request, reply) => {
+      const event = parseOrThrow(EventInputSchema, request.body);
+      const result = await submit(principalOf(request), { events: [event], memories: [] });
+      const outcome = result.events[0]!;
+      return reply.code(outcome.outcome === 'duplicate' ? 200 : 201).send(outcome);
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/memories',
+    {
+      config: { action: 'memory.write' },
+      schema: { summary: 'Write one memory', params: tenantParams, body: bodySchema(MemoryInputSchema), response: errorResponses },
+    },
+    async (request, reply) => {
+      const memory = parseOrThrow(MemoryInputSchema, request.body);
+      const result = await submit(principalOf(request), { events: [], memories: [memory] });
+      return reply.code(201).send(result.memories[0]);
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/batches',
+    {
+      config: { action: 'memory.write' },
+      schema: {
+        summary: 'Ingest a batch of events and memories in one workflow (all or nothing)',
+        params: tenantParams,
+        body: bodySchema(WriteBatchSchema),
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const batch = parseOrThrow(WriteBatchSchema, request.body);
+      const result = await submit(principalOf(request), batch);
+      return reply.code(201).send({ events: result.events, memories: result.memories, indexed: result.indexed });
+    },
+  );
+}

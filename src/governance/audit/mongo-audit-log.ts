@@ -1,0 +1,330 @@
+/**
+ * The audit log on MongoDB (FerretDB locally), without transactions.
+ *
+ * Each entry's `_id` is `<tenant>:<seq, zero-padded>`, so the primary key itself forbids two entries at one seq:
+ * an appender reads the head, seals `head.seq + 1` over `head.hash` and inserts; losing a race is an E11000, after
+ * which it re-reads the head and seals again. A seq is only ever claimed on top of an entry that was read, so the
+ * chain has no gaps. A unique (tenant, idempotencyKey) index makes retries return the entry already written.
+ *
+ * Within one process, appends to a tenant are queued and flushed as one `insertMany` (group commit): concurrent
+ * callers in a process never race each other, and the head is kept in memory, so an append usually costs one
+ * round trip. Across processes the E11000 protocol above keeps the chain whole.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
+import { DomainError, ErrorType, validationError } from '../../shared/errors.js';
+import { TENANT_PATTERN } from '../auth/principal.js';
+import { GENESIS_HASH, sealEntry } from './audit-chain.js';
+import type { AuditEntry, AuditEntryInput, AuditLog } from './audit-log.port.js';
+
+/** The MongoDB audit log, plus its index set-up (call once at the composition root). */
+export interface MongoAuditLog extends AuditLog {
+  ensureIndexes(): Promise<void>;
+}
+
+export interface MongoAuditLogOptions {
+  clock?: () => Date;
+  /** Most entries per `insertMany` in one flush. */
+  maxBatch?: number;
+  /** Attempts to claim a seq under contention before giving up with a Conflict. */
+  maxAttempts?: number;
+}
+
+type AuditDoc = AuditEntry & { _id: string };
+
+interface Pending {
+  input: Readonly<AuditEntryInput> & { idempotencyKey: string };
+  /** The caller chose the key, so it may already be written (a retry). Generated keys cannot be. */
+  callerKey: boolean;
+  resolve(entry: AuditEntry): void;
+  reject(error: unknown): void;
+}
+
+/** Seq digits in `_id`: ids sort like seqs up to 10^15 entries per tenant. */
+const SEQ_DIGITS = 15;
+const RANGE_BATCH = 500;
+const RANGE_CONCURRENCY = 16;
+
+/** `_id` of a tenant's entry at `seq`. */
+export function auditEntryId(tenant: string, seq: number): string {
+  return `${tenant}:${String(seq).padStart(SEQ_DIGITS, '0')}`;
+}
+
+/** Creates the MongoDB-backed audit log. */
+export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}): MongoAuditLog {
+  const clock = options.clock ?? (() => new Date());
+  const maxBatch = options.maxBatch ?? 1000;
+  const maxAttempts = options.maxAttempts ?? 500;
+  const audit: Collection<AuditDoc> = db.collection<AuditDoc>(Collections.audit);
+  /** Last entry this process wrote or read per tenant: a lower bound of the head (entries are never removed). */
+  const heads = new Map<string, AuditEntry | null>();
+  const queues = new Map<string, Pending[]>();
+
+  const byId = async (tenant: string, seq: number): Promise<AuditEntry | null> => {
+    const doc = await audit.findOne({ _id: auditEntryId(tenant, seq) });
+    return doc ? toEntry(doc) : null;
+  };
+
+  /**
+   * The head, searched upward from a known entry: probe seq+1, +2, +4… then bisect. Equality lookups on `_id` are
+   * fast on FerretDB (a sort is not), and a known lower bound is usually the head itself: one probe.
+   */
+  const findHead = async (tenant: string, known: AuditEntry | null): Promise<AuditEntry | null> => {
+    let low = known;
+    let lowSeq = known?.seq ?? 0;
+    let step = 1;
+    let missing: number;
+    for (;;) {
+      const probe = await byId(tenant, lowSeq + step);
+      if (!probe) {
+        missing = lowSeq + step;
+        break;
+      }
+      low = probe;
+      lowSeq = probe.seq;
+      step *= 2;
+    }
+    while (missing - lowSeq > 1) {
+      const mid = lowSeq + Math.floor((missing - lowSeq) / 2);
+      const probe = await byId(tenant, mid);
+      if (probe) {
+        low = probe;
+        lowSeq = mid;
+      } else {
+        missing = mid;
+      }
+    }
+    return low;
+  };
+
+  const currentHead = async (tenant: string): Promise<AuditEntry | null> => {
+    if (heads.has(tenant)) return heads.get(tenant) ?? null;
+    const head = await findHead(tenant, null);
+    remember(tenant, head);
+    return head;
+  };
+
+  const remember = (tenant: string, entry: AuditEntry | null): void => {
+    const known = heads.get(tenant);
+    if (!known || (entry && entry.seq > known.seq)) heads.set(tenant, entry);
+  };
+
+  /** Writes `batch` (one tenant, keys unique within it) in chain order; resolves every caller. */
+  const writeBatch = async (tenant: string, batch: Pending[]): Promise<void> => {
+    let pending = batch;
+    let conflicts = 0;
+    let head = await currentHead(tenant);
+    while (pending.length > 0) {
+      const docs: AuditDoc[] = [];
+      let prev = head;
+      const at = clock().toISOString();
+      for (const p of pending) {
+        const entry = seal(p.input, tenant, (prev?.seq ?? 0) + 1, prev?.hash ?? GENESIS_HASH, at);
+        docs.push({ _id: auditEntryId(tenant, entry.seq), ...entry });
+        prev = entry;
+      }
+      const failedAt = await insertOrdered(audit, docs);
+      const written = failedAt ?? docs.length;
+      for (let i = 0; i < written; i++) pending[i]!.resolve(toEntry(docs[i]!));
+      if (written > 0) {
+        head = toEntry(docs[written - 1]!);
+        remember(tenant, head);
+      }
+      if (failedAt === null) return;
+
+      // docs[failedAt] hit a unique index: either its key is already written (a retry) or its seq was taken.
+      const failed = pending[failedAt]!;
+      const existing = failed.callerKey
+        ? await audit.findOne({ tenant, idempotencyKey: failed.input.idempotencyKey })
+        : null;
+      if (existing) {
+        failed.resolve(toEntry(existing));
+        pending = pending.slice(failedAt + 1);
+        continue;
+      }
+      pending = pending.slice(failedAt);
+      if (++conflicts >= maxAttempts) {
+        throw new DomainError(ErrorType.Conflict, `audit append: no free seq after ${conflicts} attempts (tenant ${tenant})`);
+      }
+      // Another process appended: back off a little (jittered, so contenders spread out) and find the new head.
+      if (conflicts > 1) await sleep(Math.random() * Math.min(50, 2 ** conflicts));
+      head = await findHead(tenant, head);
+      remember(tenant, head);
+    }
+  };
+
+  /** Drains a tenant's queue, one batch at a time; only one drain per tenant runs in this process. */
+  const drain = async (tenant: string): Promise<void> => {
+    for (;;) {
+      const queue = queues.get(tenant);
+      if (!queue || queue.length === 0) {
+        queues.delete(tenant);
+        return;
+      }
+      const batch = dedupe(queue.splice(0, maxBatch));
+      try {
+        await writeBatch(tenant, batch);
+      } catch (error) {
+        // What was written is unknown: forget the head so the next batch reads it again.
+        heads.delete(tenant);
+        for (const p of batch) p.reject(error);
+      }
+    }
+  };
+
+  const enqueue = (inputs: AuditEntryInput[], single: boolean): Promise<AuditEntry>[] => {
+    // All inputs are validated before any is queued: a bad one refuses the call and writes nothing.
+    const items = inputs.map((input, index) => normalize(input, single ? null : index));
+    const started = new Set<string>();
+    const promises = items.map(
+      (item) =>
+        new Promise<AuditEntry>((resolve, reject) => {
+          const tenant = item.input.tenant;
+          let queue = queues.get(tenant);
+          if (!queue) {
+            queue = [];
+            queues.set(tenant, queue);
+            started.add(tenant);
+          }
+          queue.push({ ...item, resolve, reject });
+        }),
+    );
+    // Started after every item is queued, so that one appendMany lands in one flush and stays contiguous.
+    for (const tenant of started) void drain(tenant);
+    return promises;
+  };
+
+  return {
+    async ensureIndexes() {
+      await audit.createIndex({ tenant: 1, seq: 1 }, { unique: true });
+      await audit.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
+    },
+
+    async append(input) {
+      const [promise] = enqueue([input], true);
+      return promise!;
+    },
+
+    async appendMany(inputs) {
+      if (inputs.length === 0) return [];
+      return Promise.all(enqueue(inputs, false));
+    },
+
+    async head(tenant) {
+      // Always asks the database: another process may have appended since this one last looked.
+      const head = await findHead(tenant, heads.get(tenant) ?? null);
+      remember(tenant, head);
+      return head;
+    },
+
+    async *entries(tenant, range = {}) {
+      // A snapshot up to the head as of now, read by `_id` in bounded parallel batches: equality on `_id` is the
+      // fast path on FerretDB, where a range filter or a sort reads the whole collection. A missing entry is
+      // skipped, not papered over: the verifier then reports the gap.
+      const head = await findHead(tenant, heads.get(tenant) ?? null);
+      remember(tenant, head);
+      const last = Math.min(range.toSeq ?? Number.MAX_SAFE_INTEGER, head?.seq ?? 0);
+      for (let from = Math.max(1, range.fromSeq ?? 1); from <= last; from += RANGE_BATCH) {
+        const seqs = Array.from({ length: Math.min(RANGE_BATCH, last - from + 1) }, (_, i) => from + i);
+        for (const entry of await mapBounded(seqs, RANGE_CONCURRENCY, (seq) => byId(tenant, seq))) {
+          if (entry) yield entry;
+        }
+      }
+    },
+  };
+}
+
+/** Inserts in order; returns the index of the first document refused by a unique index, or null when all went in. */
+async function insertOrdered(audit: Collection<AuditDoc>, docs: AuditDoc[]): Promise<number | null> {
+  try {
+    if (docs.length === 1) await audit.insertOne(docs[0]!);
+    else await audit.insertMany(docs, { ordered: true });
+    return null;
+  } catch (error) {
+    if (!isDuplicateKey(error) && !hasDuplicateWriteError(error)) throw error;
+    if (docs.length === 1) return 0;
+    const index = (error as { writeErrors?: { index: number }[] | { index: number } }).writeErrors;
+    const first = Array.isArray(index) ? index[0]?.index : index?.index;
+    if (typeof first !== 'number') throw error;
+    return first;
+  }
+}
+
+function hasDuplicateWriteError(error: unknown): boolean {
+  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  return list.some((e) => (e as { code?: number }).code === 11000);
+}
+
+/** Validates an input before it is queued, so that one bad input never fails the batch it would have joined. */
+function normalize(input: AuditEntryInput, index: number | null): Omit<Pending, 'resolve' | 'reject'> {
+  const at = index === null ? '' : `entries.${index}.`;
+  if (!TENANT_PATTERN.test(input.tenant)) throw validationError(`${at}tenant`, 'must match ^[a-z0-9][a-z0-9-]{1,62}$');
+  for (const field of ['actor', 'action'] as const) {
+    if (typeof input[field] !== 'string' || input[field] === '') throw validationError(`${at}${field}`, 'must be a non-empty string');
+  }
+  if (!['ok', 'refused', 'error'].includes(input.outcome)) throw validationError(`${at}outcome`, 'must be ok, refused or error');
+  const details = input.details ?? {};
+  for (const [key, value] of Object.entries(details)) {
+    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
+      throw validationError(`${at}details.${key}`, 'must be a string, number, boolean or null');
+    }
+  }
+  canonicalJson(details); // rejects NaN, Infinity, lone surrogates before they reach the chain
+  const callerKey = input.idempotencyKey !== undefined;
+  if (callerKey && input.idempotencyKey === '') throw validationError(`${at}idempotencyKey`, 'must not be empty');
+  return {
+    input: { ...input, details: { ...details }, idempotencyKey: input.idempotencyKey ?? randomUUID() },
+    callerKey,
+  };
+}
+
+/** Later inputs repeating a key within one flush resolve to the first one's entry. */
+function dedupe(batch: Pending[]): Pending[] {
+  const first = new Map<string, Pending>();
+  const unique: Pending[] = [];
+  for (const p of batch) {
+    const seen = first.get(p.input.idempotencyKey);
+    if (!seen) {
+      first.set(p.input.idempotencyKey, p);
+      unique.push(p);
+      continue;
+    }
+    const { resolve: resolveSeen, reject: rejectSeen } = seen;
+    seen.resolve = (entry) => {
+      resolveSeen(entry);
+      p.resolve(entry);
+    };
+    seen.reject = (error) => {
+      rejectSeen(error);
+      p.reject(error);
+    };
+  }
+  return unique;
+}
+
+function seal(input: Pending['input'], tenant: string, seq: number, prevHash: string, at: string): AuditEntry {
+  return sealEntry({
+    tenant,
+    seq,
+    at,
+    actor: input.actor,
+    action: input.action,
+    target: input.target ?? null,
+    outcome: input.outcome,
+    details: input.details ?? {},
+    idempotencyKey: input.idempotencyKey,
+    prevHash,
+  });
+}
+
+function toEntry(doc: AuditDoc): AuditEntry {
+  const { _id: _ignored, ...entry } = doc;
+  return entry;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

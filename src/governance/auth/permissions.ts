@@ -1,0 +1,27 @@
+import type { Role } from './principal.js';
+
+/**
+ * The coarse role gate every tenant-scoped action passes first; json-logic policies (policies/) decide
+ * the finer questions after it.
+ */
+export const ACTION_ROLES = {
+  'event.ingest': ['agent', 'admin'],
+  'event.read': ['agent', 'dpo', 'auditor', 'admin'],
+  'memory.write': ['agent', 'admin'],
+  'memory.read': ['agent', 'reviewer', 'dpo', 'admin'],
+  'memory.search': ['agent', 'reviewer', 'admin'],
+  'audit.export': ['auditor', 'dpo', 'admin'],
+  'erasure.request': ['dpo', 'admin'],
+  'erasure.read': ['dpo', 'auditor', 'admin'],
+  'hold.manage': ['legal', 'admin'],
+  'certificate.export': ['auditor', 'dpo', 'admin'],
+  'review.decide': ['reviewer'],
+  'review.read': ['reviewer', 'admin'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Action = keyof typeof ACTION_ROLES;
+
+export function roleAllows(roles: readonly Role[], action: Action): boolean {
+  const allowed: readonly Role[] = ACTION_ROLES[action];
+  return roles.some((role) => allowed.includes(role));
+}

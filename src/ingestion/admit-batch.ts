@@ -1,0 +1,223 @@
+import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
+import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
+import type { EventStore } from '../substrate/events/event-store.js';
+import { idempotencyKeyOf } from '../substrate/events/event-store.js';
+import { sha256Hex } from '../substrate/fingerprint.js';
+import type { LineageStore } from '../substrate/lineage/lineage-store.js';
+import type { MemoryStore } from '../substrate/memories/memory-store.js';
+import type { EventRecord, MemoryRecord } from '../substrate/model/records.js';
+import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
+import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
+import type { ErrorTypeName } from '../shared/errors.js';
+import type { EventInput, MemoryInput } from './write-schemas.js';
+
+/** A batch as the API staged it: validated, with memory ids assigned up front so that retries are idempotent. */
+export interface StagedBatch {
+  events: EventInput[];
+  memories: (MemoryInput & { id: string })[];
+}
+
+/** Why a batch was refused: the field, a stable type, and a message without personal data. */
+export interface Refusal {
+  type: ErrorTypeName;
+  field: string;
+  message: string;
+}
+
+export interface BatchResult {
+  refused: Refusal | null;
+  events: { id: string; outcome: 'created' | 'duplicate' | 'correction' }[];
+  memories: { id: string; status: 'active' | 'candidate'; outcome: 'created' | 'exists' }[];
+}
+
+export interface AdmissionDeps {
+  events: EventStore;
+  memories: MemoryStore;
+  lineage: LineageStore;
+  tombstones: TombstoneStore;
+  audit: AuditLog;
+  impactPolicy: PolicyDocument;
+  now?: () => Date;
+}
+
+/** A memory may cite an event of its own batch as `#<index>`. */
+const BATCH_REF = /^#(\d+)$/;
+
+function eventTombstones(e: EventInput): TombstoneSpec[] {
+  const contentHash = sha256Hex(e.content);
+  return [
+    { kind: 'idempotency-key', parts: [idempotencyKeyOf(e.source, e.externalId, contentHash)] },
+    ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, contentHash] })),
+  ];
+}
+
+function memoryTombstones(m: MemoryInput): TombstoneSpec[] {
+  const contentHash = sha256Hex(m.content);
+  return m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, contentHash] }));
+}
+
+/**
+ * Checks a whole batch before writing any of it (tombstones, lineage, trust), then writes it in an order
+ * that a retry repairs: events, lineage, records, then one chained audit append keyed by stage and id.
+ */
+export async function admitBatch(
+  deps: AdmissionDeps,
+  tenant: string,
+  principal: string,
+  stageId: string,
+  batch: StagedBatch,
+): Promise<BatchResult> {
+  const refusal = await checkBatch(deps, tenant, batch);
+  if (refusal) {
+    await deps.audit.append({
+      tenant,
+      actor: principal,
+      action: 'write.refused',
+      outcome: 'refused',
+      details: { stageId, type: refusal.type, field: refusal.field },
+      idempotencyKey: `stage:${stageId}:refused`,
+    });
+    return { refused: refusal, events: [], memories: [] };
+  }
+
+  const now = deps.now ?? (() => new Date());
+  const audit: AuditEntryInput[] = [];
+  const recorded: EventRecord[] = [];
+  const eventResults: BatchResult['events'] = [];
+  for (const e of batch.events) {
+    const { event, outcome } = await deps.events.record({ ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: principal });
+    recorded.push(event);
+    eventResults.push({ id: event._id, outcome });
+    if (outcome !== 'duplicate') {
+      audit.push({
+        tenant,
+        actor: principal,
+        action: outcome === 'correction' ? 'event.corrected' : 'event.recorded',
+        target: event._id,
+        outcome: 'ok',
+        details: { stageId, correctionOf: event.correctionOf },
+        idempotencyKey: `stage:${stageId}:${event._id}`,
+      });
+    }
+  }
+
+  const memoryResults: BatchResult['memories'] = [];
+  for (const m of batch.memories) {
+    const eventIds = m.provenance.eventIds.map((ref) => {
+      const local = BATCH_REF.exec(ref);
+      return local ? recorded[Number(local[1])]!._id : ref;
+    });
+    const decision = evaluatePolicy(deps.impactPolicy, {
+      kind: m.kind,
+      namespace: m.namespace,
+      sensitivity: m.sensitivity,
+      trustTier: m.trustTier,
+      purpose: m.purpose,
+      attribute: m.attribute ?? '',
+    });
+    const status = decision.outcome === 'low' ? 'active' : 'candidate';
+    const at = now();
+    const record: MemoryRecord = {
+      _id: m.id,
+      tenant,
+      namespace: m.namespace,
+      subjects: m.subjects,
+      kind: m.kind,
+      attribute: m.attribute ?? null,
+      content: m.content,
+      contentHash: sha256Hex(m.content),
+      validFrom: new Date(m.validFrom),
+      validTo: m.validTo ? new Date(m.validTo) : null,
+      recordedAt: at,
+      policy: {
+        purpose: m.purpose,
+        sensitivity: m.sensitivity,
+        jurisdiction: m.jurisdiction,
+        retentionClass: m.retentionClass ?? 'standard',
+      },
+      provenance: {
+        eventIds,
+        parentIds: m.provenance.parentIds,
+        derivationRule: m.provenance.derivationRule,
+        modelVersion: m.provenance.modelVersion ?? null,
+        promptVersion: m.provenance.promptVersion ?? null,
+      },
+      trustTier: m.trustTier,
+      confidence: m.confidence,
+      version: 1,
+      status,
+      writtenBy: principal,
+      expiresAt: null,
+      highImpact: status === 'candidate',
+      statusReason: decision.reason,
+      updatedAt: at,
+    };
+    // Lineage first: a record never exists without its inputs registered.
+    await deps.lineage.register(tenant, record._id, [...eventIds, ...m.provenance.parentIds]);
+    const outcome = await deps.memories.insert(record);
+    memoryResults.push({ id: record._id, status, outcome });
+    audit.push({
+      tenant,
+      actor: principal,
+      action: 'memory.created',
+      target: record._id,
+      outcome: 'ok',
+      details: { stageId, status, policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId },
+      idempotencyKey: `stage:${stageId}:${record._id}`,
+    });
+  }
+  if (audit.length > 0) await deps.audit.appendMany(audit);
+  return { refused: null, events: eventResults, memories: memoryResults };
+}
+
+async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
+  for (const [i, e] of batch.events.entries()) {
+    if ((await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0) {
+      return { type: 'Tombstoned', field: `events.${i}`, message: `events.${i}: this event was erased and may not be ingested again` };
+    }
+  }
+  for (const [i, m] of batch.memories.entries()) {
+    const field = `memories.${i}`;
+    if ((await deps.tombstones.findTombstoned(tenant, memoryTombstones(m))).length > 0) {
+      return { type: 'Tombstoned', field, message: `${field}.content: this content was erased for a subject and may not be learned again` };
+    }
+    let minTrust = Number.POSITIVE_INFINITY;
+    let minConfidence = 1;
+    for (const [j, ref] of m.provenance.eventIds.entries()) {
+      const local = BATCH_REF.exec(ref);
+      const f = `${field}.provenance.eventIds.${j}`;
+      if (local) {
+        const e = batch.events[Number(local[1])];
+        if (!e) return { type: 'LineageRefused', field: f, message: `${f}: no event #${local[1]} in this batch` };
+        minTrust = Math.min(minTrust, e.trustTier);
+        continue;
+      }
+      const event = await deps.events.get(tenant, ref);
+      if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
+      minTrust = Math.min(minTrust, event.trustTier);
+    }
+    const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
+    for (const [j, ref] of m.provenance.parentIds.entries()) {
+      const f = `${field}.provenance.parentIds.${j}`;
+      const parent = parents.find((p) => p._id === ref);
+      if (!parent || !SERVABLE_STATUSES.includes(parent.status)) return refuseMissing(deps, tenant, ref, f);
+      minTrust = Math.min(minTrust, parent.trustTier);
+      minConfidence = Math.min(minConfidence, parent.confidence);
+    }
+    // Trust is never amplified (invariant 7).
+    if (m.trustTier > minTrust) {
+      return { type: 'ValidationError', field: `${field}.trustTier`, message: `${field}.trustTier: exceeds the lowest trust tier of its inputs (${minTrust})` };
+    }
+    if (m.confidence > minConfidence) {
+      return { type: 'ValidationError', field: `${field}.confidence`, message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})` };
+    }
+  }
+  return null;
+}
+
+async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, field: string): Promise<Refusal> {
+  const tombstoned = await deps.tombstones.findTombstoned(tenant, [{ kind: 'record', parts: [id] }]);
+  return tombstoned.length > 0
+    ? { type: 'Tombstoned', field, message: `${field}: the cited record was erased; nothing may be derived from it` }
+    : { type: 'LineageRefused', field, message: `${field}: no such record in this tenant` };
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { MEMORY_KINDS, SENSITIVITIES } from '../substrate/model/records.js';
+
+/** Content above this size is refused: memories are facts and summaries, not documents. */
+export const MAX_CONTENT_BYTES = 32 * 1024;
+export const MAX_BATCH = 1000;
+
+const identifier = z.string().min(1).max(256).regex(/^[^\s\u0000]+$/, 'must not contain whitespace');
+const namespace = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[a-z0-9][a-z0-9._/-]*$/, 'lower-case letters, digits, ".", "_", "/" and "-"');
+const subject = z.string().min(1).max(256);
+const content = z
+  .string()
+  .min(1)
+  .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`);
+const instant = z.iso.datetime({ offset: true });
+
+export const EventInputSchema = z.strictObject({
+  source: identifier,
+  externalId: identifier,
+  namespace,
+  subjects: z.array(subject).min(1).max(32),
+  content,
+  occurredAt: instant,
+  sensitivity: z.enum(SENSITIVITIES).default('internal'),
+  trustTier: z.number().int().min(0).max(3).default(1),
+});
+export type EventInput = z.output<typeof EventInputSchema>;
+
+export const MemoryInputSchema = z
+  .strictObject({
+    namespace,
+    subjects: z.array(subject).min(1).max(32),
+    kind: z.enum(MEMORY_KINDS),
+    attribute: z.string().min(1).max(128).optional(),
+    content,
+    validFrom: instant,
+    validTo: instant.optional(),
+    purpose: z.string().min(1).max(64),
+    sensitivity: z.enum(SENSITIVITIES),
+    jurisdiction: z.string().regex(/^[A-Z]{2}$/, 'an ISO 3166 alpha-2 code'),
+    retentionClass: z.string().min(1).max(64).optional(),
+    trustTier: z.number().int().min(0).max(3),
+    confidence: z.number().min(0).max(1),
+    provenance: z.strictObject({
+      eventIds: z.array(identifier).max(256).default([]),
+      parentIds: z.array(identifier).max(256).default([]),
+      derivationRule: z.string().min(1).max(128),
+      modelVersion: z.string().max(128).optional(),
+      promptVersion: z.string().max(128).optional(),
+    }),
+  })
+  .superRefine((m, ctx) => {
+    if (m.provenance.eventIds.length + m.provenance.parentIds.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['provenance', 'eventIds'], message: 'a memory must cite at least one event or parent' });
+    }
+    if (m.validTo && Date.parse(m.validTo) <= Date.parse(m.validFrom)) {
+      ctx.addIssue({ code: 'custom', path: ['validTo'], message: 'must be after validFrom' });
+    }
+  });
+export type MemoryInput = z.output<typeof MemoryInputSchema>;
+
+export const WriteBatchSchema = z
+  .strictObject({
+    events: z.array(EventInputSchema).max(MAX_BATCH).default([]),
+    memories: z.array(MemoryInputSchema).max(MAX_BATCH).default([]),
+  })
+  .refine((b) => b.events.length + b.memories.length > 0, { message: 'a batch needs at least one event or memory', path: ['events'] });
+export type WriteBatch = z.output<typeof WriteBatchSchema>;

@@ -1,0 +1,95 @@
+import type { Db } from 'mongodb';
+import type { EventRecord, Sensitivity } from '../model/records.js';
+import { sha256Hex } from '../fingerprint.js';
+import { Collections, isDuplicateKey } from '../mongo/collections.js';
+
+export interface NewEvent {
+  tenant: string;
+  namespace: string;
+  source: string;
+  externalId: string;
+  content: string;
+  subjects: string[];
+  sensitivity: Sensitivity;
+  trustTier: number;
+  occurredAt: Date;
+  recordedBy: string;
+}
+
+export type RecordOutcome = 'created' | 'duplicate' | 'correction';
+
+/** The immutable event log. */
+export interface EventStore {
+  ensureIndexes(): Promise<void>;
+  /** Idempotent: a re-delivery returns the existing event; new content for a known external id is a correction. */
+  record(event: NewEvent): Promise<{ event: EventRecord; outcome: RecordOutcome }>;
+  get(tenant: string, id: string): Promise<EventRecord | null>;
+  /** Ids of the tenant's live events that name the subject. */
+  idsBySubject(tenant: string, subject: string): Promise<string[]>;
+}
+
+export function idempotencyKeyOf(source: string, externalId: string, contentHash: string): string {
+  return sha256Hex(`${source}\u0000${externalId}\u0000${contentHash}`);
+}
+
+export function eventIdOf(tenant: string, idempotencyKey: string): string {
+  return `evt_${sha256Hex(`${tenant}\u0000${idempotencyKey}`).slice(0, 32)}`;
+}
+
+export function createMongoEventStore(db: Db): EventStore {
+  const events = db.collection<EventRecord>(Collections.events);
+  return {
+    async ensureIndexes() {
+      await events.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
+      await events.createIndex({ tenant: 1, source: 1, externalId: 1 });
+      await events.createIndex({ tenant: 1, subjects: 1 });
+    },
+    async record(input) {
+      const contentHash = sha256Hex(input.content);
+      const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
+      const _id = eventIdOf(input.tenant, idempotencyKey);
+      const existing = await events.findOne({ _id });
+      if (existing) return { event: existing, outcome: 'duplicate' };
+      const earlier = await events
+        .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
+        .sort({ recordedAt: -1 })
+        .limit(1)
+        .next();
+      const event: EventRecord = {
+        _id,
+        tenant: input.tenant,
+        namespace: input.namespace,
+        source: input.source,
+        externalId: input.externalId,
+        contentHash,
+        idempotencyKey,
+        subjects: input.subjects,
+        content: input.content,
+        sensitivity: input.sensitivity,
+        trustTier: input.trustTier,
+        occurredAt: input.occurredAt,
+        recordedAt: new Date(),
+        correctionOf: earlier?._id ?? null,
+        recordedBy: input.recordedBy,
+        deleted: false,
+      };
+      try {
+        await events.insertOne(event);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const winner = await events.findOne({ _id });
+        if (winner) return { event: winner, outcome: 'duplicate' };
+        throw error;
+      }
+      return { event, outcome: event.correctionOf ? 'correction' : 'created' };
+    },
+    async get(tenant, id) {
+      const event = await events.findOne({ _id: id });
+      return event && event.tenant === tenant ? event : null;
+    },
+    async idsBySubject(tenant, subject) {
+      const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();
+      return docs.filter((d) => !d.deleted).map((d) => d._id);
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { MemoryStatus } from '../../shared/lifecycle.js';
+
+export const SENSITIVITIES = ['public', 'internal', 'confidential', 'special'] as const;
+export type Sensitivity = (typeof SENSITIVITIES)[number];
+
+export const MEMORY_KINDS = ['fact', 'preference', 'summary', 'relation', 'view', 'note'] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+/** An immutable record of something an agent saw; a correction is a new event pointing to the old one. */
+export interface EventRecord {
+  _id: string;
+  tenant: string;
+  namespace: string;
+  source: string;
+  externalId: string;
+  /** SHA-256 of the content. */
+  contentHash: string;
+  /** source + external id + content hash, hashed: unique per tenant. */
+  idempotencyKey: string;
+  subjects: string[];
+  content: string;
+  sensitivity: Sensitivity;
+  trustTier: number;
+  occurredAt: Date;
+  recordedAt: Date;
+  correctionOf: string | null;
+  recordedBy: string;
+  deleted: boolean;
+}
+
+export interface PolicyAttributes {
+  purpose: string;
+  sensitivity: Sensitivity;
+  jurisdiction: string;
+  retentionClass: string;
+}
+
+export interface Provenance {
+  eventIds: string[];
+  parentIds: string[];
+  derivationRule: string;
+  modelVersion: string | null;
+  promptVersion: string | null;
+}
+
+/** A memory with the governance it carries from the moment it is written (invariant 2). */
+export interface MemoryRecord {
+  _id: string;
+  tenant: string;
+  namespace: string;
+  subjects: string[];
+  kind: MemoryKind;
+  /** What the memory is about for a subject (e.g. "employer"); contradictions compare these. */
+  attribute: string | null;
+  content: string;
+  contentHash: string;
+  validFrom: Date;
+  validTo: Date | null;
+  recordedAt: Date;
+  policy: PolicyAttributes;
+  provenance: Provenance;
+  trustTier: number;
+  confidence: number;
+  version: number;
+  status: MemoryStatus;
+  writtenBy: string;
+  /** Set by retention policy at admission. */
+  expiresAt: Date | null;
+  highImpact: boolean;
+  statusReason: string | null;
+  updatedAt: Date;
+}

@@ -1,0 +1,36 @@
+import type { Db } from 'mongodb';
+
+/** Collection names in one place, so that erasure, compaction and tests agree on them. */
+export const Collections = {
+  events: 'events',
+  memories: 'memories',
+  lineage: 'lineage',
+  tombstones: 'tombstones',
+  staging: 'staged_writes',
+  audit: 'audit',
+  certificates: 'certificates',
+  holds: 'legal_holds',
+  erasures: 'erasure_requests',
+  retrievals: 'retrievals',
+} as const;
+
+export function isDuplicateKey(error: unknown): boolean {
+  return (error as { code?: number }).code === 11000;
+}
+
+/** Runs `fn` over items with at most `limit` in flight — the fast path on FerretDB, which scans for `$in`. */
+export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    for (;;) {
+      const index = next++;
+      if (index >= items.length) return;
+      results[index] = await fn(items[index]!);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+export type { Db };

@@ -1,0 +1,356 @@
+/**
+ * The Elasticsearch adapter of the search index: one index per tenant behind an alias, hybrid BM25 + kNN
+ * in one `_msearch` round trip fused in the client, deletion by ids with `_bulk` (the local node has no
+ * `_delete_by_query`, painless or server-side RRF), and segment statistics for erasure verification.
+ */
+import type { Client, estypes } from '@elastic/elasticsearch';
+import { MEMORY_STATUSES } from '../../shared/lifecycle.js';
+import { validationError } from '../../shared/errors.js';
+import { isZeroVector, type Embedder } from './embedder.port.js';
+import { memoryIndexMapping, memoryIndexSettings, tenantIndexNames, toIndexDocument } from './index-layout.js';
+import { reciprocalRankFusion } from './rrf.js';
+import { admitsNothing, buildFilterClauses } from './search-filters.js';
+import { SearchIndexError, esErrorType, guarded, isIndexNotFound, toSearchIndexError } from './search-index-error.js';
+import {
+  DEFAULT_PROBE_SIMILARITY,
+  type ItemFailure,
+  type SearchHit,
+  type SearchIndex,
+  type UpdateStatusResult,
+} from './search-index.port.js';
+
+/** How the adapter is built; `indexSettings` apply to indices it creates (tests shorten the lease sync). */
+export interface ElasticsearchSearchIndexOptions {
+  prefix: string;
+  embedder: Embedder;
+  indexSettings?: Record<string, unknown>;
+  /** Documents per `_bulk` request. */
+  bulkChunkSize?: number;
+}
+
+/** Upper bound on `k`: each half of the query fetches a window of 2k candidates. */
+export const MAX_K = 1000;
+/** Ids a probe checks per request, and hits a text or vector probe reports at most. */
+const PROBE_LIMIT = 1000;
+/** A merge of a large index outlasts the client's default timeout; the caller retries anyway. */
+const MERGE_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Each ranked list is longer than k so that fusion can promote a document that is good in both lists
+ * but first in neither (ES's own RRF calls this the rank window).
+ */
+export function rankWindow(k: number): number {
+  return Math.max(2 * k, 20);
+}
+
+/** HNSW candidates per shard: recall grows with it; 5× the window, at least 50, at most ES's 10 000. */
+export function numCandidates(window: number): number {
+  return Math.min(10_000, Math.max(50, 5 * window));
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** The single action of one `_bulk` response item. */
+function bulkItem(item: Partial<Record<estypes.BulkOperationType, estypes.BulkResponseItem>>): estypes.BulkResponseItem {
+  const result = Object.values(item)[0];
+  if (result === undefined) throw new SearchIndexError('bulk', null, 'empty_bulk_item', true);
+  return result;
+}
+
+function failureOf(item: estypes.BulkResponseItem, fallbackId: string): ItemFailure {
+  return { id: item._id ?? fallbackId, status: item.status, type: item.error?.type ?? 'unknown' };
+}
+
+function hitIds(hits: estypes.SearchHit<unknown>[]): string[] {
+  return hits.map((h) => h._id).filter((id): id is string => typeof id === 'string');
+}
+
+export function createElasticsearchSearchIndex(client: Client, options: ElasticsearchSearchIndexOptions): SearchIndex {
+  const { prefix, embedder } = options;
+  const chunkSize = options.bulkChunkSize ?? 500;
+  // Tenants whose index this process has seen to exist, so that each upsert does not ask again.
+  const ensured = new Set<string>();
+  const names = (tenant: string) => tenantIndexNames(prefix, tenant);
+
+  const aliasExists = (alias: string): Promise<boolean> =>
+    guarded('exists-alias', () => client.indices.existsAlias({ name: alias }));
+
+  async function ensureTenantIndex(tenant: string): Promise<void> {
+    const { alias, index } = names(tenant);
+    if (await aliasExists(alias)) {
+      ensured.add(tenant);
+      return;
+    }
+    try {
+      await client.indices.create({
+        index,
+        aliases: { [alias]: { is_write_index: true } },
+        settings: memoryIndexSettings(options.indexSettings),
+        mappings: memoryIndexMapping(embedder.dims),
+      });
+    } catch (error) {
+      // A concurrent creator won the race: wait until its index can take writes.
+      if (esErrorType(error) !== 'resource_already_exists_exception') throw toSearchIndexError('create-index', error);
+      await guarded('create-index', () =>
+        client.cluster.health({ index, wait_for_status: 'yellow', timeout: '30s' }),
+      );
+      if (!(await aliasExists(alias))) throw new SearchIndexError('create-index', null, 'index_without_alias', false);
+    }
+    ensured.add(tenant);
+  }
+
+  async function embedOrNull(texts: string[]): Promise<(number[] | null)[]> {
+    const vectors = await embedder.embed(texts);
+    if (vectors.length !== texts.length) throw new Error('embedder returned a wrong number of vectors');
+    return vectors.map((v) => {
+      if (v.length !== embedder.dims) throw new Error('embedder returned a vector of the wrong length');
+      // Cosine is undefined for the zero vector (ES refuses it): such a document is found by BM25 only.
+      return isZeroVector(v) ? null : v;
+    });
+  }
+
+  async function refresh(alias: string, operation: string): Promise<void> {
+    await guarded(operation, () => client.indices.refresh({ index: alias }));
+  }
+
+  return {
+    ensureTenantIndex,
+
+    async upsert(tenant, records, { refresh: refreshMode = false } = {}) {
+      const { alias } = names(tenant);
+      if (records.some((r) => r.tenant !== tenant)) throw validationError('records', 'a record belongs to another tenant');
+      if (records.length === 0) return { indexed: 0, failed: [] };
+      if (!ensured.has(tenant)) await ensureTenantIndex(tenant);
+      let indexed = 0;
+      const failed: ItemFailure[] = [];
+      const batches = chunks(records, chunkSize);
+      for (const [n, batch] of batches.entries()) {
+        const vectors = await embedOrNull(batch.map((r) => r.content));
+        const operations = batch.flatMap((record, i) => [
+          { index: { _id: record._id } },
+          toIndexDocument(record, vectors[i] ?? null),
+        ]);
+        const response = await guarded('upsert', () =>
+          client.bulk({
+            index: alias,
+            operations,
+            // The alias must exist: a write must never auto-create an index with a dynamic mapping.
+            require_alias: true,
+            // One refresh covers the whole index, so only the last batch asks for it.
+            refresh: n === batches.length - 1 ? refreshMode : false,
+          }),
+        );
+        response.items.forEach((raw, i) => {
+          const item = bulkItem(raw);
+          if (item.error === undefined && item.status < 300) indexed++;
+          else failed.push(failureOf(item, batch[i]?._id ?? ''));
+        });
+      }
+      // The index vanished under us (dropped elsewhere): the next upsert must create it again.
+      if (failed.some((f) => f.type === 'index_not_found_exception')) ensured.delete(tenant);
+      return { indexed, failed };
+    },
+
+    async updateStatus(tenant, ids, status, { refresh: refreshMode = false } = {}) {
+      const { alias } = names(tenant);
+      if (!MEMORY_STATUSES.includes(status)) throw validationError('status', 'is not a memory status');
+      const result: UpdateStatusResult = { updated: 0, notFound: 0, failed: [] };
+      const unique = [...new Set(ids)];
+      const batches = chunks(unique, chunkSize);
+      for (const [n, batch] of batches.entries()) {
+        const operations = batch.flatMap((id) => [{ update: { _id: id, retry_on_conflict: 3 } }, { doc: { status } }]);
+        const response = await guarded('update-status', () =>
+          client.bulk({
+            index: alias,
+            operations,
+            require_alias: true,
+            refresh: n === batches.length - 1 ? refreshMode : false,
+          }),
+        );
+        response.items.forEach((raw, i) => {
+          const item = bulkItem(raw);
+          const type = item.error?.type;
+          if (type === undefined && item.status < 300) result.updated++;
+          else if (type === 'document_missing_exception' || type === 'index_not_found_exception') result.notFound++;
+          else result.failed.push(failureOf(item, batch[i] ?? ''));
+        });
+      }
+      return result;
+    },
+
+    async search(tenant, query) {
+      const { alias } = names(tenant);
+      const { k, text, filters } = query;
+      if (!Number.isInteger(k) || k < 1 || k > MAX_K) throw validationError('k', `must be an integer in [1, ${MAX_K}]`);
+      if (admitsNothing(filters) || text.trim() === '') return [];
+      const filter = buildFilterClauses(tenant, filters);
+      const window = rankWindow(k);
+      const [vector] = await embedOrNull([text]);
+      const common = { size: window, _source: false, track_total_hits: false } as const;
+      const searches: estypes.MsearchRequestItem[] = [
+        { index: alias },
+        { ...common, query: { bool: { must: [{ match: { content: text } }], filter } } },
+      ];
+      if (vector) {
+        searches.push(
+          { index: alias },
+          {
+            ...common,
+            knn: { field: 'embedding', query_vector: vector, k: window, num_candidates: numCandidates(window), filter },
+          },
+        );
+      }
+      const response = await guarded('search', () => client.msearch({ searches }));
+      const lists = response.responses.map((r) => {
+        if ('error' in r) {
+          // No index yet means no memories yet.
+          if (r.error.type === 'index_not_found_exception') return [];
+          throw new SearchIndexError('search', r.status, r.error.type, r.status === 429 || r.status >= 500);
+        }
+        return hitIds(r.hits.hits);
+      });
+      return reciprocalRankFusion(lists, { limit: k }).map((item): SearchHit => {
+        const hit: SearchHit = { id: item.id, score: item.score };
+        const [bm25Rank, knnRank] = item.ranks;
+        if (bm25Rank !== undefined) hit.bm25Rank = bm25Rank;
+        if (knnRank !== undefined) hit.knnRank = knnRank;
+        return hit;
+      });
+    },
+
+    async purge(tenant, ids) {
+      const { alias } = names(tenant);
+      const unique = [...new Set(ids)];
+      if (unique.length === 0) return { deleted: 0, notFound: 0 };
+      if (!(await aliasExists(alias))) return { deleted: 0, notFound: unique.length };
+      let deleted = 0;
+      let notFound = 0;
+      const failed: ItemFailure[] = [];
+      for (const batch of chunks(unique, 1000)) {
+        const response = await guarded('purge', () =>
+          client.bulk({ index: alias, operations: batch.map((id) => ({ delete: { _id: id } })) }),
+        );
+        response.items.forEach((raw, i) => {
+          const item = bulkItem(raw);
+          if (item.result === 'deleted') deleted++;
+          else if (item.result === 'not_found' || item.error?.type === 'index_not_found_exception') notFound++;
+          else failed.push(failureOf(item, batch[i] ?? ''));
+        });
+      }
+      // Searches must stop seeing the documents now, not at the next periodic refresh.
+      await refresh(alias, 'purge');
+      const first = failed[0];
+      if (first !== undefined) {
+        // Deletes are idempotent: a retry of the whole call finishes the job.
+        throw new SearchIndexError('purge', first.status, first.type, true, `${failed.length} of ${unique.length} failed`);
+      }
+      return { deleted, notFound };
+    },
+
+    async expungeDeleted(tenant) {
+      const { alias } = names(tenant);
+      if (!(await aliasExists(alias))) return { deletedDocs: 0, segments: 0 };
+      await refresh(alias, 'expunge');
+      // Also set at creation; repeated for indices created before it was.
+      await guarded('expunge', () =>
+        client.indices.putSettings({ index: alias, settings: { 'index.merge.policy.expunge_deletes_allowed': 0 } }),
+      );
+      await guarded('expunge', () =>
+        client.indices.forcemerge({ index: alias, only_expunge_deletes: true }, { requestTimeout: MERGE_TIMEOUT_MS }),
+      );
+      await refresh(alias, 'expunge');
+      await guarded('expunge', () => client.indices.flush({ index: alias, wait_if_ongoing: true }));
+      const response = await guarded('segments', () => client.indices.segments({ index: alias }));
+      let deletedDocs = 0;
+      let segments = 0;
+      for (const indexSegments of Object.values(response.indices)) {
+        for (const copies of Object.values(indexSegments.shards)) {
+          for (const copy of Array.isArray(copies) ? copies : [copies]) {
+            for (const segment of Object.values(copy.segments)) {
+              segments++;
+              deletedDocs += segment.deleted_docs;
+            }
+          }
+        }
+      }
+      return { deletedDocs, segments };
+    },
+
+    async probe(tenant, request) {
+      const { alias } = names(tenant);
+      const empty = { found: [], byId: [], byText: [], byVector: [] };
+      if (!(await aliasExists(alias))) return empty;
+      // A probe must see every write so far, not only what the last periodic refresh published.
+      await refresh(alias, 'probe');
+      const tenantFilter: estypes.QueryDslQueryContainer = { term: { tenant } };
+
+      const byId: string[] = [];
+      for (const batch of chunks([...new Set(request.ids ?? [])], PROBE_LIMIT)) {
+        // mget is real-time: it sees a document even before a refresh would make it searchable.
+        const response = await guarded('probe', () =>
+          client.mget<{ tenant?: string }>({ index: alias, ids: batch, _source_includes: ['tenant'] }),
+        );
+        for (const doc of response.docs) {
+          if ('found' in doc && doc.found && doc._source?.tenant === tenant) byId.push(doc._id);
+        }
+      }
+
+      const byText: string[] = [];
+      if (request.text !== undefined && request.text.trim() !== '') {
+        const response = await guarded('probe', () =>
+          client.search({
+            index: alias,
+            size: PROBE_LIMIT,
+            _source: false,
+            query: { bool: { must: [{ match_phrase: { content: request.text } }], filter: [tenantFilter] } },
+          }),
+        );
+        byText.push(...hitIds(response.hits.hits));
+      }
+
+      const byVector: string[] = [];
+      const vector = request.vector;
+      if (vector !== undefined && !isZeroVector(vector)) {
+        if (vector.length !== embedder.dims) throw validationError('vector', `must have ${embedder.dims} dimensions`);
+        const response = await guarded('probe', () =>
+          client.search({
+            index: alias,
+            size: PROBE_LIMIT,
+            _source: false,
+            knn: {
+              field: 'embedding',
+              query_vector: vector,
+              k: PROBE_LIMIT,
+              num_candidates: numCandidates(PROBE_LIMIT),
+              similarity: request.similarity ?? DEFAULT_PROBE_SIMILARITY,
+              filter: [tenantFilter],
+            },
+          }),
+        );
+        byVector.push(...hitIds(response.hits.hits));
+      }
+
+      const found = [...new Set([...byId, ...byText, ...byVector])];
+      return { found, byId, byText, byVector };
+    },
+
+    async dropTenant(tenant) {
+      const { alias, index } = names(tenant);
+      const targets = new Set([index]);
+      if (await aliasExists(alias)) {
+        const response = await guarded('drop-tenant', () => client.indices.getAlias({ name: alias }));
+        for (const name of Object.keys(response)) targets.add(name);
+      }
+      try {
+        await client.indices.delete({ index: [...targets], ignore_unavailable: true });
+      } catch (error) {
+        if (!isIndexNotFound(error)) throw toSearchIndexError('drop-tenant', error);
+      }
+      ensured.delete(tenant);
+    },
+  };
+}

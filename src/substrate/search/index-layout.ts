@@ -1,0 +1,124 @@
+/**
+ * Names, settings and mapping of the per-tenant memory index. Pure code: the adapter and tests share it.
+ */
+import type { estypes } from '@elastic/elasticsearch';
+import { validationError } from '../../shared/errors.js';
+import type { MemoryRecord } from '../model/records.js';
+
+/** Tenant ids become part of index names, so they are restricted to what an index name allows. */
+export const TENANT_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
+
+/** Bumped when the mapping changes incompatibly; a migration reindexes into the next version behind the alias. */
+export const INDEX_VERSION = 1;
+
+/** The alias every read and write goes through, and the concrete index it points to at creation. */
+export interface TenantIndexNames {
+  alias: string;
+  index: string;
+}
+
+export function assertTenant(tenant: string): void {
+  if (!TENANT_PATTERN.test(tenant)) throw validationError('tenant', 'must match ' + String(TENANT_PATTERN));
+}
+
+export function tenantIndexNames(prefix: string, tenant: string): TenantIndexNames {
+  assertTenant(tenant);
+  const alias = `${prefix}-mem-${tenant}`;
+  return { alias, index: `${alias}-v${INDEX_VERSION}` };
+}
+
+/** Base settings; callers' extra settings (e.g. the test-only lease sync interval) are merged over them. */
+export function memoryIndexSettings(extra: Record<string, unknown> = {}): estypes.IndicesIndexSettings {
+  return {
+    // One shard: per-tenant indices are small, and BM25 statistics stay exact across the tenant.
+    'index.number_of_shards': 1,
+    // 0 replicas on a single node (green), 1 as soon as a second node exists.
+    'index.auto_expand_replicas': '0-1',
+    // Any segment holding a deleted document is rewritten by an expunge: erasure must leave none.
+    'index.merge.policy.expunge_deletes_allowed': 0,
+    ...extra,
+  };
+}
+
+/** Strict mapping: a document with a field not listed here is refused, so nothing unplanned gets indexed. */
+export function memoryIndexMapping(dims: number): estypes.MappingTypeMapping {
+  const keyword = { type: 'keyword' } as const;
+  const date = { type: 'date' } as const;
+  return {
+    dynamic: 'strict',
+    properties: {
+      memoryId: keyword,
+      tenant: keyword,
+      namespace: keyword,
+      subjects: keyword,
+      kind: keyword,
+      status: keyword,
+      principal: keyword,
+      purpose: keyword,
+      sensitivity: keyword,
+      jurisdiction: keyword,
+      retentionClass: keyword,
+      validFrom: date,
+      validTo: date,
+      recordedAt: date,
+      trustTier: { type: 'integer' },
+      confidence: { type: 'float' },
+      content: { type: 'text', analyzer: 'standard' },
+      embedding: {
+        type: 'dense_vector',
+        dims,
+        index: true,
+        similarity: 'cosine',
+        // Float HNSW rather than the int8 default: vector probes compare exact similarities to a threshold.
+        index_options: { type: 'hnsw', m: 16, ef_construction: 100 },
+      },
+    },
+  };
+}
+
+/** The indexed form of a memory: its governance fields, its content and (when it has one) its embedding. */
+export interface MemoryIndexDocument {
+  memoryId: string;
+  tenant: string;
+  namespace: string;
+  subjects: string[];
+  kind: string;
+  status: string;
+  principal: string;
+  purpose: string;
+  sensitivity: string;
+  jurisdiction: string;
+  retentionClass: string;
+  validFrom: string;
+  validTo?: string;
+  recordedAt: string;
+  trustTier: number;
+  confidence: number;
+  content: string;
+  embedding?: number[];
+}
+
+/** Maps a record to its document; `validTo` and `embedding` are left out rather than null when absent. */
+export function toIndexDocument(record: MemoryRecord, embedding: number[] | null): MemoryIndexDocument {
+  const doc: MemoryIndexDocument = {
+    memoryId: record._id,
+    tenant: record.tenant,
+    namespace: record.namespace,
+    subjects: record.subjects,
+    kind: record.kind,
+    status: record.status,
+    principal: record.writtenBy,
+    purpose: record.policy.purpose,
+    sensitivity: record.policy.sensitivity,
+    jurisdiction: record.policy.jurisdiction,
+    retentionClass: record.policy.retentionClass,
+    validFrom: record.validFrom.toISOString(),
+    recordedAt: record.recordedAt.toISOString(),
+    trustTier: record.trustTier,
+    confidence: record.confidence,
+    content: record.content,
+  };
+  if (record.validTo !== null) doc.validTo = record.validTo.toISOString();
+  if (embedding !== null) doc.embedding = embedding;
+  return doc;
+}

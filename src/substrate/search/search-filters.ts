@@ -1,0 +1,47 @@
+/**
+ * The filter clauses shared by the BM25 query and `knn.filter`: one builder, so both halves of a hybrid
+ * query always see the same constraints. Pure code.
+ */
+import type { estypes } from '@elastic/elasticsearch';
+import type { SearchFilters } from './search-index.port.js';
+
+const LIST_FIELDS = [
+  ['namespaces', 'namespace'],
+  ['subjects', 'subjects'],
+  ['kinds', 'kind'],
+  ['statuses', 'status'],
+  ['purposes', 'purpose'],
+  ['sensitivities', 'sensitivity'],
+] as const satisfies readonly (readonly [keyof SearchFilters, string])[];
+
+/** True when some list filter is empty: nothing is admissible, so there is no need to ask the index. */
+export function admitsNothing(filters: SearchFilters): boolean {
+  return LIST_FIELDS.some(([key]) => filters[key]?.length === 0);
+}
+
+/** Valid time `[validFrom, validTo)` contains `at`; a missing `validTo` means still valid. */
+export function validAtClause(at: Date): estypes.QueryDslQueryContainer {
+  if (Number.isNaN(at.getTime())) throw new RangeError('validAt must be a valid date');
+  const t = at.toISOString();
+  return {
+    bool: {
+      filter: [{ range: { validFrom: { lte: t } } }],
+      should: [{ range: { validTo: { gt: t } } }, { bool: { must_not: [{ exists: { field: 'validTo' } }] } }],
+      minimum_should_match: 1,
+    },
+  };
+}
+
+/**
+ * Filter clauses for a tenant: always the tenant term (defence in depth behind the per-tenant alias),
+ * then one clause per given filter. An empty list becomes `terms: []`, which matches nothing.
+ */
+export function buildFilterClauses(tenant: string, filters: SearchFilters): estypes.QueryDslQueryContainer[] {
+  const clauses: estypes.QueryDslQueryContainer[] = [{ term: { tenant } }];
+  for (const [key, field] of LIST_FIELDS) {
+    const values = filters[key];
+    if (values !== undefined) clauses.push({ terms: { [field]: [...new Set(values)] } });
+  }
+  if (filters.validAt !== undefined) clauses.push(validAtClause(filters.validAt));
+  return clauses;
+}

@@ -1,0 +1,114 @@
+import type { MemoryStatus } from '../../shared/lifecycle.js';
+import type { MemoryRecord } from '../model/records.js';
+
+/**
+ * Scope, policy and lifecycle constraints pushed down into both halves of a hybrid query (never applied
+ * after the top-k). An omitted field does not constrain; an empty list admits nothing (default deny).
+ */
+export interface SearchFilters {
+  namespaces?: string[];
+  subjects?: string[];
+  kinds?: string[];
+  statuses?: string[];
+  purposes?: string[];
+  sensitivities?: string[];
+  /** Valid time contains this instant: validFrom <= t and (no validTo or validTo > t). */
+  validAt?: Date;
+}
+
+/** A hybrid (BM25 + kNN) query within one tenant. */
+export interface HybridQuery {
+  text: string;
+  /** How many fused results to return. */
+  k: number;
+  filters: SearchFilters;
+}
+
+/** One fused hit: ids, ranks and scores only, never content. Ranks are 1-based. */
+export interface SearchHit {
+  id: string;
+  score: number;
+  bm25Rank?: number;
+  knnRank?: number;
+}
+
+/** How a write request asks for visibility: `wait_for` blocks until the next refresh makes it searchable. */
+export type RefreshMode = boolean | 'wait_for';
+
+/** A per-document failure: the id, the HTTP status and Elasticsearch's error type — never its reason text. */
+export interface ItemFailure {
+  id: string;
+  status: number;
+  type: string;
+}
+
+export interface UpsertResult {
+  indexed: number;
+  failed: ItemFailure[];
+}
+
+export interface UpdateStatusResult {
+  updated: number;
+  notFound: number;
+  failed: ItemFailure[];
+}
+
+export interface PurgeResult {
+  deleted: number;
+  notFound: number;
+}
+
+/** Segment statistics after an expunge; `deletedDocs > 0` means deleted bytes may still be on disk. */
+export interface SegmentStats {
+  deletedDocs: number;
+  segments: number;
+}
+
+/** What an erasure verification looks for; each probe is optional. */
+export interface ProbeRequest {
+  ids?: string[];
+  /** Matched as a phrase against the content. */
+  text?: string;
+  vector?: number[];
+  /** Minimum cosine similarity for a vector hit; defaults to `DEFAULT_PROBE_SIMILARITY`. */
+  similarity?: number;
+}
+
+/** Which documents each probe still reaches; `found` is their union. Ids only. */
+export interface ProbeResult {
+  found: string[];
+  byId: string[];
+  byText: string[];
+  byVector: string[];
+}
+
+/** Near-duplicate threshold for vector probes: close enough to be the same text re-embedded. */
+export const DEFAULT_PROBE_SIMILARITY = 0.95;
+
+/** The hybrid search index of memories, one index per tenant. */
+export interface SearchIndex {
+  /** Creates the tenant's index and alias if missing; safe under concurrent callers. */
+  ensureTenantIndex(tenant: string): Promise<void>;
+  /** Indexes (or replaces) records by memory id, embedding their content. Creates the tenant index if needed. */
+  upsert(tenant: string, records: readonly MemoryRecord[], options?: { refresh?: RefreshMode }): Promise<UpsertResult>;
+  /** Sets the status of the given documents (a partial update, no scripts). */
+  updateStatus(
+    tenant: string,
+    ids: readonly string[],
+    status: MemoryStatus,
+    options?: { refresh?: RefreshMode },
+  ): Promise<UpdateStatusResult>;
+  /** BM25 and kNN under the same filters in one round trip, fused with reciprocal rank fusion. */
+  search(tenant: string, query: HybridQuery): Promise<SearchHit[]>;
+  /** Deletes documents by id and refreshes, so they stop being searchable at once. Idempotent. */
+  purge(tenant: string, ids: readonly string[]): Promise<PurgeResult>;
+  /**
+   * Makes deletions physical: force merge with expunge and flush, then reports segment statistics. Deleted
+   * docs can remain until the soft-delete retention lease advances (30 s by default): callers wait and retry.
+   */
+  expungeDeleted(tenant: string): Promise<SegmentStats>;
+  /** Which of the probed ids, phrase or vector still reach a document of the tenant. */
+  probe(tenant: string, request: ProbeRequest): Promise<ProbeResult>;
+  /** Deletes the tenant's index and alias (tests and tenant offboarding). */
+  dropTenant(tenant: string): Promise<void>;
+}

@@ -1,0 +1,47 @@
+/**
+ * What integration tests share: configuration for the real local stack, unique names per test, and a
+ * worker on a task queue of the test's own.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { Config } from '../../src/config/config.js';
+import { createRuntime, type Runtime } from '../../src/app/runtime.js';
+import { createLetheWorker } from '../../src/temporal/worker.js';
+import { workflowBundlePath } from './paths.js';
+
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ ...process.env, LETHE_ENV: 'test', LOG_LEVEL: 'warn', ...overrides });
+}
+
+export function testRuntime(overrides: Record<string, string> = {}): Runtime {
+  return createRuntime(testConfig(overrides), 'lethe-test');
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  taskQueue: string;
+  client: Client;
+  stop(): Promise<void>;
+}
+
+/** Starts a worker on a task queue of its own, from the bundle built once by the global setup. */
+export async function startWorker(runtime: Runtime, taskQueue = uniqueId('tq')): Promise<RunningWorker> {
+  const worker = await createLetheWorker(runtime, { taskQueue, workflowBundle: { codePath: workflowBundlePath() } });
+  const running = worker.run();
+  const client = new Client({ connection: runtime.temporal, namespace: runtime.config.temporal.namespace });
+  return {
+    worker,
+    taskQueue,
+    client,
+    async stop() {
+      worker.shutdown();
+      await running;
+    },
+  };
+}

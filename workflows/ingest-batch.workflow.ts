@@ -1,0 +1,30 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { createIngestionActivities } from '../activities/ingestion.activities.js';
+import type { BatchResult } from '../src/ingestion/admit-batch.js';
+import { RetryProfiles } from '../src/shared/retry-profiles.js';
+
+type IngestionActivities = ReturnType<typeof createIngestionActivities>;
+const { admitStagedBatch, indexMemories } = proxyActivities<IngestionActivities>(RetryProfiles.storeWrite);
+const { discardStage } = proxyActivities<IngestionActivities>(RetryProfiles.quick);
+
+export interface IngestBatchInput {
+  tenant: string;
+  stageId: string;
+}
+
+/** Input and result hold ids, statuses and counts only; the content stays in the stage and the stores. */
+export type IngestBatchResult = BatchResult & { indexed: number };
+
+/**
+ * The first governed path: a staged batch of events and memories is checked as a whole, written,
+ * indexed, and its stage discarded. Many events per workflow, so bulk ingestion is not bound by start rate.
+ */
+export async function ingestBatch(input: IngestBatchInput): Promise<IngestBatchResult> {
+  const result = await admitStagedBatch(input);
+  let indexed = 0;
+  if (!result.refused) {
+    ({ indexed } = await indexMemories({ tenant: input.tenant, ids: result.memories.map((m) => m.id) }));
+  }
+  await discardStage(input);
+  return { ...result, indexed };
+}
