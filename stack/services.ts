@@ -208,7 +208,6 @@ class PostgresService extends ProcessService {
       '60',
       'start',
     ]);
-    await execFileAsync('bash', [this.script('postgres/bootstrap.sh'), this.dataDir, port]);
   }
   async healthy(): Promise<boolean> {
     if (this.ownPid() === undefined) return false;
@@ -243,11 +242,19 @@ class FerretDbService extends ProcessService {
     return runBuildScript(this.name, this.script('ferretdb/build.sh'), this.buildEnv());
   }
   async start(binary: string): Promise<void> {
+    // Idempotent: the database, plan_cache_mode and the GIN companion-index event trigger.
+    await execFileAsync('bash', [
+      this.script('postgres/bootstrap.sh'),
+      String(this.config.postgres.port),
+      path.join(this.config.stateDir, 'postgres', 'data'),
+    ]);
     this.spawn(binary, [
       '--listen-addr',
       `${this.config.mongo.host}:${this.config.mongo.port}`,
       '--postgresql-url',
       `postgres://postgres@127.0.0.1:${this.config.postgres.port}/ferretdb`,
+      '--log-level',
+      'error',
     ]);
   }
   async healthy(): Promise<boolean> {

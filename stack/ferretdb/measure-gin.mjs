@@ -10,7 +10,17 @@
 //
 //   node stack/ferretdb/measure-gin.mjs [--uri mongodb://127.0.0.1:27017/]
 //     [--db lethe_bench] [--coll gin_check] [--n 100000] [--parallel 100]
-//     [--rounds 3] [--batch 100000] [--keep] [--skip-checks] [--label text]
+//     [--rounds 3] [--batch 100000] [--nested-parallel 5] [--keep]
+//     [--skip-checks] [--label text] [--reuse]
+//
+// --reuse measures an existing collection left by an earlier run with --keep
+// (no drop, no index creation, no insert; it reads _id/subjectId/meta.ref of
+// every document first).
+//
+// Note: FerretDB 1.24 never pushes a dotted ("a.b") filter down to PostgreSQL
+// for find/aggregate (countDocuments is an aggregate), only for delete, update,
+// findAndModify, count and distinct; so findOne({'meta.ref'}) reads the whole
+// collection (seconds at 10^5 documents) and runs with --nested-parallel, once.
 //
 // Prints a human-readable report on stderr and one JSON object on stdout.
 // The `mongodb` package (v6) is resolved like require() does: from a
@@ -31,7 +41,9 @@ const { values: opt } = parseArgs({
     parallel: { type: 'string', default: '100' },
     rounds: { type: 'string', default: '3' },
     batch: { type: 'string', default: '100000' },
+    'nested-parallel': { type: 'string', default: '5' },
     keep: { type: 'boolean', default: false },
+    reuse: { type: 'boolean', default: false },
     'skip-checks': { type: 'boolean', default: false },
     label: { type: 'string', default: '' },
   },
@@ -41,9 +53,10 @@ const N = Number(opt.n);
 const P = Number(opt.parallel);
 const ROUNDS = Number(opt.rounds);
 const BATCH = Number(opt.batch);
+const NP = Number(opt['nested-parallel']);
 const SUBJECTS = Math.max(1, Math.floor(N / 5)); // 5 documents per subjectId
 if (!(N > 0 && P > 0 && ROUNDS > 0 && BATCH > 0)) throw new Error('--n, --parallel, --rounds and --batch must be positive');
-if (N < P * (ROUNDS + 2)) throw new Error('--n too small for --parallel x --rounds deletes');
+if (N < P * (2 * ROUNDS + 4) + NP) throw new Error('--n too small for --parallel x --rounds deletes');
 
 const log = (...a) => console.error(...a);
 const ms = (x) => Math.round(x * 10) / 10;
@@ -106,43 +119,56 @@ const report = { label: opt.label, uri: opt.uri, db: opt.db, coll: opt.coll, n: 
 try {
   await client.connect();
   const db = client.db(opt.db);
-  await db.collection(opt.coll).drop().catch(() => {});
-  const coll = await db.createCollection(opt.coll);
+  let coll;
+  let docs;
+  let subjects;
+  if (opt.reuse) {
+    coll = db.collection(opt.coll);
+    const t = performance.now();
+    docs = await coll.find({ seq: { $gte: 1000 } }, { projection: { _id: 1, subjectId: 1, meta: 1, seq: 1 } }).toArray();
+    report.reuse = { docs: docs.length, readMs: ms(performance.now() - t) };
+    log(`${'reuse: read existing docs'.padEnd(34)} ${docs.length} docs in ${report.reuse.readMs} ms`);
+    // Only subjects whose 5 documents all survived earlier deletes.
+    const perSubject = new Map();
+    for (const d of docs) perSubject.set(d.subjectId, (perSubject.get(d.subjectId) ?? 0) + 1);
+    subjects = [...perSubject].filter(([, c]) => c === 5).map(([s]) => s);
+  } else {
+    await db.collection(opt.coll).drop().catch(() => {});
+    coll = await db.createCollection(opt.coll);
+    let t = performance.now();
+    await coll.createIndex({ subjectId: 1 }, { name: 'subjectId_1' });
+    await coll.createIndex({ tenant: 1, externalId: 1 }, { name: 'tenant_externalId_u', unique: true });
+    await coll.createIndex({ 'meta.ref': 1 }, { name: 'meta_ref_1' });
+    report.createIndexesMs = ms(performance.now() - t);
 
-  let t = performance.now();
-  await coll.createIndex({ subjectId: 1 }, { name: 'subjectId_1' });
-  await coll.createIndex({ tenant: 1, externalId: 1 }, { name: 'tenant_externalId_u', unique: true });
-  await coll.createIndex({ 'meta.ref': 1 }, { name: 'meta_ref_1' });
-  report.createIndexesMs = ms(performance.now() - t);
+    docs = [];
+    const created = new Date();
+    for (let i = 0; i < N; i++) {
+      docs.push({
+        subjectId: `subj-${i % SUBJECTS}`,
+        tenant: `t${i % 10}`,
+        externalId: `ext-${i}`,
+        meta: { ref: `ref-${i}`, kind: `k${i % 100}` },
+        seq: i,
+        payload: 'x'.repeat(100),
+        createdAt: created,
+      });
+    }
 
-  const docs = [];
-  const created = new Date();
-  for (let i = 0; i < N; i++) {
-    docs.push({
-      subjectId: `subj-${i % SUBJECTS}`,
-      tenant: `t${i % 10}`,
-      externalId: `ext-${i}`,
-      meta: { ref: `ref-${i}`, kind: `k${i % 100}` },
-      seq: i,
-      payload: 'x'.repeat(100),
-      createdAt: created,
-    });
+    t = performance.now();
+    for (let i = 0; i < N; i += BATCH) {
+      await coll.insertMany(docs.slice(i, i + BATCH), { ordered: false });
+    }
+    const insertMs = performance.now() - t;
+    report.insertMany = { ms: ms(insertMs), docsPerSec: Math.round(N / (insertMs / 1000)) };
+    log(`${'insertMany'.padEnd(34)} ${N} docs in ${ms(insertMs)} ms (${report.insertMany.docsPerSec} docs/s)`);
+    subjects = Array.from({ length: SUBJECTS }, (_, i) => `subj-${i}`);
   }
-
-  t = performance.now();
-  for (let i = 0; i < N; i += BATCH) {
-    await coll.insertMany(docs.slice(i, i + BATCH), { ordered: false });
-  }
-  const insertMs = performance.now() - t;
-  report.insertMany = { ms: ms(insertMs), docsPerSec: Math.round(N / (insertMs / 1000)) };
-  log(`${'insertMany'.padEnd(34)} ${N} docs in ${ms(insertMs)} ms (${report.insertMany.docsPerSec} docs/s)`);
 
   const ids = docs.map((d) => d._id);
   const used = new Set();
   const usedSubj = new Set();
-  const subjects = Array.from({ length: SUBJECTS }, (_, i) => `subj-${i}`);
-  const refs = docs.map((d) => d.meta.ref);
-  const usedRefs = new Set();
+  const refs = docs.map((d) => d.meta.ref); // same index space as ids: share `used`
 
   // Open the driver's connections (and FerretDB's PostgreSQL pool) first.
   await parallel(Array.from({ length: P }, (_, i) => i), () => coll.findOne({ _id: ids[0] }));
@@ -155,8 +181,10 @@ try {
     () => pick(ids, P, used), (id) => coll.findOne({ _id: id }), expectFound);
   report.findBySubjectId = await measure(`find({subjectId}).toArray() x${P}`, ROUNDS,
     () => pick(subjects, P, usedSubj), (s) => coll.find({ subjectId: s }).toArray(), expectFound);
-  report.findOneByNested = await measure(`findOne({'meta.ref'}) x${P}`, ROUNDS,
-    () => pick(refs, P, usedRefs), (r) => coll.findOne({ 'meta.ref': r }), expectFound);
+  if (NP > 0) {
+    report.findOneByNestedNoPushdown = await measure(`findOne({'meta.ref'}) x${NP}`, 1,
+      () => pick(refs, NP, used), (r) => coll.findOne({ 'meta.ref': r }), expectFound);
+  }
   report.countDocumentsBySubject = await measure('countDocuments({subjectId})', ROUNDS,
     () => pick(subjects, 1, usedSubj), (s) => coll.countDocuments({ subjectId: s }),
     (rs) => { if (rs[0] !== 5) throw new Error(`count ${rs[0]} != 5`); });
@@ -164,6 +192,9 @@ try {
     () => [null], () => coll.countDocuments({}));
   report.deleteOneById = await measure(`deleteOne({_id}) x${P}`, ROUNDS,
     () => pick(ids, P, used), (id) => coll.deleteOne({ _id: id }),
+    (rs) => { if (rs.some((r) => r.deletedCount !== 1)) throw new Error('deleteOne deleted nothing'); });
+  report.deleteOneByNested = await measure(`deleteOne({'meta.ref'}) x${P}`, ROUNDS,
+    () => pick(refs, P, used), (r) => coll.deleteOne({ 'meta.ref': r }),
     (rs) => { if (rs.some((r) => r.deletedCount !== 1)) throw new Error('deleteOne deleted nothing'); });
 
   if (!opt['skip-checks']) {
@@ -177,8 +208,8 @@ try {
       }
     };
     checks.uniqueCompound = await dup({ tenant: 't1', externalId: 'ext-1', subjectId: 'dup' });
-    // An _id that was never deleted.
-    const alive = ids.find((_, i) => !used.has(i));
+    // An _id that is neither deleted above nor by the deleteMany below.
+    const alive = ids.find((_, i) => docs[i].seq >= 1000 && !used.has(i));
     checks.uniqueId = await dup({ _id: alive, x: 1 });
     for (const c of ['uniqueCompound', 'uniqueId']) {
       log(`${c.padEnd(34)} ${checks[c].ok ? 'OK' : 'FAILED'}  code ${checks[c].code}  ${checks[c].message ?? checks[c].note}`);
@@ -186,7 +217,7 @@ try {
 
     await coll.deleteMany({ seq: { $lt: 1000 } });
     for (const force of [false, true]) {
-      t = performance.now();
+      let t = performance.now();
       try {
         const r = await db.command({ compact: opt.coll, force });
         checks[force ? 'compactForce' : 'compact'] = { ok: r.ok === 1, ms: ms(performance.now() - t), reply: r };

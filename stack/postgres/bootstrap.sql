@@ -11,6 +11,8 @@
 -- jsonb_path_ops index on the expression the filters use. Together with
 -- plan_cache_mode = force_custom_plan (FerretDB uses prepared statements whose
 -- field name is a parameter) lookups use the GIN index.
+-- fastupdate = off: measured at 10^5 documents, it made insertMany no slower
+-- and lookups right after a bulk insert 2-3x faster (no pending list to scan).
 
 \set ON_ERROR_STOP on
 
@@ -136,7 +138,7 @@ BEGIN
     CONTINUE WHEN to_regclass(format('%I.%I', ix.nspname, gin_name)) IS NOT NULL;
 
     EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin (%s jsonb_path_ops)',
+      'CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin (%s jsonb_path_ops) WITH (fastupdate = off)',
       gin_name, ix.nspname, ix.relname, lethe_stack.gin_expression(path)
     );
     EXECUTE format(

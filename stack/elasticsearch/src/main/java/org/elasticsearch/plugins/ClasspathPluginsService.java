@@ -13,7 +13,6 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Map.Entry;
 import java.util.Set;
 
 /**
@@ -103,14 +102,5 @@ public class ClasspathPluginsService extends PluginsService {
             result.add(created);
         }
         return Collections.unmodifiableList(result);
-    }
-
-    /** For diagnostics: plugin names and classes in load order. */
-    public List<Entry<String, String>> describe() {
-        List<Entry<String, String>> out = new ArrayList<>();
-        for (LoadedPlugin p : classpathPlugins) {
-            out.add(Map.entry(p.descriptor().getName(), p.instance().getClass().getName()));
-        }
-        return out;
     }
 }

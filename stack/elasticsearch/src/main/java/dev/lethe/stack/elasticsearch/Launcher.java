@@ -103,20 +103,33 @@ public final class Launcher {
 
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
+            long c0 = System.nanoTime();
             try {
                 node.prepareForClose();
+                long c1 = System.nanoTime();
                 node.close();
+                long c2 = System.nanoTime();
                 if (node.awaitClose(10, TimeUnit.SECONDS) == false) {
                     ERR.println("lethe-elasticsearch: node did not close within 10s");
                 }
+                long c3 = System.nanoTime();
+                ERR.println("lethe-elasticsearch: stopped in " + (c3 - c0) / 1000000 + " ms (prepare " + (c1 - c0) / 1000000
+                    + ", close " + (c2 - c1) / 1000000 + ", await " + (c3 - c2) / 1000000 + ")");
             } catch (Throwable t) {
                 ERR.println("lethe-elasticsearch: error while closing the node: " + t);
             } finally {
-                ERR.println("lethe-elasticsearch: stopped");
                 stopped.countDown();
             }
         }, "lethe-es-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        // SIGTERM/SIGINT: run the shutdown hook and exit with status 0 (the JVM default would be 143/130).
+        for (String sig : new String[] { "TERM", "INT" }) {
+            try {
+                sun.misc.Signal.handle(new sun.misc.Signal(sig), s -> System.exit(0));
+            } catch (IllegalArgumentException e) {
+                // signal not available on this platform: keep the JVM default
+            }
+        }
 
         long t0 = System.nanoTime();
         try {
