@@ -10,6 +10,9 @@ import type { Config } from '../../src/config/config.js';
 import { createRuntime, type Runtime } from '../../src/app/runtime.js';
 import { createLetheWorker } from '../../src/temporal/worker.js';
 import { workflowBundlePath } from './paths.js';
+import { quietTemporal } from './quiet-temporal.js';
+
+quietTemporal();
 
 export function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;

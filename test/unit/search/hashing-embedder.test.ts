@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createHashingEmbedder, hash32, hashingVector, tokenize } from '../../../src/substrate/search/hashing-embedder.js';
+import {
+  createHashingEmbedder,
+  hash32,
+  hashingVector,
+  tokenize,
+} from '../../../src/substrate/search/hashing-embedder.js';
 import { isZeroVector } from '../../../src/substrate/search/embedder.port.js';
 
 const dot = (a: number[], b: number[]): number => a.reduce((sum, x, i) => sum + x * (b[i] ?? 0), 0);
@@ -55,7 +60,15 @@ describe('hashing embedder', () => {
   });
 
   it('tokenizes letters and digits of any script, lower-cased', () => {
-    expect(tokenize('Zoë paid €40 to Müller-Lüdenscheidt; 東京!')).toEqual(['zoë', 'paid', '40', 'to', 'müller', 'lüdenscheidt', '東京']);
+    expect(tokenize('Zoë paid €40 to Müller-Lüdenscheidt; 東京!')).toEqual([
+      'zoë',
+      'paid',
+      '40',
+      'to',
+      'müller',
+      'lüdenscheidt',
+      '東京',
+    ]);
   });
 
   it('hashes to unsigned 32-bit values that depend on the seed', () => {

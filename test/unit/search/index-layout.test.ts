@@ -47,7 +47,12 @@ describe('tenant index layout', () => {
   it('maps strictly, with a cosine HNSW vector of the configured size', () => {
     const mapping = memoryIndexMapping(256);
     expect(mapping.dynamic).toBe('strict');
-    expect(mapping.properties?.embedding).toMatchObject({ type: 'dense_vector', dims: 256, similarity: 'cosine', index: true });
+    expect(mapping.properties?.embedding).toMatchObject({
+      type: 'dense_vector',
+      dims: 256,
+      similarity: 'cosine',
+      index: true,
+    });
     expect(mapping.properties?.content).toEqual({ type: 'text', analyzer: 'standard' });
   });
 
@@ -61,7 +66,12 @@ describe('tenant index layout', () => {
 
   it('indexes governance fields and leaves out an open validTo and a missing embedding', () => {
     const doc = toIndexDocument(record, null);
-    expect(doc).toMatchObject({ memoryId: 'm-1', principal: 'agent-1', purpose: 'support', validFrom: '2025-01-01T00:00:00.000Z' });
+    expect(doc).toMatchObject({
+      memoryId: 'm-1',
+      principal: 'agent-1',
+      purpose: 'support',
+      validFrom: '2025-01-01T00:00:00.000Z',
+    });
     expect('validTo' in doc).toBe(false);
     expect('embedding' in doc).toBe(false);
     const closed = toIndexDocument({ ...record, validTo: new Date('2025-06-01T00:00:00Z') }, [1, 0]);

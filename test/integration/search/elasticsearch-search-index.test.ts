@@ -1,0 +1,278 @@
+/**
+ * The search index against the real local Elasticsearch node: tenant isolation, filters pushed into both
+ * halves of the hybrid query, fusion, status updates, and erasure down to the Lucene segments.
+ */
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { MemoryRecord } from '../../../src/substrate/model/records.js';
+import type { Runtime } from '../../../src/app/runtime.js';
+import type { SearchIndex } from '../../../src/substrate/search/search-index.port.js';
+import { createHashingEmbedder } from '../../../src/substrate/search/hashing-embedder.js';
+import { createElasticsearchSearchIndex } from '../../../src/substrate/search/elasticsearch-search-index.js';
+import { tenantIndexNames } from '../../../src/substrate/search/index-layout.js';
+import { RRF_K } from '../../../src/substrate/search/rrf.js';
+import { testRuntime, uniqueId } from '../../support/harness.js';
+
+let runtime: Runtime;
+let index: SearchIndex;
+let embed: (text: string) => Promise<number[]>;
+
+beforeAll(() => {
+  runtime = testRuntime();
+  const embedder = createHashingEmbedder({ dims: runtime.config.elasticsearch.embeddingDims });
+  embed = async (text) => (await embedder.embed([text]))[0]!;
+  index = createElasticsearchSearchIndex(runtime.es, {
+    prefix: runtime.config.elasticsearch.indexPrefix,
+    embedder,
+    // Test-only: the retention lease syncs every second, so expunged deletes leave the segments quickly.
+    indexSettings: { 'index.soft_deletes.retention_lease.sync_interval': '1s' },
+  });
+});
+
+afterAll(async () => {
+  await runtime?.close();
+});
+
+/** A tenant of the test's own, whose index is dropped when the test ends. */
+function tenantForTest(): string {
+  const tenant = uniqueId('t');
+  onTestFinished(() => index.dropTenant(tenant));
+  return tenant;
+}
+
+function memory(tenant: string, id: string, content: string, overrides: Partial<MemoryRecord> = {}): MemoryRecord {
+  const at = new Date('2025-01-01T00:00:00.000Z');
+  return {
+    _id: id,
+    tenant,
+    namespace: 'crm',
+    subjects: ['subj-1'],
+    kind: 'fact',
+    attribute: null,
+    content,
+    contentHash: `hash-${id}`,
+    validFrom: at,
+    validTo: null,
+    recordedAt: at,
+    policy: { purpose: 'support', sensitivity: 'internal', jurisdiction: 'EU', retentionClass: 'standard' },
+    provenance: { eventIds: [], parentIds: [], derivationRule: 'direct', modelVersion: null, promptVersion: null },
+    trustTier: 2,
+    confidence: 0.9,
+    version: 1,
+    status: 'active',
+    writtenBy: 'agent-1',
+    expiresAt: null,
+    highImpact: false,
+    statusReason: null,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
+const QUERY = 'customer prefers email contact on weekday mornings';
+
+async function sleep(ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+describe('Elasticsearch search index', () => {
+  it('creates one index per tenant behind its alias, idempotently, even with concurrent creators', async () => {
+    const tenant = tenantForTest();
+    await Promise.all(Array.from({ length: 5 }, () => index.ensureTenantIndex(tenant)));
+    await index.ensureTenantIndex(tenant);
+    const { alias, index: concrete } = tenantIndexNames(runtime.config.elasticsearch.indexPrefix, tenant);
+    const aliases = await runtime.es.indices.getAlias({ name: alias });
+    expect(Object.keys(aliases)).toEqual([concrete]);
+    const mapping = await runtime.es.indices.getMapping({ index: concrete });
+    expect(mapping[concrete]?.mappings.dynamic).toBe('strict');
+    expect(mapping[concrete]?.mappings.properties?.embedding).toMatchObject({
+      type: 'dense_vector',
+      dims: runtime.config.elasticsearch.embeddingDims,
+      similarity: 'cosine',
+    });
+  });
+
+  it("returns only the asking tenant's documents, even when another tenant holds the same texts", async () => {
+    const a = tenantForTest();
+    const b = tenantForTest();
+    const texts = [QUERY, 'the customer likes email in the morning', 'invoice sent to the customer by email'];
+    await index.upsert(
+      a,
+      texts.map((t, i) => memory(a, `a-${i}`, t)),
+      { refresh: 'wait_for' },
+    );
+    await index.upsert(
+      b,
+      texts.map((t, i) => memory(b, `b-${i}`, t)),
+      { refresh: 'wait_for' },
+    );
+
+    const hitsA = await index.search(a, { text: QUERY, k: 10, filters: {} });
+    const hitsB = await index.search(b, { text: QUERY, k: 10, filters: {} });
+    expect(hitsA.map((h) => h.id).sort()).toEqual(['a-0', 'a-1', 'a-2']);
+    expect(hitsB.map((h) => h.id).sort()).toEqual(['b-0', 'b-1', 'b-2']);
+    expect(await index.search(uniqueId('t'), { text: QUERY, k: 10, filters: {} })).toEqual([]);
+  });
+
+  it('refuses to index a record of another tenant into this one', async () => {
+    const a = tenantForTest();
+    await expect(index.upsert(a, [memory('other-tenant', 'x-1', QUERY)])).rejects.toMatchObject({
+      name: 'ValidationError',
+    });
+  });
+
+  it('applies namespace filters inside BM25 and kNN: 30 better matches out of scope do not crowd out the one in scope', async () => {
+    const tenant = tenantForTest();
+    // More out-of-scope exact matches than the rank window: a filter applied after top-k would return nothing.
+    const outOfScope = Array.from({ length: 30 }, (_, i) => memory(tenant, `hr-${i}`, QUERY, { namespace: 'hr' }));
+    const inScope = memory(tenant, 'crm-1', 'the customer wants email contact', { namespace: 'crm' });
+    await index.upsert(tenant, [...outOfScope, inScope], { refresh: 'wait_for' });
+
+    const unfiltered = await index.search(tenant, { text: QUERY, k: 1, filters: {} });
+    expect(unfiltered[0]?.id).toMatch(/^hr-/);
+
+    const hits = await index.search(tenant, { text: QUERY, k: 1, filters: { namespaces: ['crm'] } });
+    expect(hits).toEqual([{ id: 'crm-1', score: 2 / (RRF_K + 1), bm25Rank: 1, knnRank: 1 }]);
+    expect(await index.search(tenant, { text: QUERY, k: 5, filters: { namespaces: [] } })).toEqual([]);
+  });
+
+  it('never returns a document excluded by status or valid time, though it tops both BM25 and kNN', async () => {
+    const tenant = tenantForTest();
+    const now = new Date('2025-06-01T00:00:00.000Z');
+    await index.upsert(
+      tenant,
+      [
+        memory(tenant, 'deleted-1', QUERY, { status: 'deleted' }),
+        memory(tenant, 'ended-1', QUERY, { validTo: new Date('2025-05-01T00:00:00.000Z') }),
+        memory(tenant, 'future-1', QUERY, { validFrom: new Date('2025-07-01T00:00:00.000Z') }),
+        memory(tenant, 'live-1', 'email contact preferred by the customer', {
+          validTo: new Date('2025-06-01T00:00:00.001Z'),
+        }),
+      ],
+      { refresh: 'wait_for' },
+    );
+    const top = await index.search(tenant, { text: QUERY, k: 3, filters: {} });
+    expect(top.map((h) => h.id).sort()).toEqual(['deleted-1', 'ended-1', 'future-1']);
+    expect(
+      top.every((h) => h.bm25Rank !== undefined && h.bm25Rank <= 3 && h.knnRank !== undefined && h.knnRank <= 3),
+    ).toBe(true);
+
+    const byStatus = await index.search(tenant, { text: QUERY, k: 1, filters: { statuses: ['active'] } });
+    expect(byStatus[0]?.id).not.toBe('deleted-1');
+
+    const asOf = await index.search(tenant, { text: QUERY, k: 1, filters: { statuses: ['active'], validAt: now } });
+    expect(asOf).toEqual([{ id: 'live-1', score: 2 / (RRF_K + 1), bm25Rank: 1, knnRank: 1 }]);
+    const later = await index.search(tenant, {
+      text: QUERY,
+      k: 5,
+      filters: { validAt: new Date('2025-08-01T00:00:00Z') },
+    });
+    expect(later.map((h) => h.id).sort()).toEqual(['deleted-1', 'future-1']);
+  });
+
+  it('fuses the two rankings: a document strong in both lists beats one that only matches words', async () => {
+    const tenant = tenantForTest();
+    await index.upsert(
+      tenant,
+      [
+        memory(tenant, 'both', 'customer prefers email contact in the mornings'),
+        memory(tenant, 'lexical', 'weekday weekday weekday'),
+        memory(tenant, 'unrelated', 'quarterly revenue grew in germany'),
+      ],
+      { refresh: 'wait_for' },
+    );
+    const hits = await index.search(tenant, { text: QUERY, k: 10, filters: {} });
+    expect(hits[0]).toMatchObject({ id: 'both', bm25Rank: 1, knnRank: 1 });
+    for (const hit of hits) {
+      const expected = [hit.bm25Rank, hit.knnRank].reduce<number>(
+        (s, r) => (r === undefined ? s : s + 1 / (RRF_K + r)),
+        0,
+      );
+      expect(hit.score).toBeCloseTo(expected, 12);
+    }
+    for (let i = 1; i < hits.length; i++) expect(hits[i]!.score).toBeLessThanOrEqual(hits[i - 1]!.score);
+    // BM25 never matches a document without a query term; only kNN can bring it in.
+    expect(hits.find((h) => h.id === 'unrelated')?.bm25Rank).toBeUndefined();
+  });
+
+  it('updates statuses by id without scripts and reports ids it did not find', async () => {
+    const tenant = tenantForTest();
+    await index.upsert(
+      tenant,
+      ['one', 'two', 'three'].map((n) => memory(tenant, n, `${QUERY} ${n}`)),
+      { refresh: 'wait_for' },
+    );
+    const result = await index.updateStatus(tenant, ['one', 'two', 'missing'], 'disputed', { refresh: 'wait_for' });
+    expect(result).toEqual({ updated: 2, notFound: 1, failed: [] });
+    const disputed = await index.search(tenant, { text: QUERY, k: 10, filters: { statuses: ['disputed'] } });
+    expect(disputed.map((h) => h.id).sort()).toEqual(['one', 'two']);
+    const active = await index.search(tenant, { text: QUERY, k: 10, filters: { statuses: ['active'] } });
+    expect(active.map((h) => h.id)).toEqual(['three']);
+  });
+
+  it('surfaces a refused document per item, with its id, status and error type but no content', async () => {
+    const tenant = tenantForTest();
+    const bad = memory(tenant, 'bad-1', 'secret-canary-text', { confidence: 'not a number' as unknown as number });
+    const result = await index.upsert(tenant, [memory(tenant, 'good-1', QUERY), bad], { refresh: 'wait_for' });
+    expect(result.indexed).toBe(1);
+    expect(result.failed).toEqual([{ id: 'bad-1', status: 400, type: expect.stringMatching(/parsing_exception/) }]);
+    expect(JSON.stringify(result)).not.toContain('secret-canary-text');
+  });
+
+  it('after purge and expunge, probes by id, text and vector find nothing and no deleted docs remain', async () => {
+    const tenant = tenantForTest();
+    const canary = 'zebra quasar lemonade canary';
+    const doomed = Array.from({ length: 50 }, (_, i) => memory(tenant, `doomed-${i}`, `${canary} number ${i}`));
+    const kept = Array.from({ length: 10 }, (_, i) => memory(tenant, `kept-${i}`, `unrelated invoice note ${i}`));
+    await index.upsert(tenant, [...doomed, ...kept], { refresh: 'wait_for' });
+    const ids = doomed.map((d) => d._id);
+    const vector = await embed(doomed[0]!.content);
+
+    const before = await index.probe(tenant, { ids, text: canary, vector });
+    expect(before.byId).toHaveLength(50);
+    expect(before.byText).toHaveLength(50);
+    expect(before.byVector).toContain('doomed-0');
+
+    expect(await index.purge(tenant, [...ids, 'never-existed'])).toEqual({ deleted: 50, notFound: 1 });
+    // Idempotent: a retried purge finds nothing more to delete.
+    expect(await index.purge(tenant, ids)).toEqual({ deleted: 0, notFound: 50 });
+    expect(await index.probe(tenant, { ids, text: canary, vector })).toEqual({
+      found: [],
+      byId: [],
+      byText: [],
+      byVector: [],
+    });
+    expect(await index.search(tenant, { text: canary, k: 10, filters: {} })).not.toContainEqual(
+      expect.objectContaining({ id: expect.stringMatching(/^doomed-/) }),
+    );
+
+    // Deletes linger in segments until the retention lease advances (1 s here): wait and retry, bounded.
+    let stats = await index.expungeDeleted(tenant);
+    const deadline = Date.now() + 45_000;
+    while (stats.deletedDocs > 0 && Date.now() < deadline) {
+      await sleep(1000);
+      stats = await index.expungeDeleted(tenant);
+    }
+    expect(stats.deletedDocs).toBe(0);
+    expect(stats.segments).toBeGreaterThan(0);
+    const count = await runtime.es.count({
+      index: tenantIndexNames(runtime.config.elasticsearch.indexPrefix, tenant).alias,
+    });
+    expect(count.count).toBe(10);
+  });
+
+  it('treats a tenant without an index as empty for purge, expunge, probe and status updates', async () => {
+    const tenant = tenantForTest();
+    expect(await index.purge(tenant, ['a', 'b'])).toEqual({ deleted: 0, notFound: 2 });
+    expect(await index.expungeDeleted(tenant)).toEqual({ deletedDocs: 0, segments: 0 });
+    expect(await index.probe(tenant, { ids: ['a'], text: 'x' })).toEqual({
+      found: [],
+      byId: [],
+      byText: [],
+      byVector: [],
+    });
+    expect(await index.updateStatus(tenant, ['a'], 'active')).toEqual({ updated: 0, notFound: 1, failed: [] });
+    const { alias } = tenantIndexNames(runtime.config.elasticsearch.indexPrefix, tenant);
+    // None of these may create an index with a dynamic mapping as a side effect.
+    expect(await runtime.es.indices.exists({ index: alias })).toBe(false);
+  });
+});

@@ -1,0 +1,39 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { readStackManifest } from '../../../stack/stack-config.js';
+import { bundlerOptions } from '../../../src/temporal/bundling.js';
+import { quietTemporal } from '../../support/quiet-temporal.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+describe('Temporal time-skipping test server', () => {
+  let env: TestWorkflowEnvironment;
+  beforeAll(async () => {
+    quietTemporal();
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: readStackManifest().temporalTestServer } },
+    });
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('finishes a workflow with a 30-day timer in seconds of wall time', async () => {
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: 'long-timer',
+      workflowsPath: path.join(here, '..', '..', 'fixtures', 'long-timer.workflow.ts'),
+      bundlerOptions,
+      activities: { stamp: async () => 'done' },
+    });
+    const started = Date.now();
+    const result = await worker.runUntil(
+      env.client.workflow.execute('sleepThirtyDays', { taskQueue: 'long-timer', workflowId: 'thirty-days' }),
+    );
+    expect(result).toBe('done');
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+});
