@@ -2,11 +2,12 @@
  * Bundles workflows/ with Temporal's bundler, which refuses Node built-ins and anything that pulls them
  * in transitively (tsc does not catch those). `--workflows <file>` checks another entry (used by tests).
  */
+import path from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOWS_PATH, bundlerOptions } from '../src/temporal/bundling.js';
 
 const index = process.argv.indexOf('--workflows');
-const workflowsPath = index >= 0 ? process.argv[index + 1]! : WORKFLOWS_PATH;
+const workflowsPath = index >= 0 ? path.resolve(process.argv[index + 1]!) : WORKFLOWS_PATH;
 
 try {
   const started = Date.now();

@@ -272,13 +272,16 @@ function normalize(input: AuditEntryInput, index: number | null): Omit<Pending, 
       throw validationError(`${at}details.${key}`, 'must be a string, number, boolean or null');
     }
   }
-  canonicalJson(details); // rejects NaN, Infinity, lone surrogates before they reach the chain
   const callerKey = input.idempotencyKey !== undefined;
   if (callerKey && input.idempotencyKey === '') throw validationError(`${at}idempotencyKey`, 'must not be empty');
-  return {
-    input: { ...input, details: { ...details }, idempotencyKey: input.idempotencyKey ?? randomUUID() },
-    callerKey,
-  };
+  const normalized = { ...input, details: { ...details }, idempotencyKey: input.idempotencyKey ?? randomUUID() };
+  try {
+    canonicalJson(normalized); // NaN, Infinity, lone surrogates: refused here, not when the batch is sealed
+  } catch (error) {
+    const field = (error as { field?: string }).field ?? '$';
+    throw validationError(`${at}${field.replace(/^\$\.?/, '')}`, 'has no canonical JSON form (NaN, Infinity or a lone surrogate)');
+  }
+  return { input: normalized, callerKey };
 }
 
 /** Later inputs repeating a key within one flush resolve to the first one's entry. */

@@ -55,7 +55,9 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** The single action of one `_bulk` response item. */
-function bulkItem(item: Partial<Record<estypes.BulkOperationType, estypes.BulkResponseItem>>): estypes.BulkResponseItem {
+function bulkItem(
+  item: Partial<Record<estypes.BulkOperationType, estypes.BulkResponseItem>>,
+): estypes.BulkResponseItem {
   const result = Object.values(item)[0];
   if (result === undefined) throw new SearchIndexError('bulk', null, 'empty_bulk_item', true);
   return result;
@@ -95,9 +97,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     } catch (error) {
       // A concurrent creator won the race: wait until its index can take writes.
       if (esErrorType(error) !== 'resource_already_exists_exception') throw toSearchIndexError('create-index', error);
-      await guarded('create-index', () =>
-        client.cluster.health({ index, wait_for_status: 'yellow', timeout: '30s' }),
-      );
+      await guarded('create-index', () => client.cluster.health({ index, wait_for_status: 'yellow', timeout: '30s' }));
       if (!(await aliasExists(alias))) throw new SearchIndexError('create-index', null, 'index_without_alias', false);
     }
     ensured.add(tenant);
@@ -122,7 +122,8 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
 
     async upsert(tenant, records, { refresh: refreshMode = false } = {}) {
       const { alias } = names(tenant);
-      if (records.some((r) => r.tenant !== tenant)) throw validationError('records', 'a record belongs to another tenant');
+      if (records.some((r) => r.tenant !== tenant))
+        throw validationError('records', 'a record belongs to another tenant');
       if (records.length === 0) return { indexed: 0, failed: [] };
       if (!ensured.has(tenant)) await ensureTenantIndex(tenant);
       let indexed = 0;
@@ -246,7 +247,13 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       const first = failed[0];
       if (first !== undefined) {
         // Deletes are idempotent: a retry of the whole call finishes the job.
-        throw new SearchIndexError('purge', first.status, first.type, true, `${failed.length} of ${unique.length} failed`);
+        throw new SearchIndexError(
+          'purge',
+          first.status,
+          first.type,
+          true,
+          `${failed.length} of ${unique.length} failed`,
+        );
       }
       return { deleted, notFound };
     },
@@ -300,13 +307,14 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       }
 
       const byText: string[] = [];
-      if (request.text !== undefined && request.text.trim() !== '') {
+      const text = request.text;
+      if (text !== undefined && text.trim() !== '') {
         const response = await guarded('probe', () =>
           client.search({
             index: alias,
             size: PROBE_LIMIT,
             _source: false,
-            query: { bool: { must: [{ match_phrase: { content: request.text } }], filter: [tenantFilter] } },
+            query: { bool: { must: [{ match_phrase: { content: text } }], filter: [tenantFilter] } },
           }),
         );
         byText.push(...hitIds(response.hits.hits));

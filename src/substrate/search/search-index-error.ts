@@ -14,7 +14,9 @@ export class SearchIndexError extends Error {
     readonly retryable: boolean,
     detail?: string,
   ) {
-    super(`search index ${operation} failed: ${esType}${status === null ? '' : ` (${status})`}${detail ? `; ${detail}` : ''}`);
+    super(
+      `search index ${operation} failed: ${esType}${status === null ? '' : ` (${status})`}${detail ? `; ${detail}` : ''}`,
+    );
     this.name = 'SearchIndexError';
   }
 }
@@ -25,7 +27,8 @@ export function esErrorType(error: unknown): string | undefined {
   const body: unknown = error.body;
   if (typeof body !== 'object' || body === null || !('error' in body)) return undefined;
   const inner: unknown = body.error;
-  if (typeof inner === 'object' && inner !== null && 'type' in inner && typeof inner.type === 'string') return inner.type;
+  if (typeof inner === 'object' && inner !== null && 'type' in inner && typeof inner.type === 'string')
+    return inner.type;
   return undefined;
 }
 

@@ -98,7 +98,10 @@ export interface SearchIndex {
     status: MemoryStatus,
     options?: { refresh?: RefreshMode },
   ): Promise<UpdateStatusResult>;
-  /** BM25 and kNN under the same filters in one round trip, fused with reciprocal rank fusion. */
+  /**
+   * BM25 and kNN under the same filters in one round trip, fused with reciprocal rank fusion (k = 60), best
+   * first. Blank text, a filter that admits nothing, or a tenant without an index give no hits.
+   */
   search(tenant: string, query: HybridQuery): Promise<SearchHit[]>;
   /** Deletes documents by id and refreshes, so they stop being searchable at once. Idempotent. */
   purge(tenant: string, ids: readonly string[]): Promise<PurgeResult>;
