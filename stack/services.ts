@@ -82,8 +82,13 @@ abstract class ProcessService implements StackService {
   }
 
   protected spawn(command: string, args: string[], env?: NodeJS.ProcessEnv): void {
-    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
+    this.markLogStart();
     spawnDetached({ command, args, logFile: this.logFile, pidFile: this.pidFile, env, cwd: this.config.stateDir });
+  }
+
+  protected markLogStart(): void {
+    fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
+    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
   }
 
   protected script(relative: string): string {
@@ -191,8 +196,7 @@ class PostgresService extends ProcessService {
   async start(): Promise<void> {
     const port = String(this.config.postgres.port);
     await execFileAsync('bash', [this.script('postgres/prepare.sh'), this.dataDir, port]);
-    fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
-    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
+    this.markLogStart();
     fs.chmodSync(this.logFile, 0o666);
     await execFileAsync('runuser', [
       '-u',
@@ -321,7 +325,7 @@ class SmtpCaptureService extends ProcessService {
   }
   protected override spawn(command: string, args: string[]): void {
     // tsx must resolve from the repository, not from the state directory.
-    fs.appendFileSync(this.logFile, `\n--- start ${new Date().toISOString()}\n`);
+    this.markLogStart();
     spawnDetached({ command, args, logFile: this.logFile, pidFile: this.pidFile, cwd: this.config.repoDir });
   }
 }
@@ -332,15 +336,19 @@ export function stackServices(config: StackConfig): {
   testServer: StackService;
 } {
   const postgres = new PostgresService(config);
+  const all: StackService[] = [
+    new TemporalService(config),
+    postgres,
+    new FerretDbService(config),
+    new ElasticsearchService(config),
+    new SmtpCaptureService(config),
+  ];
+  const only = config.only;
+  // FerretDB cannot run without its PostgreSQL.
+  const wanted = only ? new Set([...only, ...(only.includes('ferretdb') ? ['postgres'] : [])]) : undefined;
   return {
     postgres,
-    services: [
-      new TemporalService(config),
-      postgres,
-      new FerretDbService(config),
-      new ElasticsearchService(config),
-      new SmtpCaptureService(config),
-    ],
+    services: wanted ? all.filter((s) => wanted.has(s.name)) : all,
     testServer: new TemporalTestServerArtifact(config),
   };
 }

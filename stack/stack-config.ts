@@ -13,7 +13,11 @@ export interface StackConfig {
   mongo: { uri: string; host: string; port: number };
   elasticsearch: { url: string; host: string; port: number };
   smtp: { host: string; port: number; captureDir: string };
+  /** `LETHE_STACK_SERVICES`: a subset of servers to manage (all when unset). */
+  only?: string[];
 }
+
+export const STACK_SERVICE_NAMES = ['temporal', 'postgres', 'ferretdb', 'elasticsearch', 'smtp'] as const;
 
 /** What the running stack looks like, for tests and tools that need the artifacts' paths. */
 export interface StackManifest {
@@ -54,7 +58,14 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
   const temporalAddress = env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
   const mongoUri = env.MONGODB_URI ?? 'mongodb://127.0.0.1:27017/lethe';
   const esUrl = env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200';
+  const only = env.LETHE_STACK_SERVICES?.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const name of only ?? []) {
+    if (!(STACK_SERVICE_NAMES as readonly string[]).includes(name)) {
+      throw new Error(`LETHE_STACK_SERVICES: unknown server "${name}" (known: ${STACK_SERVICE_NAMES.join(', ')})`);
+    }
+  }
   return {
+    ...(only ? { only } : {}),
     repoDir,
     stateDir,
     cacheDir,

@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import nodemailer from 'nodemailer';
+import { Connection } from '@temporalio/client';
+import type { ReadinessReport } from '../../../src/observability/readiness.js';
+import { buildApiServer } from '../../../src/api/server.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { smtpProbe, temporalProbe } from '../../../src/observability/dependency-probes.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A second, small stack (Temporal + SMTP) in a state directory and on ports of its own, so that the
+ * suite's main stack is never disturbed.
+ */
+describe('npm run stack:up | stack:down | stack:status', async () => {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-stack-'));
+  const env = {
+    ...process.env,
+    LETHE_STATE_DIR: stateDir,
+    LETHE_STACK_SERVICES: 'temporal,smtp',
+    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+    SMTP_PORT: String(await freePort()),
+  };
+  const stack = (command: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', command], { cwd: repo, env, encoding: 'utf8' });
+  const pids = () =>
+    Object.fromEntries(
+      fs.readdirSync(path.join(stateDir, 'pids')).map((f) => [f.replace('.pid', ''), Number(fs.readFileSync(path.join(stateDir, 'pids', f), 'utf8').split('\n')[0])]),
+    );
+
+  afterAll(() => {
+    stack('down');
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('starts each server once, however often it is called', () => {
+    expect(stack('up').status).toBe(0);
+    const first = pids();
+    const second = stack('up');
+    expect(second.status).toBe(0);
+    expect(second.stderr).toMatch(/temporal .* already up/);
+    expect(pids()).toEqual(first);
+    expect(Object.keys(first).sort()).toEqual(['smtp', 'temporal']);
+    expect(Object.values(first).every(alive)).toBe(true);
+  }, 180_000);
+
+  it('names the server that died, in stack:status and in /readyz', async () => {
+    const smtpPid = pids().smtp!;
+    process.kill(smtpPid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    const status = stack('status');
+    expect(status.status).toBe(1);
+    expect(status.stdout).toMatch(/smtp\s+down/);
+    expect(status.stdout).toMatch(/temporal\s+up/);
+
+    const connection = Connection.lazy({ address: env.TEMPORAL_ADDRESS });
+    const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(env.SMTP_PORT), ignoreTLS: true });
+    const api = await buildApiServer({ log: createLogger('silent'), probes: [temporalProbe(connection), smtpProbe(mail)] });
+    const response = await api.inject({ method: 'GET', url: '/readyz' });
+    await api.close();
+    await connection.close();
+    expect(response.statusCode).toBe(503);
+    const report = response.json<ReadinessReport>();
+    expect(report.ready).toBe(false);
+    expect(report.dependencies.temporal?.ok).toBe(true);
+    expect(report.dependencies.smtp?.ok).toBe(false);
+  }, 60_000);
+
+  it('stops only the servers it started', () => {
+    const before = pids();
+    const down = stack('down');
+    expect(down.status).toBe(0);
+    expect(alive(before.temporal!)).toBe(false);
+    // The suite's own stack is untouched.
+    const main = spawnSync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', 'status'], { cwd: repo, encoding: 'utf8' });
+    expect(main.status).toBe(0);
+  }, 60_000);
+});
