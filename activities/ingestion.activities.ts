@@ -23,8 +23,8 @@ export function createIngestionActivities(deps: IngestionActivityDeps) {
     async indexMemories(input: { tenant: string; ids: string[] }): Promise<{ indexed: number }> {
       if (input.ids.length === 0) return { indexed: 0 };
       const records = await deps.memories.getMany(input.tenant, input.ids);
-      await deps.search.ensureTenantIndex(input.tenant);
-      const result = await deps.search.upsert(input.tenant, records);
+      // wait_for: a write acknowledged to an agent is searchable by its next query.
+      const result = await deps.search.upsert(input.tenant, records, { refresh: 'wait_for' });
       return { indexed: result.indexed };
     },
 

@@ -8,6 +8,7 @@ import { registerAuthentication } from './authenticate.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
+import { registerAuditRoutes } from './routes/audit.routes.js';
 
 export interface ApiDependencies {
   log: Logger;
@@ -50,6 +51,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerWriteRoutes(app, { writes: services.writes });
     registerReadRoutes(app, { events: services.events, memories: services.memories });
     registerSearchRoutes(app, { search: services.search });
+    registerAuditRoutes(app, { audit: services.audit });
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

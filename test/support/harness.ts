@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/config.js';
 import { createRuntime, type Runtime } from '../../src/app/runtime.js';
 import { createLetheWorker } from '../../src/temporal/worker.js';
+import type { Services } from '../../src/app/services.js';
 import { workflowBundlePath } from './paths.js';
 import { quietTemporal } from './quiet-temporal.js';
 
@@ -34,8 +35,12 @@ export interface RunningWorker {
 }
 
 /** Starts a worker on a task queue of its own, from the bundle built once by the global setup. */
-export async function startWorker(runtime: Runtime, taskQueue = uniqueId('tq')): Promise<RunningWorker> {
-  const worker = await createLetheWorker(runtime, { taskQueue, workflowBundle: { codePath: workflowBundlePath() } });
+export async function startWorker(runtime: Runtime, taskQueue = uniqueId('tq'), services?: Services): Promise<RunningWorker> {
+  const worker = await createLetheWorker(runtime, {
+    taskQueue,
+    workflowBundle: { codePath: workflowBundlePath() },
+    ...(services ? { services } : {}),
+  });
   const running = worker.run();
   const client = new Client({ connection: runtime.temporal, namespace: runtime.config.temporal.namespace });
   return {

@@ -30,6 +30,8 @@ export interface MongoAuditLogOptions {
   maxBatch?: number;
   /** Attempts to claim a seq under contention before giving up with a Conflict. */
   maxAttempts?: number;
+  /** Upper bound of the jittered pause between attempts after a lost race (0: none). */
+  backoffCapMs?: number;
 }
 
 type AuditDoc = AuditEntry & { _id: string };
@@ -57,6 +59,7 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
   const clock = options.clock ?? (() => new Date());
   const maxBatch = options.maxBatch ?? 1000;
   const maxAttempts = options.maxAttempts ?? 500;
+  const backoffCapMs = options.backoffCapMs ?? 8;
   const audit: Collection<AuditDoc> = db.collection<AuditDoc>(Collections.audit);
   /** Last entry this process wrote or read per tenant: a lower bound of the head (entries are never removed). */
   const heads = new Map<string, AuditEntry | null>();
@@ -148,9 +151,10 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
       if (++conflicts >= maxAttempts) {
         throw new DomainError(ErrorType.Conflict, `audit append: no free seq after ${conflicts} attempts (tenant ${tenant})`);
       }
-      // Another process appended: back off a little (jittered, so contenders spread out) and find the new head.
-      if (conflicts > 1) await sleep(Math.random() * Math.min(50, 2 ** conflicts));
-      head = await findHead(tenant, head);
+      // Another process appended: back off a little (jittered, so contenders spread out), then chase the head —
+      // read the entry that took our seq and try the next one (the insert itself probes whether that is free).
+      if (conflicts > 1 && backoffCapMs > 0) await sleep(Math.random() * Math.min(backoffCapMs, 2 ** (conflicts - 1)));
+      head = (await byId(tenant, docs[failedAt]!.seq)) ?? (await findHead(tenant, head));
       remember(tenant, head);
     }
   };

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import { exportAuditJsonl } from '../../governance/audit/audit-export.js';
+import { principalOf } from '../authenticate.js';
+import { errorResponses, tenantParams } from './route-schemas.js';
+
+export function registerAuditRoutes(app: FastifyInstance, deps: { audit: AuditLog }): void {
+  app.get(
+    '/v1/tenants/:tenant/audit',
+    {
+      config: { action: 'audit.export' },
+      schema: {
+        summary: "Export the tenant's audit chain as JSONL, for offline verification",
+        params: tenantParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { fromSeq: { type: 'integer', minimum: 1 }, toSeq: { type: 'integer', minimum: 1 } },
+        },
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const { fromSeq, toSeq } = request.query as { fromSeq?: number; toSeq?: number };
+      const lines: string[] = [];
+      const range = { ...(fromSeq ? { fromSeq } : {}), ...(toSeq ? { toSeq } : {}) };
+      for await (const line of exportAuditJsonl(deps.audit, principalOf(request).tenant, range)) lines.push(line);
+      return reply.type('application/x-ndjson').send(lines.join(''));
+    },
+  );
+}
