@@ -129,6 +129,10 @@ class TemporalService extends ProcessService {
       'history.transferProcessorMaxPollRPS=1000',
       '--dynamic-config-value',
       'history.timerProcessorMaxPollRPS=1000',
+      // Without this, each SQLite commit's fsync becomes the bottleneck once the limits above are raised.
+      // A development server's history may be lost on an OS crash; that is acceptable here.
+      '--sqlite-pragma',
+      'synchronous=OFF',
       ...SEARCH_ATTRIBUTES.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
     ];
     this.spawn(binary, args);

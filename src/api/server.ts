@@ -4,11 +4,25 @@ import type { Logger } from '../observability/logger.js';
 import { checkReadiness, type DependencyProbe } from '../observability/readiness.js';
 import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
+import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication } from './authenticate.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
 import { registerAuditRoutes } from './routes/audit.routes.js';
+
+/** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
+export interface TenantRoute {
+  method: string;
+  url: string;
+  action: Action;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tenantRoutes: TenantRoute[];
+  }
+}
 
 export interface ApiDependencies {
   log: Logger;
@@ -33,6 +47,13 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
+  const tenantRoutes: TenantRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    const action = (route.config as { action?: Action } | undefined)?.action;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (action) for (const method of methods) if (method !== 'HEAD') tenantRoutes.push({ method, url: route.url, action });
+  });
+  app.decorate('tenantRoutes', tenantRoutes);
 
   app.get(
     '/healthz',

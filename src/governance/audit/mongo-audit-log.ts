@@ -48,6 +48,8 @@ interface Pending {
 const SEQ_DIGITS = 15;
 const RANGE_BATCH = 500;
 const RANGE_CONCURRENCY = 16;
+/** A range covering more than 1/SCAN_FRACTION of the chain is read with one query rather than by `_id`. */
+const SCAN_FRACTION = 4;
 
 /** `_id` of a tenant's entry at `seq`. */
 export function auditEntryId(tenant: string, seq: number): string {
@@ -224,15 +226,25 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     },
 
     async *entries(tenant, range = {}) {
-      // A snapshot up to the head as of now, read by `_id` in bounded parallel batches: equality on `_id` is the
-      // fast path on FerretDB, where a range filter or a sort reads the whole collection. A missing entry is
-      // skipped, not papered over: the verifier then reports the gap.
+      // A snapshot up to the head as of now. Entries are never removed, so a missing one is skipped rather than
+      // papered over: the verifier then reports the gap.
       const head = await findHead(tenant, heads.get(tenant) ?? null);
       remember(tenant, head);
+      const from = Math.max(1, range.fromSeq ?? 1);
       const last = Math.min(range.toSeq ?? Number.MAX_SAFE_INTEGER, head?.seq ?? 0);
-      for (let from = Math.max(1, range.fromSeq ?? 1); from <= last; from += RANGE_BATCH) {
-        const seqs = Array.from({ length: Math.min(RANGE_BATCH, last - from + 1) }, (_, i) => from + i);
-        for (const entry of await mapBounded(seqs, RANGE_CONCURRENCY, (seq) => byId(tenant, seq))) {
+      if (last < from) return;
+      if ((last - from + 1) * SCAN_FRACTION >= last) {
+        // Most of the chain: one sorted range query. FerretDB reads every entry of the tenant for it (~4× faster
+        // per entry than single lookups, measured); MongoDB serves it from the (tenant, seq) index.
+        const cursor = audit.find({ tenant, seq: { $gte: from, $lte: last } }).sort({ seq: 1 }).batchSize(RANGE_BATCH);
+        for await (const doc of cursor) yield toEntry(doc);
+        return;
+      }
+      // A slice: `_id` equality lookups in bounded parallel batches, the fast path on FerretDB, where a range filter
+      // still reads the whole tenant.
+      for (let seq = from; seq <= last; seq += RANGE_BATCH) {
+        const seqs = Array.from({ length: Math.min(RANGE_BATCH, last - seq + 1) }, (_, i) => seq + i);
+        for (const entry of await mapBounded(seqs, RANGE_CONCURRENCY, (s) => byId(tenant, s))) {
           if (entry) yield entry;
         }
       }
