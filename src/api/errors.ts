@@ -14,9 +14,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (fe.validation) {
       const first = fe.validation[0];
       const field = validationField(first);
-      return reply.code(400).send({
-        error: { code: 'invalid_request', message: `${field ?? 'request'}: ${first?.message ?? 'invalid'}`, field },
-      });
+      // Patterns are implementation detail (and long); say what was expected instead.
+      const message =
+        first?.keyword === 'pattern' || first?.keyword === 'format'
+          ? 'is not in the expected format'
+          : (first?.message ?? 'invalid');
+      return reply.code(400).send({ error: { code: 'ValidationError', message: `${field ?? 'request'}: ${message}`, field } });
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.code(fe.statusCode).send({ error: { code: fe.code ?? 'bad_request', message: fe.message } });
@@ -30,7 +33,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 function validationField(
-  issue: { instancePath?: string; params?: Record<string, unknown> } | undefined,
+  issue: { instancePath?: string; params?: Record<string, unknown>; keyword?: string } | undefined,
 ): string | undefined {
   if (!issue) return undefined;
   const base = (issue.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');

@@ -36,7 +36,6 @@ export interface ApiDependencies {
 export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: false,
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, allErrors: false } },
   });

@@ -30,7 +30,8 @@ function assertJson(value: unknown, path: string, ancestors: Set<object>): void 
     case 'boolean':
       return;
     case 'number':
-      if (!Number.isFinite(value)) throw validationError(path, 'must be a finite number (NaN and Infinity have no JSON form)');
+      if (!Number.isFinite(value))
+        throw validationError(path, 'must be a finite number (NaN and Infinity have no JSON form)');
       return;
     case 'undefined':
       throw validationError(path, 'is undefined (use null, or leave the field out)');

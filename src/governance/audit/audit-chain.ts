@@ -35,8 +35,7 @@ export interface ChainBreak {
  * with no known anchor); `lastSeq` is the last verified seq.
  */
 export type ChainVerification =
-  | { ok: true; count: number; headHash: string; lastSeq: number }
-  | { ok: false; firstBad: ChainBreak };
+  { ok: true; count: number; headHash: string; lastSeq: number } | { ok: false; firstBad: ChainBreak };
 
 export interface VerifyOptions {
   /** Every entry must belong to this tenant (otherwise: to the first entry's tenant). */
@@ -101,9 +100,13 @@ export function createChainVerifier(opts: VerifyOptions = {}): ChainVerifier {
         return fail(entry.seq, `out of order: expected seq ${expectedSeq}, found ${entry.seq} (entries reordered)`);
       }
       if (entry.seq > expectedSeq) {
-        return fail(entry.seq, `seq gap: expected seq ${expectedSeq}, found ${entry.seq} (entries missing or reordered)`);
+        return fail(
+          entry.seq,
+          `seq gap: expected seq ${expectedSeq}, found ${entry.seq} (entries missing or reordered)`,
+        );
       }
-      if (recompute(entry) !== entry.hash) return fail(entry.seq, 'hash mismatch: the entry was changed after it was sealed');
+      if (recompute(entry) !== entry.hash)
+        return fail(entry.seq, 'hash mismatch: the entry was changed after it was sealed');
       if (expectedPrev !== undefined && entry.prevHash !== expectedPrev) {
         return fail(
           entry.seq,
@@ -168,9 +171,11 @@ function describeMalformed(raw: unknown): string | null {
   if (typeof e.seq !== 'number' || !Number.isSafeInteger(e.seq) || e.seq < 1) return 'seq must be a positive integer';
   if (e.target !== null && typeof e.target !== 'string') return 'target must be a string or null';
   if (typeof e.outcome !== 'string' || !OUTCOMES.has(e.outcome)) return 'outcome must be ok, refused or error';
-  if (typeof e.details !== 'object' || e.details === null || Array.isArray(e.details)) return 'details must be an object';
+  if (typeof e.details !== 'object' || e.details === null || Array.isArray(e.details))
+    return 'details must be an object';
   for (const [key, value] of Object.entries(e.details)) {
-    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) return `details.${key} must be a scalar`;
+    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value))
+      return `details.${key} must be a scalar`;
   }
   if (typeof e.prevHash !== 'string' || !HEX64.test(e.prevHash)) return 'prevHash must be 64 hex digits';
   if (typeof e.hash !== 'string' || !HEX64.test(e.hash)) return 'hash must be 64 hex digits';

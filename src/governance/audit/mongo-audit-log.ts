@@ -151,7 +151,10 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
       }
       pending = pending.slice(failedAt);
       if (++conflicts >= maxAttempts) {
-        throw new DomainError(ErrorType.Conflict, `audit append: no free seq after ${conflicts} attempts (tenant ${tenant})`);
+        throw new DomainError(
+          ErrorType.Conflict,
+          `audit append: no free seq after ${conflicts} attempts (tenant ${tenant})`,
+        );
       }
       // Another process appended: back off a little (jittered, so contenders spread out), then chase the head —
       // read the entry that took our seq and try the next one (the insert itself probes whether that is free).
@@ -236,7 +239,10 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
       if ((last - from + 1) * SCAN_FRACTION >= last) {
         // Most of the chain: one sorted range query. FerretDB reads every entry of the tenant for it (~4× faster
         // per entry than single lookups, measured); MongoDB serves it from the (tenant, seq) index.
-        const cursor = audit.find({ tenant, seq: { $gte: from, $lte: last } }).sort({ seq: 1 }).batchSize(RANGE_BATCH);
+        const cursor = audit
+          .find({ tenant, seq: { $gte: from, $lte: last } })
+          .sort({ seq: 1 })
+          .batchSize(RANGE_BATCH);
         for await (const doc of cursor) yield toEntry(doc);
         return;
       }
@@ -279,9 +285,11 @@ function normalize(input: AuditEntryInput, index: number | null): Omit<Pending, 
   const at = index === null ? '' : `entries.${index}.`;
   if (!TENANT_PATTERN.test(input.tenant)) throw validationError(`${at}tenant`, 'must match ^[a-z0-9][a-z0-9-]{1,62}$');
   for (const field of ['actor', 'action'] as const) {
-    if (typeof input[field] !== 'string' || input[field] === '') throw validationError(`${at}${field}`, 'must be a non-empty string');
+    if (typeof input[field] !== 'string' || input[field] === '')
+      throw validationError(`${at}${field}`, 'must be a non-empty string');
   }
-  if (!['ok', 'refused', 'error'].includes(input.outcome)) throw validationError(`${at}outcome`, 'must be ok, refused or error');
+  if (!['ok', 'refused', 'error'].includes(input.outcome))
+    throw validationError(`${at}outcome`, 'must be ok, refused or error');
   const details = input.details ?? {};
   for (const [key, value] of Object.entries(details)) {
     if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
@@ -295,7 +303,10 @@ function normalize(input: AuditEntryInput, index: number | null): Omit<Pending, 
     canonicalJson(normalized); // NaN, Infinity, lone surrogates: refused here, not when the batch is sealed
   } catch (error) {
     const field = (error as { field?: string }).field ?? '$';
-    throw validationError(`${at}${field.replace(/^\$\.?/, '')}`, 'has no canonical JSON form (NaN, Infinity or a lone surrogate)');
+    throw validationError(
+      `${at}${field.replace(/^\$\.?/, '')}`,
+      'has no canonical JSON form (NaN, Infinity or a lone surrogate)',
+    );
   }
   return { input: normalized, callerKey };
 }
