@@ -16,7 +16,18 @@ const layers = [
 ];
 
 // The rank of each plane: a module may import only planes of lower or equal rank.
-const rank = { shared: 0, config: 1, observability: 1, substrate: 2, governance: 3, ingestion: 4, retrieval: 4, activities: 5, workflows: 6, 'entry points': 7 };
+const rank = {
+  shared: 0,
+  config: 1,
+  observability: 1,
+  substrate: 2,
+  governance: 3,
+  ingestion: 4,
+  retrieval: 4,
+  activities: 5,
+  workflows: 6,
+  'entry points': 7,
+};
 
 const forbidden = [];
 for (const [from, fromPath] of layers) {
@@ -34,7 +45,8 @@ for (const [from, fromPath] of layers) {
 forbidden.push(
   {
     name: 'workflow-sandbox',
-    comment: 'at run time, workflows/ may import only @temporalio/workflow, pure shared modules and the policy evaluator',
+    comment:
+      'at run time, workflows/ may import only @temporalio/workflow, pure shared modules and the policy evaluator',
     severity: 'error',
     from: { path: '^workflows/' },
     to: {

@@ -34,18 +34,31 @@ async function main(): Promise<void> {
   step('1. Every dependency answers');
   const readiness = await checkReadiness(runtime.probes);
   for (const [name, report] of Object.entries(readiness.dependencies)) {
-    say(`   ${report.ok ? '✓' : '✗'} ${name.padEnd(14)} ${report.latencyMs} ms${report.error ? `  ${report.error}` : ''}`);
+    say(
+      `   ${report.ok ? '✓' : '✗'} ${name.padEnd(14)} ${report.latencyMs} ms${report.error ? `  ${report.error}` : ''}`,
+    );
   }
   if (!readiness.ready) throw new Error('the stack is not ready: run npm run stack:up');
 
   await services.ensureIndexes();
   const worker = await createLetheWorker(runtime, { taskQueue, services });
   const running = worker.run();
-  const app = await buildApiServer({ log: runtime.log, probes: runtime.probes, services, tokenSecret: config.secrets.tokenSecret });
+  const app = await buildApiServer({
+    log: runtime.log,
+    probes: runtime.probes,
+    services,
+    tokenSecret: config.secrets.tokenSecret,
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
-    const agent = createApiClient(address, await mintToken(config.secrets.tokenSecret, { id: 'agent-7', tenant, roles: ['agent'] }));
-    const auditor = createApiClient(address, await mintToken(config.secrets.tokenSecret, { id: 'auditor-1', tenant, roles: ['auditor'] }));
+    const agent = createApiClient(
+      address,
+      await mintToken(config.secrets.tokenSecret, { id: 'agent-7', tenant, roles: ['agent'] }),
+    );
+    const auditor = createApiClient(
+      address,
+      await mintToken(config.secrets.tokenSecret, { id: 'auditor-1', tenant, roles: ['auditor'] }),
+    );
 
     step(`2. Ingest a sample tenant "${tenant}" through the ingestion workflow (events → memories → index)`);
     const sample = JSON.parse(fs.readFileSync(path.join(here, 'demo-data', 'sample-tenant.json'), 'utf8')) as object;
@@ -54,35 +67,57 @@ async function main(): Promise<void> {
       `/v1/tenants/${tenant}/batches`,
       sample,
     );
-    say(`   ${batch.events.length} events and ${batch.memories.length} memories in ${Date.now() - started} ms; ${batch.indexed} indexed`);
-    for (const m of batch.memories) say(`   ${m.id}  ${m.status}${m.status === 'candidate' ? '  (high-impact: waits for a reviewer)' : ''}`);
+    say(
+      `   ${batch.events.length} events and ${batch.memories.length} memories in ${Date.now() - started} ms; ${batch.indexed} indexed`,
+    );
+    for (const m of batch.memories)
+      say(`   ${m.id}  ${m.status}${m.status === 'candidate' ? '  (high-impact: waits for a reviewer)' : ''}`);
 
     step('3. Governed hybrid search (BM25 + vectors, fused with RRF; scope and lifecycle pushed into the query)');
     for (const query of ['how does Ana want to be contacted?', 'invoices', 'contract renewal']) {
-      const answer = await agent.post<{ results: { score: number; memory: { id: string; content: string; status: string } }[] }>(
-        `/v1/tenants/${tenant}/search`,
-        { query, k: 3 },
-      );
+      const answer = await agent.post<{
+        results: { score: number; memory: { id: string; content: string; status: string } }[];
+      }>(`/v1/tenants/${tenant}/search`, { query, k: 3 });
       say(`   "${query}"`);
       if (answer.results.length === 0) say('      (nothing admissible)');
       for (const r of answer.results) say(`      ${r.score.toFixed(4)}  ${r.memory.content}`);
     }
 
     step('4. Re-delivery is idempotent; refusals name the field');
-    const again = await agent.post<{ events: { outcome: string }[] }>(`/v1/tenants/${tenant}/batches`, { events: (sample as { events: unknown[] }).events.slice(0, 1) });
+    const again = await agent.post<{ events: { outcome: string }[] }>(`/v1/tenants/${tenant}/batches`, {
+      events: (sample as { events: unknown[] }).events.slice(0, 1),
+    });
     say(`   same event again → ${again.events[0]?.outcome}`);
-    await agent.post(`/v1/tenants/${tenant}/events`, { source: 'crm', externalId: 'x', namespace: 'support', subjects: ['s'], content: 'c', occurredAt: 'yesterday' }).catch((e: Error) => say(`   invalid date → refused: ${e.message}`));
+    await agent
+      .post(`/v1/tenants/${tenant}/events`, {
+        source: 'crm',
+        externalId: 'x',
+        namespace: 'support',
+        subjects: ['s'],
+        content: 'c',
+        occurredAt: 'yesterday',
+      })
+      .catch((e: Error) => say(`   invalid date → refused: ${e.message}`));
 
     step('5. A notification through SMTP, read back from the capture server');
     const subject = `Lethe demo for ${tenant}`;
-    await runtime.mail.sendMail({ from: config.smtp.from, to: 'dpo@example.test', subject, text: `Tenant ${tenant} ingested ${batch.memories.length} memories.` });
+    await runtime.mail.sendMail({
+      from: config.smtp.from,
+      to: 'dpo@example.test',
+      subject,
+      text: `Tenant ${tenant} ingested ${batch.memories.length} memories.`,
+    });
     const mail = await waitForMessage(loadStackConfig().smtp.captureDir, (m) => m.subject === subject);
     say(`   captured: "${mail.subject}" → ${mail.to.join(', ')}`);
 
     step('6. The audit chain, exported and verified offline');
     const jsonl = await auditor.getText(`/v1/tenants/${tenant}/audit`);
     const verdict = verifyAuditJsonl(jsonl);
-    say(verdict.ok ? `   ✓ ${verdict.count} entries, chain intact, head ${verdict.headHash.slice(0, 16)}…` : `   ✗ ${JSON.stringify(verdict.firstBad)}`);
+    say(
+      verdict.ok
+        ? `   ✓ ${verdict.count} entries, chain intact, head ${verdict.headHash.slice(0, 16)}…`
+        : `   ✗ ${JSON.stringify(verdict.firstBad)}`,
+    );
     say('\nDone.');
   } finally {
     await app.close();

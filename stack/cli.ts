@@ -10,7 +10,6 @@ import { StackError, isAlive, sleep, tail, waitFor } from './processes.js';
 
 type Command = 'up' | 'down' | 'status' | 'ensure';
 
-
 function log(message: string): void {
   process.stderr.write(`${message}\n`);
 }

@@ -48,7 +48,10 @@ export function commandLine(pid: number): string {
 export function tail(file: string, lines = 20): string {
   try {
     const text = fs.readFileSync(file, 'utf8');
-    return text.split('\n').slice(-lines - 1).join('\n');
+    return text
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   } catch {
     return '(no log yet)';
   }
@@ -126,7 +129,8 @@ export async function runBuildScript(server: string, script: string, env: NodeJS
     child.on('close', (code) => {
       const last = stdout.trim().split('\n').pop()?.trim() ?? '';
       if (code !== 0) reject(new StackError(server, `build script ${script} exited with ${code}`));
-      else if (!last || !fs.existsSync(last)) reject(new StackError(server, `build script ${script} printed no artifact`));
+      else if (!last || !fs.existsSync(last))
+        reject(new StackError(server, `build script ${script} printed no artifact`));
       else resolve(last);
     });
   });

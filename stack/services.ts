@@ -159,11 +159,9 @@ class TemporalTestServerArtifact implements StackService {
     return path.join(this.config.stateDir, 'logs', `${this.name}.log`);
   }
   build(): Promise<string> {
-    return runBuildScript(
-      this.name,
-      path.join(this.config.repoDir, 'stack', 'temporal', 'build-test-server.sh'),
-      { LETHE_CACHE_DIR: this.config.cacheDir },
-    );
+    return runBuildScript(this.name, path.join(this.config.repoDir, 'stack', 'temporal', 'build-test-server.sh'), {
+      LETHE_CACHE_DIR: this.config.cacheDir,
+    });
   }
   async start(): Promise<void> {}
   async healthy(): Promise<boolean> {
@@ -235,7 +233,18 @@ class PostgresService extends ProcessService {
   override confirm(): void {}
   override async stop(): Promise<boolean> {
     if (this.ownPid() === undefined) return false;
-    await execFileAsync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, 'pg_ctl'), '-D', this.dataDir, '-m', 'fast', '-w', 'stop']);
+    await execFileAsync('runuser', [
+      '-u',
+      'postgres',
+      '--',
+      path.join(PG_BIN, 'pg_ctl'),
+      '-D',
+      this.dataDir,
+      '-m',
+      'fast',
+      '-w',
+      'stop',
+    ]);
     return true;
   }
 }

@@ -58,7 +58,9 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
   const temporalAddress = env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
   const mongoUri = env.MONGODB_URI ?? 'mongodb://127.0.0.1:27017/lethe';
   const esUrl = env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200';
-  const only = env.LETHE_STACK_SERVICES?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = env.LETHE_STACK_SERVICES?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const name of only ?? []) {
     if (!(STACK_SERVICE_NAMES as readonly string[]).includes(name)) {
       throw new Error(`LETHE_STACK_SERVICES: unknown server "${name}" (known: ${STACK_SERVICE_NAMES.join(', ')})`);

@@ -25,7 +25,8 @@ export function registerAuthentication(app: FastifyInstance, deps: { tokenSecret
     const action = request.routeOptions.config.action;
     if (!action) return;
     const tenant = (request.params as { tenant?: string }).tenant ?? '';
-    if (!TENANT_PATTERN.test(tenant)) throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
+    if (!TENANT_PATTERN.test(tenant))
+      throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
     let principal: Principal | undefined;
     try {
       principal = await verifyToken(deps.tokenSecret, bearer(request.headers.authorization));
@@ -33,7 +34,11 @@ export function registerAuthentication(app: FastifyInstance, deps: { tokenSecret
         throw new DomainError(ErrorType.Forbidden, 'tenant: the token is not valid for this tenant', 'tenant');
       }
       if (!roleAllows(principal.roles, action)) {
-        throw new DomainError(ErrorType.Forbidden, `authorization: no role of this principal may ${action}`, 'authorization');
+        throw new DomainError(
+          ErrorType.Forbidden,
+          `authorization: no role of this principal may ${action}`,
+          'authorization',
+        );
       }
     } catch (error) {
       if (error instanceof DomainError) await auditRefusal(deps.audit, request, tenant, action, principal, error);
@@ -68,6 +73,7 @@ async function auditRefusal(
 }
 
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new DomainError(ErrorType.Unauthenticated, 'authorization: bearer token required', 'authorization');
+  if (!request.principal)
+    throw new DomainError(ErrorType.Unauthenticated, 'authorization: bearer token required', 'authorization');
   return request.principal;
 }

@@ -19,7 +19,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
         first?.keyword === 'pattern' || first?.keyword === 'format'
           ? 'is not in the expected format'
           : (first?.message ?? 'invalid');
-      return reply.code(400).send({ error: { code: 'ValidationError', message: `${field ?? 'request'}: ${message}`, field } });
+      return reply
+        .code(400)
+        .send({ error: { code: 'ValidationError', message: `${field ?? 'request'}: ${message}`, field } });
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.code(fe.statusCode).send({ error: { code: fe.code ?? 'bad_request', message: fe.message } });

@@ -50,7 +50,8 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
   app.addHook('onRoute', (route) => {
     const action = (route.config as { action?: Action } | undefined)?.action;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (action) for (const method of methods) if (method !== 'HEAD') tenantRoutes.push({ method, url: route.url, action });
+    if (action)
+      for (const method of methods) if (method !== 'HEAD') tenantRoutes.push({ method, url: route.url, action });
   });
   app.decorate('tenantRoutes', tenantRoutes);
 

@@ -14,7 +14,10 @@ export function createApiClient(baseUrl: string, token: string | undefined) {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch {
-      throw new CliError(`cannot reach the Lethe API at ${baseUrl} (set LETHE_API_URL or start it: npm run api)`, ExitCode.unavailable);
+      throw new CliError(
+        `cannot reach the Lethe API at ${baseUrl} (set LETHE_API_URL or start it: npm run api)`,
+        ExitCode.unavailable,
+      );
     }
     const text = await response.text();
     if (!response.ok) {
@@ -33,10 +36,13 @@ export function createApiClient(baseUrl: string, token: string | undefined) {
     get: <T>(path: string) => call<T>('GET', path),
     post: <T>(path: string, body: unknown) => call<T>('POST', path, body),
     async getText(path: string): Promise<string> {
-      const response = await fetch(new URL(path, baseUrl), { headers: token ? { authorization: `Bearer ${token}` } : {} }).catch(() => {
+      const response = await fetch(new URL(path, baseUrl), {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      }).catch(() => {
         throw new CliError(`cannot reach the Lethe API at ${baseUrl}`, ExitCode.unavailable);
       });
-      if (!response.ok) throw new CliError(`${response.status} ${response.statusText}`, exitCodeForStatus(response.status));
+      if (!response.ok)
+        throw new CliError(`${response.status} ${response.statusText}`, exitCodeForStatus(response.status));
       return response.text();
     },
   };

@@ -10,9 +10,15 @@ export interface CliContext {
   print(value: unknown): void;
 }
 
-export function createCliContext(options: { api?: string; token?: string; tenant?: string; json?: boolean }): CliContext {
+export function createCliContext(options: {
+  api?: string;
+  token?: string;
+  tenant?: string;
+  json?: boolean;
+}): CliContext {
   const token = options.token ?? process.env.LETHE_TOKEN;
-  if (!token) throw new CliError('--token: required (or set LETHE_TOKEN; mint one with `lethe token mint`)', ExitCode.usage);
+  if (!token)
+    throw new CliError('--token: required (or set LETHE_TOKEN; mint one with `lethe token mint`)', ExitCode.usage);
   let tenant = options.tenant;
   if (!tenant) {
     try {

@@ -17,7 +17,10 @@ const secret = z.string().min(32, 'must be at least 32 characters');
 const schema = z.object({
   LETHE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TEMPORAL_ADDRESS: z.string().regex(/^[^:]+:\d+$/, 'must be host:port').default('127.0.0.1:7233'),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^:]+:\d+$/, 'must be host:port')
+    .default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   LETHE_TASK_QUEUE: z.string().min(1).default('lethe'),
   MONGODB_URI: z.string().url().default('mongodb://127.0.0.1:27017/lethe'),
@@ -65,7 +68,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.LETHE_TASK_QUEUE },
     mongo: { uri: e.MONGODB_URI, dbName },
-    elasticsearch: { url: e.ELASTICSEARCH_URL, indexPrefix: e.LETHE_INDEX_PREFIX, embeddingDims: e.LETHE_EMBEDDING_DIMS },
+    elasticsearch: {
+      url: e.ELASTICSEARCH_URL,
+      indexPrefix: e.LETHE_INDEX_PREFIX,
+      embeddingDims: e.LETHE_EMBEDDING_DIMS,
+    },
     smtp: { host: e.SMTP_HOST, port: e.SMTP_PORT, from: e.LETHE_MAIL_FROM, operatorEmail: e.LETHE_OPERATOR_EMAIL },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {

@@ -85,7 +85,12 @@ export async function admitBatch(
   const recorded: EventRecord[] = [];
   const eventResults: BatchResult['events'] = [];
   for (const e of batch.events) {
-    const { event, outcome } = await deps.events.record({ ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: principal });
+    const { event, outcome } = await deps.events.record({
+      ...e,
+      tenant,
+      occurredAt: new Date(e.occurredAt),
+      recordedBy: principal,
+    });
     recorded.push(event);
     eventResults.push({ id: event._id, outcome });
     if (outcome !== 'duplicate') {
@@ -162,7 +167,13 @@ export async function admitBatch(
       action: 'memory.created',
       target: record._id,
       outcome: 'ok',
-      details: { stageId, status, policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId },
+      details: {
+        stageId,
+        status,
+        policyId: decision.policyId,
+        policyVersion: decision.policyVersion,
+        rule: decision.ruleId,
+      },
       idempotencyKey: `stage:${stageId}:${record._id}`,
     });
   }
@@ -173,13 +184,21 @@ export async function admitBatch(
 async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
   for (const [i, e] of batch.events.entries()) {
     if ((await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0) {
-      return { type: 'Tombstoned', field: `events.${i}`, message: `events.${i}: this event was erased and may not be ingested again` };
+      return {
+        type: 'Tombstoned',
+        field: `events.${i}`,
+        message: `events.${i}: this event was erased and may not be ingested again`,
+      };
     }
   }
   for (const [i, m] of batch.memories.entries()) {
     const field = `memories.${i}`;
     if ((await deps.tombstones.findTombstoned(tenant, memoryTombstones(m))).length > 0) {
-      return { type: 'Tombstoned', field, message: `${field}.content: this content was erased for a subject and may not be learned again` };
+      return {
+        type: 'Tombstoned',
+        field,
+        message: `${field}.content: this content was erased for a subject and may not be learned again`,
+      };
     }
     let minTrust = Number.POSITIVE_INFINITY;
     let minConfidence = 1;
@@ -206,10 +225,18 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
     }
     // Trust is never amplified (invariant 7).
     if (m.trustTier > minTrust) {
-      return { type: 'ValidationError', field: `${field}.trustTier`, message: `${field}.trustTier: exceeds the lowest trust tier of its inputs (${minTrust})` };
+      return {
+        type: 'ValidationError',
+        field: `${field}.trustTier`,
+        message: `${field}.trustTier: exceeds the lowest trust tier of its inputs (${minTrust})`,
+      };
     }
     if (m.confidence > minConfidence) {
-      return { type: 'ValidationError', field: `${field}.confidence`, message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})` };
+      return {
+        type: 'ValidationError',
+        field: `${field}.confidence`,
+        message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})`,
+      };
     }
   }
   return null;

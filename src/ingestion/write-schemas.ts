@@ -5,7 +5,7 @@ import { MEMORY_KINDS, SENSITIVITIES } from '../substrate/model/records.js';
 export const MAX_CONTENT_BYTES = 32 * 1024;
 export const MAX_BATCH = 1000;
 
-const identifier = z.string().min(1).max(256).regex(/^[^\s\u0000]+$/, 'must not contain whitespace');
+const identifier = z.string().min(1).max(256).regex(/^\S+$/, 'must not contain whitespace');
 const namespace = z
   .string()
   .min(1)
@@ -55,7 +55,11 @@ export const MemoryInputSchema = z
   })
   .superRefine((m, ctx) => {
     if (m.provenance.eventIds.length + m.provenance.parentIds.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['provenance', 'eventIds'], message: 'a memory must cite at least one event or parent' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['provenance', 'eventIds'],
+        message: 'a memory must cite at least one event or parent',
+      });
     }
     if (m.validTo && Date.parse(m.validTo) <= Date.parse(m.validFrom)) {
       ctx.addIssue({ code: 'custom', path: ['validTo'], message: 'must be after validFrom' });
@@ -68,5 +72,8 @@ export const WriteBatchSchema = z
     events: z.array(EventInputSchema).max(MAX_BATCH).default([]),
     memories: z.array(MemoryInputSchema).max(MAX_BATCH).default([]),
   })
-  .refine((b) => b.events.length + b.memories.length > 0, { message: 'a batch needs at least one event or memory', path: ['events'] });
+  .refine((b) => b.events.length + b.memories.length > 0, {
+    message: 'a batch needs at least one event or memory',
+    path: ['events'],
+  });
 export type WriteBatch = z.output<typeof WriteBatchSchema>;

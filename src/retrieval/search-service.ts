@@ -48,7 +48,14 @@ export function createSearchService(deps: { index: SearchIndex; memories: Memory
           ...(request.intent === 'as-of' && request.asOf ? { validAt: new Date(request.asOf) } : {}),
         },
       });
-      const records = new Map((await deps.memories.getMany(tenant, hits.map((h) => h.id))).map((r) => [r._id, r]));
+      const records = new Map(
+        (
+          await deps.memories.getMany(
+            tenant,
+            hits.map((h) => h.id),
+          )
+        ).map((r) => [r._id, r]),
+      );
       return hits.flatMap((hit) => {
         const memory = records.get(hit.id);
         return memory && statuses.includes(memory.status) ? [{ memory, score: hit.score }] : [];

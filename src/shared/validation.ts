@@ -7,9 +7,11 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, pre
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const field = [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || 'body';
-  const message =
-    issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
-  const name = issue.code === 'unrecognized_keys' && issue.keys[0] ? [field === 'body' ? '' : field, issue.keys[0]].filter(Boolean).join('.') : field;
+  const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+  const name =
+    issue.code === 'unrecognized_keys' && issue.keys[0]
+      ? [field === 'body' ? '' : field, issue.keys[0]].filter(Boolean).join('.')
+      : field;
   return (() => {
     throw validationError(name, message);
   })();

@@ -1,4 +1,10 @@
-import { DefaultLogger, NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Worker,
+  bundleWorkflowCode,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import type { Runtime } from '../app/runtime.js';
 import { createServices, type Services } from '../app/services.js';
 import { createAllActivities } from './activities.js';
@@ -17,7 +23,8 @@ export function bundleWorkflows() {
 }
 
 export async function createLetheWorker(runtime: Runtime, options: WorkerOptions = {}): Promise<Worker> {
-  const connection = options.connection ?? (await NativeConnection.connect({ address: runtime.config.temporal.address }));
+  const connection =
+    options.connection ?? (await NativeConnection.connect({ address: runtime.config.temporal.address }));
   return Worker.create({
     connection,
     namespace: runtime.config.temporal.namespace,

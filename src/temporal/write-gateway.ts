@@ -20,7 +20,13 @@ export function createWriteGateway(deps: { staging: StagingStore; client: Client
         events: batch.events,
         memories: batch.memories.map((m) => ({ ...m, id: `mem_${randomUUID()}` })),
       };
-      await deps.staging.put({ _id: stageId, tenant: principal.tenant, principal: principal.id, body, createdAt: new Date() });
+      await deps.staging.put({
+        _id: stageId,
+        tenant: principal.tenant,
+        principal: principal.id,
+        body,
+        createdAt: new Date(),
+      });
       return deps.client.workflow.execute('ingestBatch', {
         taskQueue: deps.taskQueue,
         workflowId: `ingest-${principal.tenant}-${stageId}`,

@@ -35,7 +35,11 @@ export interface RunningWorker {
 }
 
 /** Starts a worker on a task queue of its own, from the bundle built once by the global setup. */
-export async function startWorker(runtime: Runtime, taskQueue = uniqueId('tq'), services?: Services): Promise<RunningWorker> {
+export async function startWorker(
+  runtime: Runtime,
+  taskQueue = uniqueId('tq'),
+  services?: Services,
+): Promise<RunningWorker> {
   const worker = await createLetheWorker(runtime, {
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath() },

@@ -41,8 +41,12 @@ describe('npm run check', () => {
       { cwd: path.join(repo, 'test', 'fixtures', 'planes'), encoding: 'utf8' },
     );
     expect(result.status).not.toBe(0);
-    expect(result.stdout).toMatch(/no-substrate-to-higher-plane: src\/substrate\/leaky-store\.ts → src\/api\/route\.ts/);
-    expect(result.stdout).toMatch(/workflow-imports-only-activity-types: workflows\/leaky\.workflow\.ts → activities\/impl\.activities\.ts/);
+    expect(result.stdout).toMatch(
+      /no-substrate-to-higher-plane: src\/substrate\/leaky-store\.ts → src\/api\/route\.ts/,
+    );
+    expect(result.stdout).toMatch(
+      /workflow-imports-only-activity-types: workflows\/leaky\.workflow\.ts → activities\/impl\.activities\.ts/,
+    );
   }, 120_000);
 
   it('passes the plane rules on the project itself', () => {

@@ -53,7 +53,10 @@ const HIDDEN_STATUSES = new Set(['deleted', 'purged']);
 export function registerReadRoutes(app: FastifyInstance, deps: { events: EventStore; memories: MemoryStore }): void {
   app.get(
     '/v1/tenants/:tenant/events/:id',
-    { config: { action: 'event.read' }, schema: { summary: 'Read one event', params: tenantIdParams, response: errorResponses } },
+    {
+      config: { action: 'event.read' },
+      schema: { summary: 'Read one event', params: tenantIdParams, response: errorResponses },
+    },
     async (request) => {
       const { id } = request.params as { id: string };
       const event = await deps.events.get(principalOf(request).tenant, id);
@@ -64,7 +67,10 @@ export function registerReadRoutes(app: FastifyInstance, deps: { events: EventSt
 
   app.get(
     '/v1/tenants/:tenant/memories/:id',
-    { config: { action: 'memory.read' }, schema: { summary: 'Read one memory', params: tenantIdParams, response: errorResponses } },
+    {
+      config: { action: 'memory.read' },
+      schema: { summary: 'Read one memory', params: tenantIdParams, response: errorResponses },
+    },
     async (request) => {
       const { id } = request.params as { id: string };
       const memory = await deps.memories.get(principalOf(request).tenant, id);

@@ -7,12 +7,20 @@ import { presentMemory } from './read.routes.js';
 import { errorResponses, tenantParams } from './route-schemas.js';
 
 export function registerSearchRoutes(app: FastifyInstance, deps: { search: SearchService }): void {
-  const { $schema: _ignored, ...body } = z.toJSONSchema(SearchRequestSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...body } = z.toJSONSchema(SearchRequestSchema, {
+    target: 'draft-7',
+    io: 'input',
+  }) as Record<string, unknown>;
   app.post(
     '/v1/tenants/:tenant/search',
     {
       config: { action: 'memory.search' },
-      schema: { summary: 'Hybrid (BM25 + vector) governed search', params: tenantParams, body, response: errorResponses },
+      schema: {
+        summary: 'Hybrid (BM25 + vector) governed search',
+        params: tenantParams,
+        body,
+        response: errorResponses,
+      },
     },
     async (request) => {
       const query = parseOrThrow(SearchRequestSchema, request.body);

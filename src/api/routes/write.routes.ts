@@ -1,14 +1,23 @@
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { WriteGateway } from '../../temporal/write-gateway.js';
-import { EventInputSchema, MemoryInputSchema, WriteBatchSchema, type WriteBatch } from '../../ingestion/write-schemas.js';
+import {
+  EventInputSchema,
+  MemoryInputSchema,
+  WriteBatchSchema,
+  type WriteBatch,
+} from '../../ingestion/write-schemas.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
 
 function bodySchema(schema: z.ZodType) {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
+    target: 'draft-7',
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return json;
 }
 
@@ -24,7 +33,12 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
     '/v1/tenants/:tenant/events',
     {
       config: { action: 'event.ingest' },
-      schema: { summary: 'Ingest one event', params: tenantParams, body: bodySchema(EventInputSchema), response: errorResponses },
+      schema: {
+        summary: 'Ingest one event',
+        params: tenantParams,
+        body: bodySchema(EventInputSchema),
+        response: errorResponses,
+      },
     },
     async (request, reply) => {
       const event = parseOrThrow(EventInputSchema, request.body);
@@ -38,7 +52,12 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
     '/v1/tenants/:tenant/memories',
     {
       config: { action: 'memory.write' },
-      schema: { summary: 'Write one memory', params: tenantParams, body: bodySchema(MemoryInputSchema), response: errorResponses },
+      schema: {
+        summary: 'Write one memory',
+        params: tenantParams,
+        body: bodySchema(MemoryInputSchema),
+        response: errorResponses,
+      },
     },
     async (request, reply) => {
       const memory = parseOrThrow(MemoryInputSchema, request.body);

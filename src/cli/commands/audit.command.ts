@@ -24,7 +24,10 @@ export function registerAuditCommands(program: Command, context: () => CliContex
       const ctx = context();
       const from = seqOption(options.from, '--from');
       const to = seqOption(options.to, '--to');
-      const query = new URLSearchParams({ ...(from ? { fromSeq: String(from) } : {}), ...(to ? { toSeq: String(to) } : {}) });
+      const query = new URLSearchParams({
+        ...(from ? { fromSeq: String(from) } : {}),
+        ...(to ? { toSeq: String(to) } : {}),
+      });
       process.stdout.write(await ctx.api.getText(`/v1/tenants/${ctx.tenant}/audit?${query.toString()}`));
     });
 
@@ -40,7 +43,9 @@ export function registerAuditCommands(program: Command, context: () => CliContex
       const result = await verifyAuditJsonlStream(lines, expectFromSeq ? { expectFromSeq } : {});
       const json = (program.opts() as { json?: boolean }).json;
       if (result.ok) {
-        process.stdout.write(json ? `${JSON.stringify(result)}\n` : `ok: ${result.count} entries, chain intact, head ${result.headHash}\n`);
+        process.stdout.write(
+          json ? `${JSON.stringify(result)}\n` : `ok: ${result.count} entries, chain intact, head ${result.headHash}\n`,
+        );
         return;
       }
       const bad = result.firstBad;

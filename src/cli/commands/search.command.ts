@@ -5,7 +5,15 @@ import { CliError, ExitCode } from '../exit-codes.js';
 interface SearchAnswer {
   results: {
     score: number;
-    memory: { id: string; status: string; kind: string; namespace: string; content: string; validFrom: string; validTo: string | null };
+    memory: {
+      id: string;
+      status: string;
+      kind: string;
+      namespace: string;
+      content: string;
+      validFrom: string;
+      validTo: string | null;
+    };
   }[];
 }
 
@@ -19,7 +27,8 @@ export function registerSearchCommand(program: Command, context: () => CliContex
     .option('--namespace <ns...>', 'restrict to these namespaces')
     .action(async (query: string, options: { k: string; intent: string; asOf?: string; namespace?: string[] }) => {
       const k = Number(options.k);
-      if (!Number.isInteger(k) || k < 1 || k > 100) throw new CliError('--k: a whole number from 1 to 100', ExitCode.usage);
+      if (!Number.isInteger(k) || k < 1 || k > 100)
+        throw new CliError('--k: a whole number from 1 to 100', ExitCode.usage);
       const ctx = context();
       const answer = await ctx.api.post<SearchAnswer>(`/v1/tenants/${ctx.tenant}/search`, {
         query,
@@ -32,7 +41,9 @@ export function registerSearchCommand(program: Command, context: () => CliContex
       if (answer.results.length === 0) return ctx.print('no results');
       for (const { score, memory } of answer.results) {
         const valid = `${memory.validFrom.slice(0, 10)}…${memory.validTo ? memory.validTo.slice(0, 10) : ''}`;
-        ctx.print(`${score.toFixed(4)}  ${memory.id}  [${memory.status}, ${memory.kind}, ${memory.namespace}, ${valid}]  ${memory.content}`);
+        ctx.print(
+          `${score.toFixed(4)}  ${memory.id}  [${memory.status}, ${memory.kind}, ${memory.namespace}, ${valid}]  ${memory.content}`,
+        );
       }
     });
 }

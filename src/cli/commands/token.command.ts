@@ -16,9 +16,11 @@ export function registerTokenCommands(program: Command): void {
     .action(async (options: { tenant: string; principal: string; roles: string; ttl: string }) => {
       const roles = options.roles.split(',').map((r) => r.trim()) as Role[];
       const unknown = roles.find((r) => !ROLES.includes(r));
-      if (unknown) throw new CliError(`--roles: unknown role "${unknown}" (known: ${ROLES.join(', ')})`, ExitCode.usage);
+      if (unknown)
+        throw new CliError(`--roles: unknown role "${unknown}" (known: ${ROLES.join(', ')})`, ExitCode.usage);
       const ttl = Number(options.ttl);
-      if (!Number.isInteger(ttl) || ttl <= 0) throw new CliError('--ttl: must be a positive whole number of seconds', ExitCode.usage);
+      if (!Number.isInteger(ttl) || ttl <= 0)
+        throw new CliError('--ttl: must be a positive whole number of seconds', ExitCode.usage);
       const config = loadConfig();
       const principal = { id: options.principal, tenant: options.tenant, roles };
       process.stdout.write(`${await mintToken(config.secrets.tokenSecret, principal, ttl)}\n`);

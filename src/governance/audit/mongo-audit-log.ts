@@ -229,31 +229,30 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     },
 
     async *entries(tenant, range = {}) {
-      // A snapshot up to the head as of now. Entries are never removed, so a missing one is skipped rather than
-      // papered over: the verifier then reports the gap.
       const head = await findHead(tenant, heads.get(tenant) ?? null);
       remember(tenant, head);
+      const headSeq = head?.seq ?? 0;
       const from = Math.max(1, range.fromSeq ?? 1);
-      const last = Math.min(range.toSeq ?? Number.MAX_SAFE_INTEGER, head?.seq ?? 0);
-      if (last < from) return;
-      if ((last - from + 1) * SCAN_FRACTION >= last) {
-        // Most of the chain: one sorted range query. FerretDB reads every entry of the tenant for it (~4× faster
-        // per entry than single lookups, measured); MongoDB serves it from the (tenant, seq) index.
-        const cursor = audit
-          .find({ tenant, seq: { $gte: from, $lte: last } })
-          .sort({ seq: 1 })
-          .batchSize(RANGE_BATCH);
-        for await (const doc of cursor) yield toEntry(doc);
+      const to = range.toSeq;
+      if (to !== undefined && to < from) return;
+      if (to !== undefined && to <= headSeq && (to - from + 1) * SCAN_FRACTION < headSeq) {
+        // A small slice below the head: `_id` equality lookups in bounded parallel batches, the fast path on
+        // FerretDB, where a range filter reads every entry of the tenant. A missing entry is skipped, not papered
+        // over: the verifier then reports the gap.
+        for (let seq = from; seq <= to; seq += RANGE_BATCH) {
+          const seqs = Array.from({ length: Math.min(RANGE_BATCH, to - seq + 1) }, (_, i) => seq + i);
+          for (const entry of await mapBounded(seqs, RANGE_CONCURRENCY, (s) => byId(tenant, s))) {
+            if (entry) yield entry;
+          }
+        }
         return;
       }
-      // A slice: `_id` equality lookups in bounded parallel batches, the fast path on FerretDB, where a range filter
-      // still reads the whole tenant.
-      for (let seq = from; seq <= last; seq += RANGE_BATCH) {
-        const seqs = Array.from({ length: Math.min(RANGE_BATCH, last - seq + 1) }, (_, i) => seq + i);
-        for (const entry of await mapBounded(seqs, RANGE_CONCURRENCY, (s) => byId(tenant, s))) {
-          if (entry) yield entry;
-        }
-      }
+      // Most of the chain, or up to its end: one sorted range query (FerretDB reads the tenant's entries once,
+      // ~3× faster per entry than single lookups, measured; MongoDB serves it from the (tenant, seq) index). Not
+      // bounded by the head found by probing, which a deleted entry could make look shorter: whatever is stored
+      // is exported, so a gap shows.
+      const seq = to === undefined ? { $gte: from } : { $gte: from, $lte: to };
+      for await (const doc of audit.find({ tenant, seq }).sort({ seq: 1 }).batchSize(RANGE_BATCH)) yield toEntry(doc);
     },
   };
 }

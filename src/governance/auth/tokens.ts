@@ -11,7 +11,8 @@ function key(secret: string): Uint8Array {
 
 /** Issues a signed bearer token (HS256) for a principal; development tokens come from `lethe token mint`. */
 export async function mintToken(secret: string, principal: Principal, ttlSeconds = 3600): Promise<string> {
-  if (!TENANT_PATTERN.test(principal.tenant)) throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
+  if (!TENANT_PATTERN.test(principal.tenant))
+    throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
   if (!principal.id) throw new DomainError(ErrorType.Validation, 'principal: required', 'principal');
   for (const role of principal.roles) {
     if (!ROLES.includes(role)) throw new DomainError(ErrorType.Validation, `roles: unknown role "${role}"`, 'roles');
@@ -30,7 +31,11 @@ export async function mintToken(secret: string, principal: Principal, ttlSeconds
 export async function verifyToken(secret: string, token: string | undefined): Promise<Principal> {
   if (!token) throw new DomainError(ErrorType.Unauthenticated, 'authorization: bearer token required', 'authorization');
   try {
-    const { payload } = await jwtVerify(token, key(secret), { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
+    const { payload } = await jwtVerify(token, key(secret), {
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      algorithms: ['HS256'],
+    });
     const roles = Array.isArray(payload.roles) ? (payload.roles as unknown[]) : [];
     const tenant = typeof payload.tenant === 'string' ? payload.tenant : '';
     if (!payload.sub || !TENANT_PATTERN.test(tenant) || roles.some((r) => !ROLES.includes(r as Role))) {

@@ -8,7 +8,10 @@ export const POLICIES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.
 /** Reads every `*.json` policy in a directory, keyed by policy id. */
 export function loadPolicies(dir = POLICIES_DIR): Map<string, PolicyDocument> {
   const policies = new Map<string, PolicyDocument>();
-  for (const name of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     const doc = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as PolicyDocument;
     policies.set(doc.id, doc);
   }

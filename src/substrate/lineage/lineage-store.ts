@@ -1,12 +1,21 @@
 import type { Db } from 'mongodb';
-import { Collections, mapBounded } from '../mongo/collections.js';
+import { sha256Hex } from '../fingerprint.js';
+import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
-interface AdjacencyDoc {
-  /** The input's id (an event or a memory). */
+/**
+ * One derivation edge, written once and never updated. Insert-only on purpose: the local server applies an
+ * update as read-modify-write without a lock, so concurrent `$addToSet`s on one shared adjacency document
+ * lose children silently (measured: 20 concurrent adds to one array leave 13). A lost edge would be a record
+ * that erasure never finds.
+ */
+interface EdgeDoc {
+  /** Hash of (tenant, input, child): re-registering the same edge is a duplicate key, not a second edge. */
   _id: string;
   tenant: string;
-  /** Records derived directly from this input. */
-  children: string[];
+  /** The input's id (an event or a memory). */
+  input: string;
+  /** A record derived directly from `input`. */
+  child: string;
 }
 
 export interface Closure {
@@ -14,34 +23,56 @@ export interface Closure {
   derived: string[];
   /** Sequential rounds of lookups: one per lineage level, whatever the closure's size. */
   rounds: number;
-  /** Equality lookups issued (each by `_id`). */
+  /** Equality lookups issued (each by tenant and input id, indexed). */
   lookups: number;
 }
 
-/** Derivation lineage as adjacency documents keyed by the input's `_id`. */
+/** Derivation lineage as one document per edge, read by input id. */
 export interface LineageStore {
-  /** Registers a derived record's inputs; idempotent. Call before the record is written. */
+  /** Creates the index the closure reads by; idempotent, run at start-up (also ensured on first use). */
+  ensureIndexes(): Promise<void>;
+  /** Registers a derived record's inputs; idempotent and safe under concurrent callers. Call before the record is written. */
   register(tenant: string, childId: string, inputIds: readonly string[]): Promise<void>;
-  /** Everything transitively derived from `roots`, level by level with bounded parallel `_id` lookups. */
+  /** Everything transitively derived from `roots`, level by level with bounded parallel equality lookups. */
   closure(tenant: string, roots: readonly string[]): Promise<Closure>;
-  /** Removes the adjacency documents of erased records. */
+  /** Removes the edges out of erased records; returns how many edges were removed. */
   forget(tenant: string, ids: readonly string[]): Promise<number>;
 }
 
 export function createMongoLineageStore(db: Db, options: { concurrency?: number } = {}): LineageStore {
-  const lineage = db.collection<AdjacencyDoc>(Collections.lineage);
+  const lineage = db.collection<EdgeDoc>(Collections.lineage);
   const concurrency = options.concurrency ?? 32;
+  let indexed: Promise<void> | null = null;
+  const ensureIndexes = (): Promise<void> => {
+    indexed ??= lineage.createIndex({ input: 1, tenant: 1 }).then(
+      () => undefined,
+      (error: unknown) => {
+        indexed = null;
+        throw error;
+      },
+    );
+    return indexed;
+  };
+  const childrenOf = async (tenant: string, input: string): Promise<string[]> => {
+    const docs = await lineage
+      .find({ input, tenant }, { projection: { _id: 0, child: 1 }, batchSize: 10_000 })
+      .toArray();
+    return docs.map((d) => d.child);
+  };
   return {
+    ensureIndexes,
     async register(tenant, childId, inputIds) {
-      await mapBounded([...new Set(inputIds)], concurrency, (inputId) =>
-        lineage.updateOne(
-          { _id: inputId, tenant },
-          { $addToSet: { children: childId }, $setOnInsert: { tenant } },
-          { upsert: true },
-        ),
-      );
+      await ensureIndexes();
+      await mapBounded([...new Set(inputIds)], concurrency, async (input) => {
+        try {
+          await lineage.insertOne({ _id: sha256Hex(JSON.stringify([tenant, input, childId])), tenant, input, child: childId });
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+        }
+      });
     },
     async closure(tenant, roots) {
+      await ensureIndexes();
       const seen = new Set(roots);
       const derived: string[] = [];
       let frontier = [...seen];
@@ -50,11 +81,10 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       while (frontier.length > 0) {
         rounds++;
         lookups += frontier.length;
-        const docs = await mapBounded(frontier, concurrency, (id) => lineage.findOne({ _id: id }));
+        const levels = await mapBounded(frontier, concurrency, (id) => childrenOf(tenant, id));
         const next: string[] = [];
-        for (const doc of docs) {
-          if (!doc || doc.tenant !== tenant) continue;
-          for (const child of doc.children) {
+        for (const children of levels) {
+          for (const child of children) {
             if (seen.has(child)) continue;
             seen.add(child);
             derived.push(child);
@@ -66,7 +96,8 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       return { derived, rounds, lookups };
     },
     async forget(tenant, ids) {
-      const results = await mapBounded(ids, concurrency, (id) => lineage.deleteOne({ _id: id, tenant }));
+      await ensureIndexes();
+      const results = await mapBounded([...new Set(ids)], concurrency, (input) => lineage.deleteMany({ input, tenant }));
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };

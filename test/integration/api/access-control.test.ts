@@ -22,7 +22,10 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
   });
 
   const urlFor = (route: TenantRoute, tenant: string) =>
-    route.url.replace(':tenant', tenant).replace(':id', 'mem_does-not-exist').replace(/:(\w+)/g, 'x');
+    route.url
+      .replace(':tenant', tenant)
+      .replace(':id', 'mem_does-not-exist')
+      .replace(/:(\w+)/g, 'x');
   const refusalsIn = async (tenant: string) => {
     let n = 0;
     for await (const entry of app.services.audit.entries(tenant)) if (entry.action === 'access.refused') n++;
@@ -46,7 +49,12 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     let sent = 0;
     for (const route of app.api.tenantRoutes) {
       for (const token of [undefined, forged, expired, 'not.a.jwt']) {
-        const response = await app.request({ method: route.method as 'GET', url: urlFor(route, home), ...(token ? { token } : {}), payload: route.method === 'GET' ? undefined : {} });
+        const response = await app.request({
+          method: route.method as 'GET',
+          url: urlFor(route, home),
+          ...(token ? { token } : {}),
+          payload: route.method === 'GET' ? undefined : {},
+        });
         expect(response.statusCode, `${route.method} ${route.url} token=${token ? 'bad' : 'none'}`).toBe(401);
         expect(response.json<{ error: { code: string } }>().error.code).toBe('Unauthenticated');
         sent++;
@@ -84,7 +92,12 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     const before = await refusalsIn(foreign);
     const intruder = await app.token(home, [...ROLES]);
     for (const route of app.api.tenantRoutes) {
-      const response = await app.request({ method: route.method as 'GET', url: urlFor(route, foreign), token: intruder, payload: route.method === 'GET' ? undefined : {} });
+      const response = await app.request({
+        method: route.method as 'GET',
+        url: urlFor(route, foreign),
+        token: intruder,
+        payload: route.method === 'GET' ? undefined : {},
+      });
       expect(response.statusCode, `${route.method} ${route.url}`).toBe(403);
     }
     expect(await refusalsIn(foreign)).toBe(before + app.api.tenantRoutes.length);

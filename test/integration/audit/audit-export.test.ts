@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/app/runtime.js';
 import { exportAuditJsonl, verifyAuditJsonl } from '../../../src/governance/audit/audit-export.js';
-import { createMongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';
+import { auditEntryId, createMongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 
 let runtime: Runtime;
@@ -50,7 +51,8 @@ describe('audit export to JSONL and offline verification', () => {
     for (let position = 0; position < lines[3]!.length; position += 7) {
       const line = lines[3]!;
       const flipped = [...lines];
-      flipped[3] = line.slice(0, position) + String.fromCharCode(line.charCodeAt(position) ^ 1) + line.slice(position + 1);
+      flipped[3] =
+        line.slice(0, position) + String.fromCharCode(line.charCodeAt(position) ^ 1) + line.slice(position + 1);
       const result = verifyAuditJsonl(flipped.join('\n'));
       expect(result.ok, `byte ${position}`).toBe(false);
       if (!result.ok) expect(result.firstBad.index, `byte ${position}`).toBe(3);
@@ -63,6 +65,36 @@ describe('audit export to JSONL and offline verification', () => {
       ok: false,
       firstBad: { seq: 6, index: 4, reason: 'seq gap: expected seq 5, found 6 (entries missing or reordered)' },
     });
+  });
+
+  it('entries deleted from the database show as gaps in any export, not as a shorter honest chain', async () => {
+    const log = createMongoAuditLog(runtime.db);
+    const victim = uniqueId('t');
+    await log.appendMany(
+      Array.from({ length: 40 }, () => ({ tenant: victim, actor: 'system', action: 'x.y', outcome: 'ok' as const })),
+    );
+    // 32 is where a cold head search probes, so the stored chain looks 31 long to it.
+    for (const seq of [20, 32]) {
+      await runtime.db.collection(Collections.audit).deleteOne({ _id: auditEntryId(victim, seq) as never });
+    }
+    const cases: [{ fromSeq?: number; toSeq?: number }, number][] = [
+      [{}, 21],
+      [{ fromSeq: 18, toSeq: 22 }, 21],
+      [{ fromSeq: 30, toSeq: 34 }, 33],
+      [{ fromSeq: 25 }, 33],
+    ];
+    for (const [range, firstBadSeq] of cases) {
+      let text = '';
+      for await (const line of exportAuditJsonl(createMongoAuditLog(runtime.db), victim, range)) text += line;
+      const result = verifyAuditJsonl(text, range.fromSeq ? { expectFromSeq: range.fromSeq } : {});
+      expect(result, JSON.stringify(range)).toMatchObject({
+        ok: false,
+        firstBad: {
+          seq: firstBadSeq,
+          reason: `seq gap: expected seq ${firstBadSeq - 1}, found ${firstBadSeq} (entries missing or reordered)`,
+        },
+      });
+    }
   });
 
   it('two swapped lines are named at the first of them', () => {

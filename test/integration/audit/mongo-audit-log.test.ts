@@ -29,7 +29,11 @@ const input = (tenant: string, n: number, idempotencyKey?: string): AuditEntryIn
   ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
 });
 
-async function readAll(log: AuditLog, tenant: string, range?: { fromSeq?: number; toSeq?: number }): Promise<AuditEntry[]> {
+async function readAll(
+  log: AuditLog,
+  tenant: string,
+  range?: { fromSeq?: number; toSeq?: number },
+): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   for await (const entry of log.entries(tenant, range)) out.push(entry);
   return out;
@@ -81,7 +85,9 @@ describe('MongoDB audit log', () => {
     const retried = await newLog().append(input(tenant, 1, 'wf-1:step-1:mem_1'));
     expect(retried).toEqual(first);
     // Retries racing each other from separate processes still write it once.
-    const racing = await Promise.all(Array.from({ length: 6 }, () => newLog().append(input(tenant, 3, 'wf-1:step-2:mem_3'))));
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, () => newLog().append(input(tenant, 3, 'wf-1:step-2:mem_3'))),
+    );
     expect(new Set(racing.map((e) => e.hash)).size).toBe(1);
     const chain = await readAll(newLog(), tenant);
     expect(chain).toHaveLength(3);
@@ -97,7 +103,11 @@ describe('MongoDB audit log', () => {
     expect(first.map((e) => e.target)).toEqual(batch.map((b) => b.target));
 
     // A retry after a partial failure: the first ten are written, the last five are not; a key repeats inside it.
-    const retry = [...batch, ...Array.from({ length: 5 }, (_, i) => input(tenant, 10 + i, `batch-1:${10 + i}`)), batch[0]!];
+    const retry = [
+      ...batch,
+      ...Array.from({ length: 5 }, (_, i) => input(tenant, 10 + i, `batch-1:${10 + i}`)),
+      batch[0]!,
+    ];
     const second = await newLog().appendMany(retry);
     expect(second.slice(0, 10)).toEqual(first);
     expect(second.slice(10, 15).map((e) => e.seq)).toEqual([11, 12, 13, 14, 15]);
@@ -116,7 +126,9 @@ describe('MongoDB audit log', () => {
       appenders.map(async (log, a) => {
         const out: AuditEntry[][] = [];
         for (let round = 0; round < 4; round++) {
-          out.push(await log.appendMany(Array.from({ length: 20 }, (_, i) => input(tenant, a * 1000 + round * 100 + i))));
+          out.push(
+            await log.appendMany(Array.from({ length: 20 }, (_, i) => input(tenant, a * 1000 + round * 100 + i))),
+          );
           out.push([await log.append(input(tenant, a * 1000 + round * 100 + 99))]);
         }
         return out;
@@ -133,12 +145,14 @@ describe('MongoDB audit log', () => {
     }
   });
 
-  it('streams a seq range, inclusive, in chain order', async () => {
+  it('streams a seq range, inclusive, in chain order, whether it reads the whole chain or a slice', async () => {
     const tenant = uniqueId('t');
     await newLog().appendMany(Array.from({ length: 30 }, (_, i) => input(tenant, i)));
     const range = await readAll(newLog(), tenant, { fromSeq: 11, toSeq: 20 });
     expect(range.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => 11 + i));
     expect((await readAll(newLog(), tenant, { fromSeq: 29 })).map((e) => e.seq)).toEqual([29, 30]);
+    expect((await readAll(newLog(), tenant, { fromSeq: 5, toSeq: 6 })).map((e) => e.seq)).toEqual([5, 6]);
+    expect(await readAll(newLog(), tenant, { fromSeq: 31 })).toEqual([]);
     expect(await readAll(newLog(), uniqueId('t'))).toEqual([]);
   });
 

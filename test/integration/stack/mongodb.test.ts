@@ -13,9 +13,9 @@ describe('MongoDB wire protocol (FerretDB on PostgreSQL locally)', () => {
   });
 
   it('writes a document, finds it by an indexed field, and deletes it', async () => {
-    const collection = client.db(testConfig().mongo.dbName).collection<{ _id: string; subject: string; n: number }>(
-      uniqueId('stackcheck'),
-    );
+    const collection = client
+      .db(testConfig().mongo.dbName)
+      .collection<{ _id: string; subject: string; n: number }>(uniqueId('stackcheck'));
     await collection.createIndex({ subject: 1 });
     await collection.insertMany([
       { _id: 'a', subject: 's1', n: 1 },
@@ -29,7 +29,9 @@ describe('MongoDB wire protocol (FerretDB on PostgreSQL locally)', () => {
   });
 
   it('refuses a duplicate key on a unique index with E11000', async () => {
-    const collection = client.db(testConfig().mongo.dbName).collection<{ _id: string; key: string }>(uniqueId('unique'));
+    const collection = client
+      .db(testConfig().mongo.dbName)
+      .collection<{ _id: string; key: string }>(uniqueId('unique'));
     await collection.createIndex({ key: 1 }, { unique: true });
     await collection.insertOne({ _id: 'a', key: 'k' });
     await expect(collection.insertOne({ _id: 'b', key: 'k' })).rejects.toMatchObject({ code: 11000 });

@@ -7,7 +7,12 @@ import { testConfig, uniqueId } from '../../support/harness.js';
 describe('SMTP capture server', () => {
   it('receives a message sent with nodemailer over SMTP and keeps it for reading back', async () => {
     const config = testConfig();
-    const transport = nodemailer.createTransport({ host: config.smtp.host, port: config.smtp.port, secure: false, ignoreTLS: true });
+    const transport = nodemailer.createTransport({
+      host: config.smtp.host,
+      port: config.smtp.port,
+      secure: false,
+      ignoreTLS: true,
+    });
     const subject = uniqueId('stack-check');
     await transport.sendMail({ from: config.smtp.from, to: 'dpo@example.test', subject, text: 'hello from lethe' });
     transport.close();

@@ -49,7 +49,12 @@ describe('npm run stack:up | stack:down | stack:status', async () => {
     spawnSync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', command], { cwd: repo, env, encoding: 'utf8' });
   const pids = () =>
     Object.fromEntries(
-      fs.readdirSync(path.join(stateDir, 'pids')).map((f) => [f.replace('.pid', ''), Number(fs.readFileSync(path.join(stateDir, 'pids', f), 'utf8').split('\n')[0])]),
+      fs
+        .readdirSync(path.join(stateDir, 'pids'))
+        .map((f) => [
+          f.replace('.pid', ''),
+          Number(fs.readFileSync(path.join(stateDir, 'pids', f), 'utf8').split('\n')[0]),
+        ]),
     );
 
   afterAll(() => {
@@ -79,7 +84,10 @@ describe('npm run stack:up | stack:down | stack:status', async () => {
 
     const connection = Connection.lazy({ address: env.TEMPORAL_ADDRESS });
     const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(env.SMTP_PORT), ignoreTLS: true });
-    const api = await buildApiServer({ log: createLogger('silent'), probes: [temporalProbe(connection), smtpProbe(mail)] });
+    const api = await buildApiServer({
+      log: createLogger('silent'),
+      probes: [temporalProbe(connection), smtpProbe(mail)],
+    });
     const response = await api.inject({ method: 'GET', url: '/readyz' });
     await api.close();
     await connection.close();
@@ -96,7 +104,10 @@ describe('npm run stack:up | stack:down | stack:status', async () => {
     expect(down.status).toBe(0);
     expect(alive(before.temporal!)).toBe(false);
     // The suite's own stack is untouched.
-    const main = spawnSync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', 'status'], { cwd: repo, encoding: 'utf8' });
+    const main = spawnSync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', 'status'], {
+      cwd: repo,
+      encoding: 'utf8',
+    });
     expect(main.status).toBe(0);
   }, 60_000);
 });

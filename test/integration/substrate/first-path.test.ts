@@ -12,7 +12,8 @@ describe('the first governed path: ingest → derive → index → search', () =
     await app?.close();
   });
 
-  const countFor = (collection: string, tenant: string) => app.runtime.db.collection(collection).countDocuments({ tenant });
+  const countFor = (collection: string, tenant: string) =>
+    app.runtime.db.collection(collection).countDocuments({ tenant });
 
   it('derives a low-impact memory as active and finds it with the hybrid query', async () => {
     const tenant = uniqueTenant();
@@ -27,9 +28,15 @@ describe('the first governed path: ingest → derive → index → search', () =
     const body = write.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
     expect(body.memories[0]?.status).toBe('active');
 
-    const search = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/search`, token, payload: { query: 'email contact preference' } });
+    const search = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token,
+      payload: { query: 'email contact preference' },
+    });
     expect(search.statusCode).toBe(200);
-    const results = search.json<{ results: { memory: { id: string; provenance: { eventIds: string[] } } }[] }>().results;
+    const results = search.json<{ results: { memory: { id: string; provenance: { eventIds: string[] } } }[] }>()
+      .results;
     expect(results.map((r) => r.memory.id)).toEqual([body.memories[0]!.id]);
     expect(results[0]!.memory.provenance.eventIds).toEqual([body.events[0]!.id]);
   });
@@ -41,11 +48,19 @@ describe('the first governed path: ingest → derive → index → search', () =
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token,
-      payload: { events: [sampleEvent()], memories: [sampleMemory({ namespace: 'hr', kind: 'fact', attribute: 'salary', content: 'Salary is 50k.' })] },
+      payload: {
+        events: [sampleEvent()],
+        memories: [sampleMemory({ namespace: 'hr', kind: 'fact', attribute: 'salary', content: 'Salary is 50k.' })],
+      },
     });
     expect(write.statusCode).toBe(201);
     expect(write.json<{ memories: { status: string }[] }>().memories[0]?.status).toBe('candidate');
-    const search = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/search`, token, payload: { query: 'salary' } });
+    const search = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token,
+      payload: { query: 'salary' },
+    });
     expect(search.json<{ results: unknown[] }>().results).toEqual([]);
   });
 
@@ -66,7 +81,11 @@ describe('the first governed path: ingest → derive → index → search', () =
       payload: { ...event, content: 'Customer said they moved to Porto.' },
     });
     expect(corrected.json<{ outcome: string }>().outcome).toBe('correction');
-    const read = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/events/${corrected.json<{ id: string }>().id}`, token: await app.token(tenant, ['auditor']) });
+    const read = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/events/${corrected.json<{ id: string }>().id}`,
+      token: await app.token(tenant, ['auditor']),
+    });
     expect(read.json<{ correctionOf: string }>().correctionOf).toBe(first.json<{ id: string }>().id);
     expect(await countFor(Collections.events, tenant)).toBe(2);
   });
@@ -78,7 +97,12 @@ describe('the first governed path: ingest → derive → index → search', () =
     ['no subjects', sampleEvent({ subjects: [] }), 'subjects'],
   ])('refuses an event with %s, naming the field, and stores nothing', async (_name, payload, field) => {
     const tenant = uniqueTenant();
-    const response = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/events`, token: await app.token(tenant, ['agent']), payload });
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/events`,
+      token: await app.token(tenant, ['agent']),
+      payload,
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json<{ error: { field: string; message: string } }>().error.field).toBe(field);
     expect(await countFor(Collections.events, tenant)).toBe(0);
@@ -86,7 +110,12 @@ describe('the first governed path: ingest → derive → index → search', () =
   });
 
   it('refuses an invalid tenant in the path', async () => {
-    const response = await app.request({ method: 'POST', url: `/v1/tenants/NOT_A_TENANT/events`, token: await app.token('t-x', ['agent']), payload: sampleEvent() });
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/NOT_A_TENANT/events`,
+      token: await app.token('t-x', ['agent']),
+      payload: sampleEvent(),
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json<{ error: { field: string } }>().error.field).toBe('tenant');
   });
@@ -99,7 +128,10 @@ describe('the first governed path: ingest → derive → index → search', () =
       token: await app.token(tenant, ['agent']),
       payload: {
         events: [sampleEvent()],
-        memories: [sampleMemory(), sampleMemory({ provenance: { eventIds: [], parentIds: ['mem_missing'], derivationRule: 'summarise' } })],
+        memories: [
+          sampleMemory(),
+          sampleMemory({ provenance: { eventIds: [], parentIds: ['mem_missing'], derivationRule: 'summarise' } }),
+        ],
       },
     });
     expect(response.statusCode).toBe(422);
@@ -129,12 +161,22 @@ describe('the first governed path: ingest → derive → index → search', () =
       method: 'POST',
       url: `/v1/tenants/${other}/memories`,
       token: otherToken,
-      payload: sampleMemory({ provenance: { eventIds: [], parentIds: ['mem_00000000-0000-0000-0000-000000000000'], derivationRule: 'summarise' } }),
+      payload: sampleMemory({
+        provenance: {
+          eventIds: [],
+          parentIds: ['mem_00000000-0000-0000-0000-000000000000'],
+          derivationRule: 'summarise',
+        },
+      }),
     });
     expect(foreign.statusCode).toBe(422);
     expect(foreign.statusCode).toBe(missing.statusCode);
     expect(foreign.json()).toEqual(missing.json());
-    const read = await app.request({ method: 'GET', url: `/v1/tenants/${other}/memories/${foreignId}`, token: otherToken });
+    const read = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${other}/memories/${foreignId}`,
+      token: otherToken,
+    });
     expect(read.statusCode).toBe(404);
   });
 
@@ -143,7 +185,10 @@ describe('the first governed path: ingest → derive → index → search', () =
     const token = await app.token(tenant, ['agent']);
     const event = sampleEvent();
     await app.services.tombstones.write(tenant, 'req-test', [
-      { kind: 'subject-content', parts: ['subject-1', (await import('../../../src/substrate/fingerprint.js')).sha256Hex(event.content)] },
+      {
+        kind: 'subject-content',
+        parts: ['subject-1', (await import('../../../src/substrate/fingerprint.js')).sha256Hex(event.content)],
+      },
       { kind: 'record', parts: ['mem_erased'] },
     ]);
     const refused = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/events`, token, payload: event });
@@ -171,7 +216,12 @@ describe('the first governed path: ingest → derive → index → search', () =
         payload: { events: [sampleEvent()], memories: [sampleMemory()] },
       });
     }
-    const search = await app.request({ method: 'POST', url: `/v1/tenants/${a}/search`, token: await app.token(a, ['agent']), payload: { query: 'email contact', k: 50 } });
+    const search = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${a}/search`,
+      token: await app.token(a, ['agent']),
+      payload: { query: 'email contact', k: 50 },
+    });
     const ids = search.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id);
     expect(ids).toHaveLength(1);
     const own = await app.services.memories.getMany(a, ids);

@@ -30,7 +30,19 @@ function changed(value: unknown): unknown {
   return { ...(value as object), injected: 1 };
 }
 
-const FIELDS = ['tenant', 'seq', 'at', 'actor', 'action', 'target', 'outcome', 'details', 'idempotencyKey', 'prevHash', 'hash'];
+const FIELDS = [
+  'tenant',
+  'seq',
+  'at',
+  'actor',
+  'action',
+  'target',
+  'outcome',
+  'details',
+  'idempotencyKey',
+  'prevHash',
+  'hash',
+];
 
 describe('verifyChain properties', () => {
   it('every honestly built chain verifies, with the last hash as head', () => {

@@ -100,7 +100,10 @@ describe('verifyChain', () => {
 
   it('catches a removed first entry, because a full chain must start at seq 1', () => {
     const chain = honest().slice(1);
-    expect(verifyChain(chain)).toMatchObject({ ok: false, firstBad: { seq: 2, index: 0, reason: /seq gap: expected seq 1/ } });
+    expect(verifyChain(chain)).toMatchObject({
+      ok: false,
+      firstBad: { seq: 2, index: 0, reason: /seq gap: expected seq 1/ },
+    });
   });
 
   it('catches a removed last entry only against an anchored head hash', () => {
@@ -118,13 +121,19 @@ describe('verifyChain', () => {
     const chain = honest();
     chain.splice(2, 1);
     const renumbered = chain.map((e, i) => (i >= 2 ? sealEntry({ ...e, seq: e.seq - 1 }) : e));
-    expect(verifyChain(renumbered)).toMatchObject({ ok: false, firstBad: { seq: 3, index: 2, reason: /prevHash mismatch/ } });
+    expect(verifyChain(renumbered)).toMatchObject({
+      ok: false,
+      firstBad: { seq: 3, index: 2, reason: /prevHash mismatch/ },
+    });
   });
 
   it('catches two swapped entries at the first of them', () => {
     const chain = honest();
     [chain[1], chain[4]] = [chain[4]!, chain[1]!];
-    expect(verifyChain(chain)).toMatchObject({ ok: false, firstBad: { seq: 5, index: 1, reason: /seq gap: expected seq 2/ } });
+    expect(verifyChain(chain)).toMatchObject({
+      ok: false,
+      firstBad: { seq: 5, index: 1, reason: /seq gap: expected seq 2/ },
+    });
     const adjacent = honest();
     [adjacent[3], adjacent[4]] = [adjacent[4]!, adjacent[3]!];
     expect(verifyChain(adjacent)).toMatchObject({ ok: false, firstBad: { index: 3 } });
@@ -158,7 +167,10 @@ describe('verifyChain', () => {
     const chain = honest(8);
     const range = chain.slice(3);
     expect(verifyChain(range).ok).toBe(false);
-    expect(verifyChain(range, { expectFromSeq: 4, expectPrevHash: chain[2]!.hash })).toMatchObject({ ok: true, count: 5 });
+    expect(verifyChain(range, { expectFromSeq: 4, expectPrevHash: chain[2]!.hash })).toMatchObject({
+      ok: true,
+      count: 5,
+    });
     expect(verifyChain(range, { expectFromSeq: 4, expectPrevHash: chain[1]!.hash })).toMatchObject({
       ok: false,
       firstBad: { seq: 4, index: 0, reason: /prevHash mismatch: the first entry/ },
@@ -174,6 +186,9 @@ describe('verifyChain', () => {
     });
     const nested = honest(1);
     (nested[0]!.details as Record<string, unknown>).deep = { x: 1 };
-    expect(verifyChain(nested)).toMatchObject({ ok: false, firstBad: { reason: 'malformed entry: details.deep must be a scalar' } });
+    expect(verifyChain(nested)).toMatchObject({
+      ok: false,
+      firstBad: { reason: 'malformed entry: details.deep must be a scalar' },
+    });
   });
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { exportAuditJsonl, verifyAuditJsonl, verifyAuditJsonlStream } from '../../../src/governance/audit/audit-export.js';
+import {
+  exportAuditJsonl,
+  verifyAuditJsonl,
+  verifyAuditJsonlStream,
+} from '../../../src/governance/audit/audit-export.js';
 import type { AuditEntry, AuditLog } from '../../../src/governance/audit/audit-log.port.js';
 import { canonicalJson } from '../../../src/shared/canonical-json.js';
 import { buildChain, seeds } from './chain-fixtures.js';
@@ -46,7 +50,10 @@ describe('audit JSONL export and offline verification', () => {
 
   it('verifies a range export from its first seq and the hash before it', async () => {
     const text = await collect(exportAuditJsonl(arrayLog(chain), 'acme', { fromSeq: 3, toSeq: 4 }));
-    expect(verifyAuditJsonl(text, { expectFromSeq: 3, expectPrevHash: chain[1]!.hash })).toMatchObject({ ok: true, count: 2 });
+    expect(verifyAuditJsonl(text, { expectFromSeq: 3, expectPrevHash: chain[1]!.hash })).toMatchObject({
+      ok: true,
+      count: 2,
+    });
   });
 
   it('tolerates blank lines and CRLF endings', () => {
