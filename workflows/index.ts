@@ -1,2 +1,3 @@
 export { connectivityCheck } from './connectivity-check.workflow.js';
 export { ingestBatch } from './ingest-batch.workflow.js';
+export { erasureRequest } from './erasure.workflow.js';

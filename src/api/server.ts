@@ -10,6 +10,9 @@ import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
 import { registerAuditRoutes } from './routes/audit.routes.js';
+import { registerErasureRoutes } from './routes/erasure.routes.js';
+import { registerHoldRoutes } from './routes/hold.routes.js';
+import { registerCertificateRoutes } from './routes/certificate.routes.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -73,6 +76,9 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerReadRoutes(app, { events: services.events, memories: services.memories });
     registerSearchRoutes(app, { search: services.search });
     registerAuditRoutes(app, { audit: services.audit });
+    registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
+    registerHoldRoutes(app, { holds: services.holds, audit: services.audit, policy: services.holdPolicy, erasures: services.erasures });
+    registerCertificateRoutes(app, { certificates: services.certificates, publicKeyPem: services.publicKeyPem });
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -12,6 +12,14 @@ import { createMongoAuditLog } from '../governance/audit/mongo-audit-log.js';
 import { loadPolicies, requirePolicy } from '../governance/policy/policy-set.js';
 import { createSearchService } from '../retrieval/search-service.js';
 import { createWriteGateway } from '../temporal/write-gateway.js';
+import { createErasureGateway } from '../temporal/erasure-gateway.js';
+import { createMongoErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
+import { createMongoErasureSetStore } from '../governance/erasure/erasure-set-store.js';
+import { createMongoProbeStore } from '../governance/erasure/probe-store.js';
+import { createMongoHoldStore } from '../governance/holds/hold-store.js';
+import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
+import { loadSigningKey } from '../governance/certificates/signing.js';
+import { createMailNotifier } from '../governance/notifications/notifier.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
@@ -39,6 +47,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const policies = loadPolicies();
   const temporalClient = new Client({ connection: runtime.temporal, namespace: config.temporal.namespace });
   const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
+  const signer = loadSigningKey(config.secrets.signingKeyFile);
+  const certificates = createMongoCertificateStore(db, { signer, audit });
+  const erasureRequests = createMongoErasureRequestStore(db);
+  const holds = createMongoHoldStore(db);
+  const search = createSearchService({ index, memories });
   return {
     fingerprints,
     events,
@@ -53,14 +66,28 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     impactPolicy: requirePolicy(policies, 'memory-impact'),
     temporalClient,
     taskQueue,
-    search: createSearchService({ index, memories }),
+    search,
     writes: createWriteGateway({ staging, client: temporalClient, taskQueue }),
+    signer,
+    publicKeyPem: signer.publicKeyPem,
+    certificates,
+    erasureRequests,
+    erasureSets: createMongoErasureSetStore(db),
+    probes: createMongoProbeStore(db),
+    holds,
+    notifier: createMailNotifier(runtime.mail, config.smtp.from),
+    erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
+    holdPolicy: requirePolicy(policies, 'legal-holds'),
+    erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),
     /** Creates every index the queries need; idempotent, run at start-up. */
     async ensureIndexes() {
       await events.ensureIndexes();
       await memories.ensureIndexes();
       await tombstones.ensureIndexes();
       await audit.ensureIndexes();
+      await certificates.ensureIndexes();
+      await erasureRequests.ensureIndexes();
+      await holds.ensureIndexes();
     },
   };
 }

@@ -8,6 +8,10 @@ import { registerTokenCommands } from './commands/token.command.js';
 import { registerIngestCommand } from './commands/ingest.command.js';
 import { registerSearchCommand } from './commands/search.command.js';
 import { registerAuditCommands } from './commands/audit.command.js';
+import { registerErasureCommands } from './commands/erasure.command.js';
+import { registerCertificateCommands } from './commands/certificates.command.js';
+import { registerVerifyCommand } from './commands/verify.command.js';
+import { registerPolicyCommands } from './commands/policy.command.js';
 
 const program = new Command('lethe')
   .description('Lethe: governed memory and provable erasure for AI agents')
@@ -23,6 +27,10 @@ registerTokenCommands(program);
 registerIngestCommand(program, context);
 registerSearchCommand(program, context);
 registerAuditCommands(program, context);
+registerErasureCommands(program, context);
+registerCertificateCommands(program, context);
+registerVerifyCommand(program);
+registerPolicyCommands(program);
 
 try {
   await program.parseAsync(process.argv);

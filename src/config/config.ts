@@ -34,6 +34,7 @@ const schema = z.object({
   SMTP_PORT: port.default(1025),
   LETHE_MAIL_FROM: z.string().email().default('lethe@localhost'),
   LETHE_OPERATOR_EMAIL: z.string().email().default('operator@localhost'),
+  LETHE_DPO_EMAIL: z.string().email().default('dpo@localhost'),
   LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
   LETHE_API_PORT: port.default(8080),
   LETHE_TOKEN_SECRET: secret,
@@ -48,7 +49,7 @@ export interface Config {
   temporal: { address: string; namespace: string; taskQueue: string };
   mongo: { uri: string; dbName: string };
   elasticsearch: { url: string; indexPrefix: string; embeddingDims: number };
-  smtp: { host: string; port: number; from: string; operatorEmail: string };
+  smtp: { host: string; port: number; from: string; operatorEmail: string; dpoEmail: string };
   api: { host: string; port: number };
   secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
 }
@@ -73,7 +74,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       indexPrefix: e.LETHE_INDEX_PREFIX,
       embeddingDims: e.LETHE_EMBEDDING_DIMS,
     },
-    smtp: { host: e.SMTP_HOST, port: e.SMTP_PORT, from: e.LETHE_MAIL_FROM, operatorEmail: e.LETHE_OPERATOR_EMAIL },
+    smtp: {
+      host: e.SMTP_HOST,
+      port: e.SMTP_PORT,
+      from: e.LETHE_MAIL_FROM,
+      operatorEmail: e.LETHE_OPERATOR_EMAIL,
+      dpoEmail: e.LETHE_DPO_EMAIL,
+    },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {
       tokenSecret: e.LETHE_TOKEN_SECRET,

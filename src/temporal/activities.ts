@@ -2,6 +2,7 @@ import type { Runtime } from '../app/runtime.js';
 import type { Services } from '../app/services.js';
 import { createConnectivityActivities } from '../../activities/connectivity.activities.js';
 import { createIngestionActivities } from '../../activities/ingestion.activities.js';
+import { createErasureActivities } from '../../activities/erasure.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
@@ -16,6 +17,27 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       impactPolicy: services.impactPolicy,
       staging: services.staging,
       search: services.index,
+    }),
+    ...createErasureActivities({
+      db: runtime.db,
+      requests: services.erasureRequests,
+      sets: services.erasureSets,
+      probes: services.probes,
+      events: services.events,
+      memories: services.memories,
+      lineage: services.lineage,
+      tombstones: services.tombstones,
+      index: services.index,
+      search: services.search,
+      embedder: services.embedder,
+      holds: services.holds,
+      audit: services.audit,
+      certificates: services.certificates,
+      notifier: services.notifier,
+      fingerprints: services.fingerprints,
+      erasurePolicy: services.erasurePolicy,
+      dpoEmail: runtime.config.smtp.dpoEmail,
+      operatorEmail: runtime.config.smtp.operatorEmail,
     }),
   };
 }

@@ -1,16 +1,13 @@
-import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { SearchRequestSchema, type SearchService } from '../../retrieval/search-service.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
 import { presentMemory } from './read.routes.js';
 import { errorResponses, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
 
 export function registerSearchRoutes(app: FastifyInstance, deps: { search: SearchService }): void {
-  const { $schema: _ignored, ...body } = z.toJSONSchema(SearchRequestSchema, {
-    target: 'draft-7',
-    io: 'input',
-  }) as Record<string, unknown>;
+  const body = jsonSchemaOf(SearchRequestSchema);
   app.post(
     '/v1/tenants/:tenant/search',
     {

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { WriteGateway } from '../../temporal/write-gateway.js';
 import {
@@ -11,15 +10,8 @@ import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
 
-function bodySchema(schema: z.ZodType) {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
-    target: 'draft-7',
-    io: 'input',
-    unrepresentable: 'any',
-  }) as Record<string, unknown>;
-  return json;
-}
 
 /** Writes: validated here, then staged and carried by the ingestion workflow; the answer waits for it. */
 export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway }): void {
@@ -36,7 +28,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
       schema: {
         summary: 'Ingest one event',
         params: tenantParams,
-        body: bodySchema(EventInputSchema),
+        body: jsonSchemaOf(EventInputSchema),
         response: errorResponses,
       },
     },
@@ -55,7 +47,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
       schema: {
         summary: 'Write one memory',
         params: tenantParams,
-        body: bodySchema(MemoryInputSchema),
+        body: jsonSchemaOf(MemoryInputSchema),
         response: errorResponses,
       },
     },
@@ -73,7 +65,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
       schema: {
         summary: 'Ingest a batch of events and memories in one workflow (all or nothing)',
         params: tenantParams,
-        body: bodySchema(WriteBatchSchema),
+        body: jsonSchemaOf(WriteBatchSchema),
         response: errorResponses,
       },
     },

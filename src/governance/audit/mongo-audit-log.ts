@@ -2,22 +2,23 @@
  * The audit log on MongoDB (FerretDB locally), without transactions.
  *
  * Each entry's `_id` is `<tenant>:<seq, zero-padded>`, so the primary key itself forbids two entries at one seq:
- * an appender reads the head, seals `head.seq + 1` over `head.hash` and inserts; losing a race is an E11000, after
- * which it re-reads the head and seals again. A seq is only ever claimed on top of an entry that was read, so the
- * chain has no gaps. A unique (tenant, idempotencyKey) index makes retries return the entry already written.
+ * an appender seals `head.seq + 1` over `head.hash` and inserts; losing a race is an E11000, after which it reads
+ * the entry that took the seq and tries the next. A seq is only ever claimed on top of an entry that was read or
+ * written, so the chain has no gaps. A unique (tenant, idempotencyKey) index makes retries return the entry
+ * already written.
  *
- * Within one process, appends to a tenant are queued and flushed as one `insertMany` (group commit): concurrent
- * callers in a process never race each other, and the head is kept in memory, so an append usually costs one
- * round trip. Across processes the E11000 protocol above keeps the chain whole.
+ * Within one process, appends to a tenant are queued and flushed as one ordered `insertMany` (group commit):
+ * concurrent callers in a process never race each other, and the head is kept in memory, so an append usually
+ * costs one round trip. Across processes, a process that keeps losing posts its entries to a waiting room that
+ * the winning process drains into its next batch (see `audit-waiting-room.ts`).
  */
-import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
-import { canonicalJson } from '../../shared/canonical-json.js';
-import { DomainError, ErrorType, validationError } from '../../shared/errors.js';
-import { TENANT_PATTERN } from '../auth/principal.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
 import { GENESIS_HASH, sealEntry } from './audit-chain.js';
+import { normalizeAuditInput, type NormalizedAuditInput } from './audit-input.js';
 import type { AuditEntry, AuditEntryInput, AuditLog } from './audit-log.port.js';
+import { createAuditWaitingRoom } from './audit-waiting-room.js';
 
 /** The MongoDB audit log, plus its index set-up (call once at the composition root). */
 export interface MongoAuditLog extends AuditLog {
@@ -28,8 +29,11 @@ export interface MongoAuditLogOptions {
   clock?: () => Date;
   /** Most entries per `insertMany` in one flush. */
   maxBatch?: number;
-  /** Attempts to claim a seq under contention before giving up with a Conflict. */
-  maxAttempts?: number;
+  /**
+   * How long one flush may keep losing races to other processes before it gives up with a Conflict. Races are
+   * not fair — a process appending back to back keeps winning — so this bounds latency, not attempts.
+   */
+  maxContendedMs?: number;
   /** Upper bound of the jittered pause between attempts after a lost race (0: none). */
   backoffCapMs?: number;
 }
@@ -37,8 +41,8 @@ export interface MongoAuditLogOptions {
 type AuditDoc = AuditEntry & { _id: string };
 
 interface Pending {
-  input: Readonly<AuditEntryInput> & { idempotencyKey: string };
-  /** The caller chose the key, so it may already be written (a retry). Generated keys cannot be. */
+  input: NormalizedAuditInput;
+  /** The key may already be written: the caller chose it (a retry), or it was posted to the waiting room. */
   callerKey: boolean;
   resolve(entry: AuditEntry): void;
   reject(error: unknown): void;
@@ -50,6 +54,12 @@ const RANGE_BATCH = 500;
 const RANGE_CONCURRENCY = 16;
 /** A range covering more than 1/SCAN_FRACTION of the chain is read with one query rather than by `_id`. */
 const SCAN_FRACTION = 4;
+/** A flush within this long of the previous one is part of a burst, during which the waiting room is watched… */
+const BURST_MS = 50;
+/** …at most this often. */
+const ADOPT_EVERY_MS = 20;
+/** Lost races in one flush before its entries are posted to the waiting room. */
+const POST_AFTER_CONFLICTS = 3;
 
 /** `_id` of a tenant's entry at `seq`. */
 export function auditEntryId(tenant: string, seq: number): string {
@@ -60,12 +70,16 @@ export function auditEntryId(tenant: string, seq: number): string {
 export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}): MongoAuditLog {
   const clock = options.clock ?? (() => new Date());
   const maxBatch = options.maxBatch ?? 1000;
-  const maxAttempts = options.maxAttempts ?? 500;
+  const maxContendedMs = options.maxContendedMs ?? 120_000;
   const backoffCapMs = options.backoffCapMs ?? 8;
   const audit: Collection<AuditDoc> = db.collection<AuditDoc>(Collections.audit);
   /** Last entry this process wrote or read per tenant: a lower bound of the head (entries are never removed). */
   const heads = new Map<string, AuditEntry | null>();
   const queues = new Map<string, Pending[]>();
+  const waitingRoom = createAuditWaitingRoom(db);
+  /** When this process last finished a flush, and last looked into the waiting room, per tenant. */
+  const lastFlushAt = new Map<string, number>();
+  const lastAdoptCheck = new Map<string, number>();
 
   const byId = async (tenant: string, seq: number): Promise<AuditEntry | null> => {
     const doc = await audit.findOne({ _id: auditEntryId(tenant, seq) });
@@ -116,17 +130,45 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     if (!known || (entry && entry.seq > known.seq)) heads.set(tenant, entry);
   };
 
+  /** Entries posted by processes losing races, when this process is in a burst (and so likely the one winning). */
+  const adoptWaiting = async (tenant: string): Promise<Pending[]> => {
+    const now = performance.now();
+    const burst = lastFlushAt.get(tenant);
+    if (burst === undefined || now - burst > BURST_MS || now - (lastAdoptCheck.get(tenant) ?? 0) < ADOPT_EVERY_MS) {
+      return [];
+    }
+    lastAdoptCheck.set(tenant, now);
+    const inputs = await waitingRoom.peek(tenant, maxBatch);
+    return inputs.map((input) => ({ input, callerKey: true, resolve: () => undefined, reject: () => undefined }));
+  };
+
   /** Writes `batch` (one tenant, keys unique within it) in chain order; resolves every caller. */
   const writeBatch = async (tenant: string, batch: Pending[]): Promise<void> => {
+    const adopted = await adoptWaiting(tenant);
+    let posted: Pending[] = [];
+    try {
+      await writeChained(tenant, adopted.length > 0 ? dedupe([...adopted, ...batch]) : batch, (pending) => {
+        posted = pending;
+      });
+    } finally {
+      lastFlushAt.set(tenant, performance.now());
+      const done = [...adopted, ...posted].map((p) => p.input);
+      if (done.length > 0) await waitingRoom.remove(done);
+    }
+  };
+
+  /** The race itself: seal from the head, insert in order, and on E11000 chase the head and seal the rest again. */
+  const writeChained = async (tenant: string, batch: Pending[], onPost: (posted: Pending[]) => void): Promise<void> => {
     let pending = batch;
     let conflicts = 0;
+    let contendedSince = 0;
     let head = await currentHead(tenant);
     while (pending.length > 0) {
       const docs: AuditDoc[] = [];
       let prev = head;
       const at = clock().toISOString();
       for (const p of pending) {
-        const entry = seal(p.input, tenant, (prev?.seq ?? 0) + 1, prev?.hash ?? GENESIS_HASH, at);
+        const entry = seal(p.input, (prev?.seq ?? 0) + 1, prev?.hash ?? GENESIS_HASH, at);
         docs.push({ _id: auditEntryId(tenant, entry.seq), ...entry });
         prev = entry;
       }
@@ -150,14 +192,21 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
         continue;
       }
       pending = pending.slice(failedAt);
-      if (++conflicts >= maxAttempts) {
+      if (conflicts++ === 0) contendedSince = Date.now();
+      else if (Date.now() - contendedSince > maxContendedMs) {
         throw new DomainError(
           ErrorType.Conflict,
-          `audit append: no free seq after ${conflicts} attempts (tenant ${tenant})`,
+          `audit append: lost ${conflicts} races for the next seq in ${maxContendedMs} ms (tenant ${tenant})`,
         );
       }
-      // Another process appended: back off a little (jittered, so contenders spread out), then chase the head —
-      // read the entry that took our seq and try the next one (the insert itself probes whether that is free).
+      if (conflicts === POST_AFTER_CONFLICTS) {
+        // Another process keeps winning: let it write these for us too. From now on any of them may be written.
+        await waitingRoom.post(pending.map((p) => p.input));
+        for (const p of pending) p.callerKey = true;
+        onPost(pending);
+      }
+      // Back off a little (jittered, so contenders spread out), then chase the head: read the entry that took our
+      // seq and try the next one (the insert itself probes whether that one is free).
       if (conflicts > 1 && backoffCapMs > 0) await sleep(Math.random() * Math.min(backoffCapMs, 2 ** (conflicts - 1)));
       head = (await byId(tenant, docs[failedAt]!.seq)) ?? (await findHead(tenant, head));
       remember(tenant, head);
@@ -185,7 +234,7 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
 
   const enqueue = (inputs: AuditEntryInput[], single: boolean): Promise<AuditEntry>[] => {
     // All inputs are validated before any is queued: a bad one refuses the call and writes nothing.
-    const items = inputs.map((input, index) => normalize(input, single ? null : index));
+    const items = inputs.map((input, index) => normalizeAuditInput(input, single ? '' : `entries.${index}.`));
     const started = new Set<string>();
     const promises = items.map(
       (item) =>
@@ -209,6 +258,7 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     async ensureIndexes() {
       await audit.createIndex({ tenant: 1, seq: 1 }, { unique: true });
       await audit.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
+      await waitingRoom.ensureIndexes();
     },
 
     async append(input) {
@@ -279,37 +329,6 @@ function hasDuplicateWriteError(error: unknown): boolean {
   return list.some((e) => (e as { code?: number }).code === 11000);
 }
 
-/** Validates an input before it is queued, so that one bad input never fails the batch it would have joined. */
-function normalize(input: AuditEntryInput, index: number | null): Omit<Pending, 'resolve' | 'reject'> {
-  const at = index === null ? '' : `entries.${index}.`;
-  if (!TENANT_PATTERN.test(input.tenant)) throw validationError(`${at}tenant`, 'must match ^[a-z0-9][a-z0-9-]{1,62}$');
-  for (const field of ['actor', 'action'] as const) {
-    if (typeof input[field] !== 'string' || input[field] === '')
-      throw validationError(`${at}${field}`, 'must be a non-empty string');
-  }
-  if (!['ok', 'refused', 'error'].includes(input.outcome))
-    throw validationError(`${at}outcome`, 'must be ok, refused or error');
-  const details = input.details ?? {};
-  for (const [key, value] of Object.entries(details)) {
-    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-      throw validationError(`${at}details.${key}`, 'must be a string, number, boolean or null');
-    }
-  }
-  const callerKey = input.idempotencyKey !== undefined;
-  if (callerKey && input.idempotencyKey === '') throw validationError(`${at}idempotencyKey`, 'must not be empty');
-  const normalized = { ...input, details: { ...details }, idempotencyKey: input.idempotencyKey ?? randomUUID() };
-  try {
-    canonicalJson(normalized); // NaN, Infinity, lone surrogates: refused here, not when the batch is sealed
-  } catch (error) {
-    const field = (error as { field?: string }).field ?? '$';
-    throw validationError(
-      `${at}${field.replace(/^\$\.?/, '')}`,
-      'has no canonical JSON form (NaN, Infinity or a lone surrogate)',
-    );
-  }
-  return { input: normalized, callerKey };
-}
-
 /** Later inputs repeating a key within one flush resolve to the first one's entry. */
 function dedupe(batch: Pending[]): Pending[] {
   const first = new Map<string, Pending>();
@@ -334,16 +353,16 @@ function dedupe(batch: Pending[]): Pending[] {
   return unique;
 }
 
-function seal(input: Pending['input'], tenant: string, seq: number, prevHash: string, at: string): AuditEntry {
+function seal(input: NormalizedAuditInput, seq: number, prevHash: string, at: string): AuditEntry {
   return sealEntry({
-    tenant,
+    tenant: input.tenant,
     seq,
     at,
     actor: input.actor,
     action: input.action,
     target: input.target ?? null,
     outcome: input.outcome,
-    details: input.details ?? {},
+    details: input.details,
     idempotencyKey: input.idempotencyKey,
     prevHash,
   });

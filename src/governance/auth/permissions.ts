@@ -6,9 +6,9 @@ import type { Role } from './principal.js';
  */
 export const ACTION_ROLES = {
   'event.ingest': ['agent', 'admin'],
-  'event.read': ['agent', 'dpo', 'auditor', 'admin'],
+  'event.read': ['agent', 'dpo', 'legal', 'auditor', 'admin'],
   'memory.write': ['agent', 'admin'],
-  'memory.read': ['agent', 'reviewer', 'dpo', 'admin'],
+  'memory.read': ['agent', 'reviewer', 'dpo', 'legal', 'admin'],
   'memory.search': ['agent', 'reviewer', 'admin'],
   'audit.export': ['auditor', 'dpo', 'admin'],
   'erasure.request': ['dpo', 'admin'],

@@ -28,7 +28,9 @@ const HEX64 = /^[0-9a-f]{64}$/;
 /** A keyed hash, hex, optionally tagged with its algorithm (`hmac-sha256:…`). */
 const KEYED_HASH = /^(?:[a-z0-9-]{1,32}:)?[0-9a-f]{32,128}$/;
 
-const opaqueId = z.string().regex(OPAQUE_ID, 'must be an opaque id (letters, digits, ".", "_", ":", "/", "-"; no personal data)');
+const opaqueId = z
+  .string()
+  .regex(OPAQUE_ID, 'must be an opaque id (letters, digits, ".", "_", ":", "/", "-"; no personal data)');
 const code = z.string().regex(CODE, 'must be a short code (letters, digits, spaces and ()+.,:/_-)');
 const statement = z.string().regex(STATEMENT, 'must be 1–500 printable characters without "@"');
 const instant = z
@@ -52,8 +54,20 @@ const closure = z.strictObject({
   ids: uniqueIds(1_000_000),
 });
 const store = z.discriminatedUnion('store', [
-  z.strictObject({ store: z.literal('mongodb'), collection: opaqueId, action: code, deleted: count, compacted: z.boolean() }),
-  z.strictObject({ store: z.literal('elasticsearch'), index: opaqueId, action: code, deleted: count, deletedDocsAfter: count }),
+  z.strictObject({
+    store: z.literal('mongodb'),
+    collection: opaqueId,
+    action: code,
+    deleted: count,
+    compacted: z.boolean(),
+  }),
+  z.strictObject({
+    store: z.literal('elasticsearch'),
+    index: opaqueId,
+    action: code,
+    deleted: count,
+    deletedDocsAfter: count,
+  }),
   z.strictObject({ store: z.literal('cache'), name: opaqueId, action: code, deleted: count }),
 ]);
 const probe = z.strictObject({
@@ -103,7 +117,8 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
   if (k.collateral > k.derived) issue(['closure', 'collateral'], 'must not exceed derived');
   const holdIds = new Set<string>();
   c.holds.forEach((h, i) => {
-    if (h.exemptedIds.length !== h.exemptedCount) issue(['holds', i, 'exemptedIds'], 'must hold exactly exemptedCount ids');
+    if (h.exemptedIds.length !== h.exemptedCount)
+      issue(['holds', i, 'exemptedIds'], 'must hold exactly exemptedCount ids');
     if (holdIds.has(h.holdId)) issue(['holds', i, 'holdId'], 'must not repeat a hold');
     holdIds.add(h.holdId);
   });
@@ -111,12 +126,14 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
     if (s.finishedAt < s.startedAt) issue(['steps', i, 'finishedAt'], 'must not be before startedAt');
   });
   c.assurance.forEach((a, i) => {
-    if (a.level === 'L3' && !a.lapses) issue(['assurance', i, 'lapses'], 'is required at L3 (the date or condition on which it lapses)');
+    if (a.level === 'L3' && !a.lapses)
+      issue(['assurance', i, 'lapses'], 'is required at L3 (the date or condition on which it lapses)');
   });
   if (c.status === 'complete') {
     // A complete certificate claims that nothing was kept and nothing is left: the body must not say otherwise.
     c.holds.forEach((h, i) => {
-      if (h.exemptedCount > 0) issue(['holds', i, 'exemptedCount'], 'must be 0 in a complete certificate (else status is partial)');
+      if (h.exemptedCount > 0)
+        issue(['holds', i, 'exemptedCount'], 'must be 0 in a complete certificate (else status is partial)');
     });
     c.probes.forEach((p, i) => {
       if (p.found > 0) issue(['probes', i, 'found'], 'must be 0 in a complete certificate');
@@ -162,11 +179,15 @@ export function describeInvalidCertificate(value: unknown): string | null {
   if (result.success) return null;
   const issue = result.error.issues[0]!;
   const path = issue.path.map(String).join('.') || '$';
-  if (issue.code === 'unrecognized_keys') return `${path === '$' ? '' : `${path}.`}${issue.keys[0] ?? ''}: unknown field`;
+  if (issue.code === 'unrecognized_keys')
+    return `${path === '$' ? '' : `${path}.`}${issue.keys[0] ?? ''}: unknown field`;
   return `${path}: ${issue.message}`;
 }
 
 // The schemas and the types must describe the same thing.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const _bodyMatches: Same<Omit<z.output<typeof DeletionCertificateSchema>, 'hash' | 'signature' | 'keyId'>, CertificateBody> = true;
+const _bodyMatches: Same<
+  Omit<z.output<typeof DeletionCertificateSchema>, 'hash' | 'signature' | 'keyId'>,
+  CertificateBody
+> = true;
 const _certificateMatches: Same<z.output<typeof DeletionCertificateSchema>, DeletionCertificate> = true;

@@ -168,10 +168,17 @@ export function createMongoCertificateStore(db: Db, deps: MongoCertificateStoreD
         const duplicate = await certificates.findOne({ tenant, requestId, status });
         if (duplicate) return toCertificate(await anchor(duplicate));
         if (await certificates.findOne({ tenant, certificateId })) {
-          throw new DomainError(ErrorType.Conflict, `certificateId: ${certificateId} names another request's certificate`, 'certificateId');
+          throw new DomainError(
+            ErrorType.Conflict,
+            `certificateId: ${certificateId} names another request's certificate`,
+            'certificateId',
+          );
         }
         if (attempt >= maxAttempts) {
-          throw new DomainError(ErrorType.Conflict, `certificate issue: no free seq after ${attempt} attempts (tenant ${tenant})`);
+          throw new DomainError(
+            ErrorType.Conflict,
+            `certificate issue: no free seq after ${attempt} attempts (tenant ${tenant})`,
+          );
         }
         if (attempt > 1) await sleep(Math.random() * Math.min(50, 2 ** attempt));
         head = (await bySeq(tenant, certificate.seq)) ?? (await findHead(tenant));

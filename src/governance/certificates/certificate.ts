@@ -200,7 +200,9 @@ export function sealCertificate(body: CertificateBody, signer: CertificateSigner
 
 /** The deterministic default certificate id of a request's certificate with this status. */
 export function defaultCertificateId(tenant: string, requestId: string, status: CertificateBody['status']): string {
-  const digest = createHash('sha256').update(canonicalJson([tenant, requestId, status]), 'utf8').digest('hex');
+  const digest = createHash('sha256')
+    .update(canonicalJson([tenant, requestId, status]), 'utf8')
+    .digest('hex');
   return `crt_${digest.slice(0, 32)}`;
 }
 
@@ -213,7 +215,10 @@ export interface ChainLink {
 }
 
 /** Where the next certificate goes after `head`. */
-export function nextLink(head: Pick<CertificateBody, 'seq' | 'issuedAt'> & { hash: string } | null, now: Date): ChainLink {
+export function nextLink(
+  head: (Pick<CertificateBody, 'seq' | 'issuedAt'> & { hash: string }) | null,
+  now: Date,
+): ChainLink {
   const nowIso = now.toISOString();
   return {
     seq: (head?.seq ?? 0) + 1,

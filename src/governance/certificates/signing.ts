@@ -36,7 +36,10 @@ export function loadSigningKey(file: string): CertificateSigner {
     throw new ConfigError(SIGNING_KEY_VARIABLE, `${file} is not a PEM private key (expected Ed25519, PKCS#8)`);
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new ConfigError(SIGNING_KEY_VARIABLE, `${file} holds a ${key.asymmetricKeyType ?? 'non-asymmetric'} key, not Ed25519`);
+    throw new ConfigError(
+      SIGNING_KEY_VARIABLE,
+      `${file} holds a ${key.asymmetricKeyType ?? 'non-asymmetric'} key, not Ed25519`,
+    );
   }
   return createSigner(key);
 }
@@ -73,7 +76,8 @@ export function parsePublicKeyPem(pem: string): KeyObject {
   } catch {
     throw new TypeError('not a PEM public key');
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new TypeError(`a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`);
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new TypeError(`a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519`);
   return key;
 }
 

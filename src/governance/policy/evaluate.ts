@@ -4,6 +4,8 @@
  */
 import jsonLogic from 'json-logic-js';
 
+export { addIsoDuration, isoDurationToMs, parseIsoDuration, type IsoDuration } from './iso-duration.js';
+
 /** A versioned policy document from `policies/`. */
 export interface PolicyDocument {
   id: string;
@@ -62,4 +64,29 @@ export function evaluatePolicy(policy: PolicyDocument, facts: Facts): PolicyDeci
     ruleId: 'default',
     reason: 'no rule matched (default)',
   };
+}
+
+/**
+ * Checks facts against the policy's declared variables: names it does not declare and values of the wrong
+ * type. A misspelt fact is otherwise silent (the rule reads null and the default applies), so callers wiring a
+ * policy in should assert this is empty. `null` and `undefined` stand for an absent fact and are accepted.
+ */
+export function validateFacts(policy: PolicyDocument, facts: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(facts)) {
+    const type = Object.hasOwn(policy.variables, name) ? policy.variables[name] : undefined;
+    if (type === undefined) {
+      problems.push(`${name}: not a variable of policy "${policy.id}"`);
+      continue;
+    }
+    if (value === null || value === undefined) continue;
+    const ok =
+      type === 'string[]'
+        ? Array.isArray(value) && value.every((v) => typeof v === 'string')
+        : type === 'number'
+          ? typeof value === 'number' && Number.isFinite(value)
+          : typeof value === type;
+    if (!ok) problems.push(`${name}: expected ${type}, got ${Array.isArray(value) ? 'array' : typeof value}`);
+  }
+  return problems;
 }

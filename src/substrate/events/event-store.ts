@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { EventRecord, Sensitivity } from '../model/records.js';
 import { sha256Hex } from '../fingerprint.js';
-import { Collections, isDuplicateKey } from '../mongo/collections.js';
+import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
   tenant: string;
@@ -26,6 +26,13 @@ export interface EventStore {
   get(tenant: string, id: string): Promise<EventRecord | null>;
   /** Ids of the tenant's live events that name the subject. */
   idsBySubject(tenant: string, subject: string): Promise<string[]>;
+  idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
+  /** Events recorded within [from, to). */
+  idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
+  getMany(tenant: string, ids: readonly string[]): Promise<EventRecord[]>;
+  markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
+  restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
+  purge(tenant: string, ids: readonly string[]): Promise<number>;
 }
 
 export function idempotencyKeyOf(source: string, externalId: string, contentHash: string): string {
@@ -43,6 +50,7 @@ export function createMongoEventStore(db: Db): EventStore {
       await events.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
       await events.createIndex({ tenant: 1, source: 1, externalId: 1 });
       await events.createIndex({ tenant: 1, subjects: 1 });
+      await events.createIndex({ tenant: 1, contentHash: 1 });
     },
     async record(input) {
       const contentHash = sha256Hex(input.content);
@@ -90,6 +98,31 @@ export function createMongoEventStore(db: Db): EventStore {
     async idsBySubject(tenant, subject) {
       const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();
       return docs.filter((d) => !d.deleted).map((d) => d._id);
+    },
+    async idsByContentHash(tenant, contentHash) {
+      const docs = await events.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
+      return docs.map((d) => d._id);
+    },
+    async idsByRecordedAt(tenant, from, to) {
+      const docs = await events.find({ tenant, recordedAt: { $gte: from, $lt: to } }, { projection: { _id: 1 } }).toArray();
+      return docs.map((d) => d._id);
+    },
+    async getMany(tenant, ids) {
+      const found = await mapBounded([...new Set(ids)], 32, (id) => events.findOne({ _id: id }));
+      return found.filter((e): e is EventRecord => e !== null && e.tenant === tenant);
+    },
+    async markDeleted(tenant, ids) {
+      const results = await mapBounded([...ids], 32, (id) =>
+        events.updateOne({ _id: id, tenant, deleted: false }, { $set: { deleted: true } }),
+      );
+      return results.reduce((n, r) => n + r.modifiedCount, 0);
+    },
+    async restrict(tenant, ids, holdId) {
+      await mapBounded([...ids], 32, (id) => events.updateOne({ _id: id, tenant }, { $addToSet: { restrictedBy: holdId } }));
+    },
+    async purge(tenant, ids) {
+      const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));
+      return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };
 }

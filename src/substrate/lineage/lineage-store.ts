@@ -8,7 +8,7 @@ import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js
  * lose children silently (measured: 20 concurrent adds to one array leave 13). A lost edge would be a record
  * that erasure never finds.
  */
-interface EdgeDoc {
+export interface LineageEdgeDoc {
   /** Hash of (tenant, input, child): re-registering the same edge is a duplicate key, not a second edge. */
   _id: string;
   tenant: string;
@@ -16,6 +16,11 @@ interface EdgeDoc {
   input: string;
   /** A record derived directly from `input`. */
   child: string;
+}
+
+/** The document `register` writes for one edge (bulk fixtures and benchmarks write the same). */
+export function lineageEdgeDoc(tenant: string, input: string, child: string): LineageEdgeDoc {
+  return { _id: sha256Hex(JSON.stringify([tenant, input, child])), tenant, input, child };
 }
 
 export interface Closure {
@@ -31,7 +36,7 @@ export interface Closure {
 export interface LineageStore {
   /** Creates the index the closure reads by; idempotent, run at start-up (also ensured on first use). */
   ensureIndexes(): Promise<void>;
-  /** Registers a derived record's inputs; idempotent and safe under concurrent callers. Call before the record is written. */
+  /** Registers a derived record's inputs; idempotent, safe under concurrency. Call before the record is written. */
   register(tenant: string, childId: string, inputIds: readonly string[]): Promise<void>;
   /** Everything transitively derived from `roots`, level by level with bounded parallel equality lookups. */
   closure(tenant: string, roots: readonly string[]): Promise<Closure>;
@@ -40,7 +45,7 @@ export interface LineageStore {
 }
 
 export function createMongoLineageStore(db: Db, options: { concurrency?: number } = {}): LineageStore {
-  const lineage = db.collection<EdgeDoc>(Collections.lineage);
+  const lineage = db.collection<LineageEdgeDoc>(Collections.lineage);
   const concurrency = options.concurrency ?? 32;
   let indexed: Promise<void> | null = null;
   const ensureIndexes = (): Promise<void> => {
@@ -65,7 +70,7 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       await ensureIndexes();
       await mapBounded([...new Set(inputIds)], concurrency, async (input) => {
         try {
-          await lineage.insertOne({ _id: sha256Hex(JSON.stringify([tenant, input, childId])), tenant, input, child: childId });
+          await lineage.insertOne(lineageEdgeDoc(tenant, input, childId));
         } catch (error) {
           if (!isDuplicateKey(error)) throw error;
         }
@@ -97,7 +102,9 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
     },
     async forget(tenant, ids) {
       await ensureIndexes();
-      const results = await mapBounded([...new Set(ids)], concurrency, (input) => lineage.deleteMany({ input, tenant }));
+      const results = await mapBounded([...new Set(ids)], concurrency, (input) =>
+        lineage.deleteMany({ input, tenant }),
+      );
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };

@@ -26,6 +26,8 @@ export interface EventRecord {
   correctionOf: string | null;
   recordedBy: string;
   deleted: boolean;
+  /** Legal holds restricting this event to the legal role (absent when none). */
+  restrictedBy?: string[];
 }
 
 export interface PolicyAttributes {
@@ -69,4 +71,6 @@ export interface MemoryRecord {
   highImpact: boolean;
   statusReason: string | null;
   updatedAt: Date;
+  /** Legal holds restricting this record to the legal role (absent when none). */
+  restrictedBy?: string[];
 }

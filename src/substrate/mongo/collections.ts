@@ -12,6 +12,8 @@ export const Collections = {
   holds: 'legal_holds',
   erasures: 'erasure_requests',
   retrievals: 'retrievals',
+  erasureSets: 'erasure_sets',
+  erasureProbes: 'erasure_probes',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
+import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
+import type { ErasureRequestStore } from '../../governance/erasure/erasure-request-store.js';
+import { ErasureFilingSchema, type ErasureRequest } from '../../governance/erasure/erasure-request.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
+import { principalOf } from '../authenticate.js';
+import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
+
+const ExtensionSchema = z.strictObject({
+  months: z.number().int().min(1).max(2),
+  reason: z.string().min(1).max(2000),
+});
+
+/** What the status shows: state, steps with timestamps and counts, progress — never the selector or content. */
+export function presentErasure(r: ErasureRequest) {
+  return {
+    id: r._id,
+    state: r.state,
+    selectorKind: r.selectorKind,
+    selectorHash: r.selectorHash,
+    legalGround: r.legalGround,
+    requester: r.requester,
+    receivedAt: r.receivedAt.toISOString(),
+    dueAt: r.dueAt.toISOString(),
+    extensionMonths: r.extensionMonths,
+    steps: r.steps.map((s) => ({
+      step: s.step,
+      state: s.state,
+      startedAt: s.startedAt.toISOString(),
+      finishedAt: s.finishedAt?.toISOString() ?? null,
+      counts: s.counts,
+    })),
+    progress: r.progress,
+    counts: r.counts,
+    holdIds: r.holdIds,
+    certificateIds: r.certificateIds,
+    note: r.operatorNote,
+  };
+}
+
+export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: ErasureGateway; requests: ErasureRequestStore }): void {
+  app.post(
+    '/v1/tenants/:tenant/erasure-requests',
+    {
+      config: { action: 'erasure.request' },
+      schema: {
+        summary: 'File an erasure request (idempotent: the same filing returns the open request)',
+        params: tenantParams,
+        body: jsonSchemaOf(ErasureFilingSchema),
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const filing = parseOrThrow(ErasureFilingSchema, request.body);
+      const { request: filed, created } = await deps.erasures.file(principalOf(request), filing);
+      return reply.code(created ? 202 : 200).send(presentErasure(filed));
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/erasure-requests/:id',
+    { config: { action: 'erasure.read' }, schema: { summary: 'An erasure request, step by step', params: tenantIdParams, response: errorResponses } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const found = await deps.requests.get(principalOf(request).tenant, id);
+      if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
+      return presentErasure(found);
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/erasure-requests/:id/extension',
+    {
+      config: { action: 'erasure.request' },
+      schema: {
+        summary: 'Extend the GDPR deadline (at most two more months in total, with a reason); the DPO is notified',
+        params: tenantIdParams,
+        body: jsonSchemaOf(ExtensionSchema),
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const tenant = principalOf(request).tenant;
+      const body = parseOrThrow(ExtensionSchema, request.body);
+      const found = await deps.requests.get(tenant, id);
+      if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
+      try {
+        const { dueAt } = await deps.erasures.extendDeadline(tenant, id, body.months, body.reason);
+        await deps.requests.update(tenant, id, { extensionReason: body.reason });
+        return { id, dueAt };
+      } catch (error) {
+        const message = (error as Error).message ?? '';
+        const validation = /months:|reason:|already finished/.exec(message);
+        if (validation) throw new DomainError(ErrorType.Conflict, message.slice(message.indexOf(validation[0])), 'months');
+        throw error;
+      }
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/erasure-requests/:id/retry',
+    {
+      config: { action: 'erasure.request' },
+      schema: { summary: 'After following the runbook, retry the step a needs-operator request is stuck at', params: tenantIdParams, response: errorResponses },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const tenant = principalOf(request).tenant;
+      const found = await deps.requests.get(tenant, id);
+      if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
+      if (found.state !== 'needs-operator') throw new DomainError(ErrorType.Conflict, `erasure request: is ${found.state}, not needs-operator`, 'id');
+      await deps.erasures.retry(tenant, id);
+      return reply.code(202).send({ id, state: 'running' });
+    },
+  );
+}

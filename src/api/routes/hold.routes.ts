@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import type { HoldStore } from '../../governance/holds/hold-store.js';
+import { HoldPlacementSchema, holdScopeKind, type LegalHold } from '../../governance/holds/legal-hold.js';
+import { evaluatePolicy, type PolicyDocument } from '../../governance/policy/evaluate.js';
+import type { Principal } from '../../governance/auth/principal.js';
+import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
+import { principalOf } from '../authenticate.js';
+import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
+
+function presentHold(h: LegalHold) {
+  return {
+    id: h._id,
+    scopeKind: holdScopeKind(h.scope),
+    caseRef: h.caseRef,
+    active: h.active,
+    placedBy: h.placedBy,
+    placedAt: h.placedAt.toISOString(),
+    releasedBy: h.releasedBy,
+    releasedAt: h.releasedAt?.toISOString() ?? null,
+  };
+}
+
+/** Legal holds: placed and released by the legal role as policy allows, audited; a release resumes erasures. */
+export function registerHoldRoutes(
+  app: FastifyInstance,
+  deps: { holds: HoldStore; audit: AuditLog; policy: PolicyDocument; erasures: ErasureGateway },
+): void {
+  async function authorise(principal: Principal, action: 'place' | 'release', scopeKind: string) {
+    const decision = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action, scopeKind });
+    await deps.audit.append({
+      tenant: principal.tenant,
+      actor: principal.id,
+      action: `hold.${action}.${decision.outcome === 'allow' ? 'authorised' : 'refused'}`,
+      outcome: decision.outcome === 'allow' ? 'ok' : 'refused',
+      details: { policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId, scopeKind },
+    });
+    if (decision.outcome !== 'allow') {
+      throw new DomainError(ErrorType.PolicyDenied, `authorization: policy ${decision.policyId} does not allow this principal to ${action} a hold`, 'authorization');
+    }
+  }
+
+  app.post(
+    '/v1/tenants/:tenant/legal-holds',
+    {
+      config: { action: 'hold.manage' },
+      schema: { summary: 'Place a legal hold (by subject, records or namespace)', params: tenantParams, body: jsonSchemaOf(HoldPlacementSchema), response: errorResponses },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const placement = parseOrThrow(HoldPlacementSchema, request.body);
+      await authorise(principal, 'place', holdScopeKind(placement.scope));
+      const hold: LegalHold = {
+        _id: `hold_${randomUUID()}`,
+        tenant: principal.tenant,
+        scope: placement.scope,
+        caseRef: placement.caseRef,
+        placedBy: principal.id,
+        placedAt: new Date(),
+        active: true,
+        releasedBy: null,
+        releasedAt: null,
+      };
+      await deps.holds.place(hold);
+      await deps.audit.append({ tenant: hold.tenant, actor: principal.id, action: 'hold.placed', target: hold._id, outcome: 'ok', details: { scopeKind: holdScopeKind(hold.scope) } });
+      return reply.code(201).send(presentHold(hold));
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/legal-holds/:id/release',
+    {
+      config: { action: 'hold.manage' },
+      schema: { summary: 'Release a legal hold; erasures it blocked resume', params: tenantIdParams, response: errorResponses },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { id } = request.params as { id: string };
+      const hold = await deps.holds.get(principal.tenant, id);
+      if (!hold) throw new DomainError(ErrorType.NotFound, 'legal hold: not found', 'id');
+      await authorise(principal, 'release', holdScopeKind(hold.scope));
+      if (await deps.holds.release(principal.tenant, id, principal.id)) {
+        await deps.audit.append({ tenant: principal.tenant, actor: principal.id, action: 'hold.released', target: id, outcome: 'ok', idempotencyKey: `hold:${id}:released` });
+      }
+      const resumed = await deps.erasures.holdReleased(principal.tenant, id);
+      return { ...presentHold((await deps.holds.get(principal.tenant, id))!), resumedRequests: resumed };
+    },
+  );
+}

@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { CliError, ExitCode } from '../exit-codes.js';
+
+interface ErasureView {
+  id: string;
+  state: string;
+  legalGround: string;
+  dueAt: string;
+  steps: { step: string; state: string; startedAt: string; finishedAt: string | null; counts: Record<string, number> }[];
+  progress: { purged: number; total: number };
+  holdIds: string[];
+  certificateIds: string[];
+  note: string | null;
+}
+
+function printStatus(ctx: CliContext, view: ErasureView): void {
+  if (ctx.json) return ctx.print(view);
+  ctx.print(`${view.id}  ${view.state}  (ground ${view.legalGround}, due ${view.dueAt.slice(0, 10)})`);
+  for (const s of view.steps) {
+    const counts = Object.entries(s.counts).map(([k, v]) => `${k}=${v}`).join(' ');
+    ctx.print(`  ${s.step.padEnd(10)} ${s.state.padEnd(8)} ${s.startedAt}  ${counts}`);
+  }
+  if (view.progress.total > 0) ctx.print(`  progress   ${view.progress.purged}/${view.progress.total} purged`);
+  if (view.holdIds.length > 0) ctx.print(`  holds      ${view.holdIds.join(', ')}`);
+  if (view.certificateIds.length > 0) ctx.print(`  certificates ${view.certificateIds.join(', ')}`);
+  if (view.note) ctx.print(`  note       ${view.note}`);
+}
+
+export function registerErasureCommands(program: Command, context: () => CliContext): void {
+  const erasure = program.command('erasure').description('erasure requests (the six-step deletion closure)');
+  erasure
+    .command('request')
+    .description('file an erasure request; filing the same request again returns the open one')
+    .option('--subject <id>', 'a data subject id')
+    .option('--memory <ids...>', 'memory ids')
+    .option('--fingerprint <sha256>', 'SHA-256 (hex) of the content')
+    .option('--valid-from <instant>', 'with --valid-to: records whose valid time starts in the range')
+    .option('--valid-to <instant>')
+    .requiredOption('--ground <ground>', 'art17-1a … art17-1f, retention-expiry, correction')
+    .option('--key <key>', 'an idempotency key of your own')
+    .action(async (o: { subject?: string; memory?: string[]; fingerprint?: string; validFrom?: string; validTo?: string; ground: string; key?: string }) => {
+      const selectors = [
+        o.subject ? { subjectId: o.subject } : null,
+        o.memory ? { memoryIds: o.memory } : null,
+        o.fingerprint ? { contentFingerprint: o.fingerprint } : null,
+        o.validFrom || o.validTo ? { validTime: { from: o.validFrom, to: o.validTo } } : null,
+      ].filter(Boolean);
+      if (selectors.length !== 1) throw new CliError('selector: give exactly one of --subject, --memory, --fingerprint, --valid-from/--valid-to', ExitCode.usage);
+      const ctx = context();
+      const view = await ctx.api.post<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests`, {
+        selector: selectors[0],
+        legalGround: o.ground,
+        ...(o.key ? { requestKey: o.key } : {}),
+      });
+      printStatus(ctx, view);
+    });
+  erasure
+    .command('status <id>')
+    .description('the state of a request, step by step')
+    .action(async (id: string) => {
+      const ctx = context();
+      printStatus(ctx, await ctx.api.get<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}`));
+    });
+  erasure
+    .command('extend <id>')
+    .description('extend the GDPR deadline (at most two more months in total)')
+    .requiredOption('--months <n>', '1 or 2')
+    .requiredOption('--reason <text>', 'why (recorded; the DPO is notified)')
+    .action(async (id: string, o: { months: string; reason: string }) => {
+      const ctx = context();
+      ctx.print(await ctx.api.post(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}/extension`, { months: Number(o.months), reason: o.reason }));
+    });
+  erasure
+    .command('retry <id>')
+    .description('after following the runbook, retry the step a needs-operator request is stuck at')
+    .action(async (id: string) => {
+      const ctx = context();
+      ctx.print(await ctx.api.post(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}/retry`, {}));
+    });
+
+  const hold = program.command('hold').description('legal holds');
+  hold
+    .command('place')
+    .description('place a legal hold by subject, records or namespace')
+    .option('--subject <id>')
+    .option('--records <ids...>')
+    .option('--namespace <ns>')
+    .requiredOption('--case <ref>', 'the case or matter reference')
+    .action(async (o: { subject?: string; records?: string[]; namespace?: string; case: string }) => {
+      const scopes = [o.subject ? { subjectId: o.subject } : null, o.records ? { recordIds: o.records } : null, o.namespace ? { namespace: o.namespace } : null].filter(Boolean);
+      if (scopes.length !== 1) throw new CliError('scope: give exactly one of --subject, --records, --namespace', ExitCode.usage);
+      const ctx = context();
+      ctx.print(await ctx.api.post(`/v1/tenants/${ctx.tenant}/legal-holds`, { scope: scopes[0], caseRef: o.case }));
+    });
+  hold
+    .command('release <id>')
+    .description('release a legal hold; erasures it blocked resume')
+    .action(async (id: string) => {
+      const ctx = context();
+      ctx.print(await ctx.api.post(`/v1/tenants/${ctx.tenant}/legal-holds/${encodeURIComponent(id)}/release`, {}));
+    });
+}

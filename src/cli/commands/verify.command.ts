@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import readline from 'node:readline';
+import type { Command } from 'commander';
+import {
+  verifyCertificatesJsonlStream,
+  type CertificateBreak,
+  type CertificateVerification,
+} from '../../governance/certificates/certificate-verify.js';
+import { parsePublicKeyPem } from '../../governance/certificates/signing.js';
+import { CliError, ExitCode } from '../exit-codes.js';
+import { periodOptions } from './certificates.command.js';
+
+interface VerifyOptions {
+  publicKey: string[];
+  audit?: string;
+  from?: string;
+  to?: string;
+  tenant?: string;
+}
+
+/** `lethe verify <certs.jsonl> --public-key key.pem [--audit audit.jsonl]`: offline, no server. */
+export function registerVerifyCommand(program: Command): void {
+  program
+    .command('verify <certificates>')
+    .description(
+      'verify exported certificates offline: hashes, Ed25519 signatures, chain continuity, no gaps, and with --audit ' +
+        'their anchors in an audit export (exit 7 naming the first bad entry)',
+    )
+    .option(
+      '--public-key <file>',
+      'Ed25519 public key (PEM); repeat for certificates signed before a key rotation',
+      collect,
+      [],
+    )
+    .option(
+      '--audit <file>',
+      'an audit export (lethe audit export) of the same tenant, from seq 1: checks anchors and inclusion',
+    )
+    .option('--from <date>', 'the period the export covers starts here (lets it start after the first certificate)')
+    .option('--to <date>', 'the period ends here (with --audit: every certificate anchored up to it must be present)')
+    .action(async (file: string, options: VerifyOptions) => {
+      if (options.publicKey.length === 0)
+        throw new CliError('--public-key: required (lethe certificates public-key prints it)', ExitCode.usage);
+      const period = periodOptions(options);
+      const publicKeys = options.publicKey.map((keyFile) => readPublicKey(keyFile));
+      if (file !== '-' && !fs.existsSync(file))
+        throw new CliError(`certificates: no such file ${file}`, ExitCode.usage);
+      if (options.audit !== undefined && !fs.existsSync(options.audit)) {
+        throw new CliError(`--audit: no such file ${options.audit}`, ExitCode.usage);
+      }
+      const certificates = lines(() => (file === '-' ? process.stdin : fs.createReadStream(file, 'utf8')));
+      const auditFile = options.audit;
+      const audit = auditFile !== undefined ? lines(() => fs.createReadStream(auditFile, 'utf8')) : undefined;
+      const { tenant, json } = program.opts() as { tenant?: string; json?: boolean };
+      const result = await verifyCertificatesJsonlStream(
+        { certificates, ...(audit ? { audit } : {}) },
+        { publicKeys, ...period, ...(tenant ? { tenant } : {}) },
+      );
+      if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else process.stdout.write(`${result.ok ? summary(result) : failure(result.firstBad)}\n`);
+      if (!result.ok) process.exitCode = ExitCode.verificationFailed;
+    });
+}
+
+function summary(r: Extract<CertificateVerification, { ok: true }>): string {
+  const range = r.count === 0 ? 'none' : `seq ${r.firstSeq}–${r.lastSeq}`;
+  const parts = [
+    `ok: ${r.count} certificate${r.count === 1 ? '' : 's'} (${range})${r.tenant ? ` of tenant ${r.tenant}` : ''}`,
+    `signatures valid (key ${r.keyIds.join(', ') || '-'})`,
+    `chain intact, head ${r.headHash}`,
+  ];
+  if (r.anchored !== null)
+    parts.push(`all ${r.anchored} anchored in an intact audit chain of ${r.auditEntries} entries`);
+  else
+    parts.push(
+      `anchors${r.firstSeq !== null && r.firstSeq > 1 ? ', the first link' : ''} and inclusion not checked (no --audit)`,
+    );
+  return parts.join('; ');
+}
+
+function failure(bad: CertificateBreak): string {
+  const where = bad.source === 'audit' ? `in the audit export at line ${bad.line}` : `at line ${bad.line}`;
+  const what = [
+    bad.certificateId ? `certificate ${bad.certificateId}` : null,
+    bad.seq !== null ? `seq ${bad.seq}` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return `FAILED ${where}${what ? ` (${what})` : ''}: ${bad.reason}`;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** The PEM text of an Ed25519 public key file; anything else is a usage error naming the file. */
+function readPublicKey(file: string): string {
+  let pem: string;
+  try {
+    pem = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new CliError(`--public-key: cannot read ${file}`, ExitCode.usage);
+  }
+  try {
+    parsePublicKeyPem(pem);
+  } catch (error) {
+    throw new CliError(`--public-key: ${file}: ${(error as Error).message}`, ExitCode.usage);
+  }
+  return pem;
+}
+
+/**
+ * Lines of a stream opened on first read: the certificates are read only after the audit export, and a readline
+ * interface started early would drop the lines it emits before anyone iterates.
+ */
+async function* lines(open: () => NodeJS.ReadableStream): AsyncIterable<string> {
+  yield* readline.createInterface({ input: open(), crlfDelay: Infinity });
+}

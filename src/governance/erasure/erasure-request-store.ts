@@ -1,0 +1,85 @@
+import type { Db } from 'mongodb';
+import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
+import type { ErasureRequest, ErasureState, ErasureStep, StepStatus } from './erasure-request.js';
+
+/** Erasure requests and their step-by-step progress (what `GET …/erasure-requests/{id}` shows). */
+export interface ErasureRequestStore {
+  ensureIndexes(): Promise<void>;
+  /** Idempotent by id: filing the same request again returns the stored one. */
+  create(request: ErasureRequest): Promise<{ request: ErasureRequest; created: boolean }>;
+  get(tenant: string, id: string): Promise<ErasureRequest | null>;
+  setState(tenant: string, id: string, state: ErasureState, note?: string | null): Promise<void>;
+  stepStarted(tenant: string, id: string, step: ErasureStep): Promise<void>;
+  stepFinished(tenant: string, id: string, step: ErasureStep, counts: Record<string, number>): Promise<void>;
+  setProgress(tenant: string, id: string, purged: number, total: number): Promise<void>;
+  update(tenant: string, id: string, patch: Partial<ErasureRequest>): Promise<void>;
+  addCertificate(tenant: string, id: string, certificateId: string): Promise<void>;
+  /** Requests of a tenant in a state (e.g. those waiting on a hold). */
+  idsInState(tenant: string, state: ErasureState): Promise<string[]>;
+}
+
+export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
+  const requests = db.collection<ErasureRequest>(Collections.erasures);
+  const now = () => new Date();
+  const patchStep = async (tenant: string, id: string, step: ErasureStep, change: (s: StepStatus | undefined) => StepStatus) => {
+    const request = await requests.findOne({ _id: id, tenant });
+    if (!request) return;
+    const steps = request.steps.filter((s) => s.step !== step);
+    const previous = request.steps.find((s) => s.step === step);
+    const next = change(previous);
+    await requests.updateOne({ _id: id, tenant }, { $set: { steps: [...steps, next].sort(byStart), updatedAt: now() } });
+  };
+  return {
+    async ensureIndexes() {
+      await requests.createIndex({ tenant: 1, state: 1 });
+    },
+    async create(request) {
+      try {
+        await requests.insertOne(request);
+        return { request, created: true };
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const existing = await requests.findOne({ _id: request._id });
+        if (!existing || existing.tenant !== request.tenant) throw error;
+        return { request: existing, created: false };
+      }
+    },
+    async get(tenant, id) {
+      const request = await requests.findOne({ _id: id });
+      return request && request.tenant === tenant ? request : null;
+    },
+    async setState(tenant, id, state, note = null) {
+      await requests.updateOne({ _id: id, tenant }, { $set: { state, operatorNote: note, updatedAt: now() } });
+    },
+    async stepStarted(tenant, id, step) {
+      // A retried step keeps its first start time.
+      await patchStep(tenant, id, step, (s) => ({
+        step,
+        state: 'running',
+        startedAt: s?.startedAt ?? now(),
+        finishedAt: null,
+        counts: s?.counts ?? {},
+      }));
+    },
+    async stepFinished(tenant, id, step, counts) {
+      await patchStep(tenant, id, step, (s) => ({ step, state: 'done', startedAt: s?.startedAt ?? now(), finishedAt: now(), counts }));
+    },
+    async setProgress(tenant, id, purged, total) {
+      await requests.updateOne({ _id: id, tenant }, { $set: { progress: { purged, total }, updatedAt: now() } });
+    },
+    async update(tenant, id, patch) {
+      await requests.updateOne({ _id: id, tenant }, { $set: { ...patch, updatedAt: now() } });
+    },
+    async addCertificate(tenant, id, certificateId) {
+      await requests.updateOne({ _id: id, tenant }, { $addToSet: { certificateIds: certificateId }, $set: { updatedAt: now() } });
+    },
+    async idsInState(tenant, state) {
+      const docs = await requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();
+      return docs.map((d) => d._id);
+    },
+  };
+}
+
+function byStart(a: StepStatus, b: StepStatus): number {
+  return a.startedAt.getTime() - b.startedAt.getTime();
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+/** GDPR Art. 17(1)(a)–(f), retention expiry, and correction. */
+export const LEGAL_GROUNDS = [
+  'art17-1a',
+  'art17-1b',
+  'art17-1c',
+  'art17-1d',
+  'art17-1e',
+  'art17-1f',
+  'retention-expiry',
+  'correction',
+] as const;
+export type LegalGround = (typeof LEGAL_GROUNDS)[number];
+
+const instant = z.iso.datetime({ offset: true });
+const range = z
+  .strictObject({ from: instant, to: instant })
+  .refine((r) => Date.parse(r.from) < Date.parse(r.to), { message: 'from must be before to', path: ['to'] });
+
+/** What to erase: exactly one way of naming the records. */
+export const SelectorSchema = z.union([
+  z.strictObject({ subjectId: z.string().min(1).max(256) }),
+  z.strictObject({ memoryIds: z.array(z.string().min(1).max(256)).min(1).max(10_000) }),
+  z.strictObject({ validTime: range }),
+  z.strictObject({ transactionTime: range }),
+  z.strictObject({ contentFingerprint: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest of the content') }),
+]);
+export type Selector = z.output<typeof SelectorSchema>;
+
+export const ErasureFilingSchema = z.strictObject({
+  selector: SelectorSchema,
+  legalGround: z.enum(LEGAL_GROUNDS),
+  /** Optional client key: filing again with the same key (or the same selector and ground) returns the same request. */
+  requestKey: z.string().min(1).max(128).optional(),
+});
+export type ErasureFiling = z.output<typeof ErasureFilingSchema>;
+
+export function selectorKind(selector: Selector): string {
+  return Object.keys(selector)[0]!;
+}
+
+export const ERASURE_STATES = ['received', 'running', 'partial', 'needs-operator', 'completed', 'rejected'] as const;
+export type ErasureState = (typeof ERASURE_STATES)[number];
+
+export const ERASURE_STEPS = ['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify', 'certify'] as const;
+export type ErasureStep = (typeof ERASURE_STEPS)[number];
+
+export interface StepStatus {
+  step: ErasureStep;
+  state: 'running' | 'done' | 'failed';
+  startedAt: Date;
+  finishedAt: Date | null;
+  counts: Record<string, number>;
+}
+
+/** The stored request. The selector is kept in the clear only until the erasure finishes; then only its keyed hash. */
+export interface ErasureRequest {
+  _id: string;
+  tenant: string;
+  selector: Selector | null;
+  selectorKind: string;
+  selectorHash: string;
+  legalGround: LegalGround;
+  requester: string;
+  requesterRoles: string[];
+  receivedAt: Date;
+  dueAt: Date;
+  extensionMonths: number;
+  extensionReason: string | null;
+  state: ErasureState;
+  steps: StepStatus[];
+  progress: { purged: number; total: number };
+  counts: Record<string, number>;
+  holdIds: string[];
+  certificateIds: string[];
+  operatorNote: string | null;
+  updatedAt: Date;
+  policyDecision?: { policyId: string; policyVersion: number; outcome: string; ruleId: string };
+  probeResults?: { kind: 'id' | 'text' | 'vector'; target: 'api' | 'mongodb' | 'elasticsearch'; checked: number; found: number }[];
+  segmentsDeletedDocs?: number;
+  compacted?: string[];
+}

@@ -1,0 +1,43 @@
+import type { Db } from 'mongodb';
+import { Collections } from '../../substrate/mongo/collections.js';
+
+/** The id sets an erasure works on (located, closure, to erase, held), kept out of workflow histories. */
+export type ErasureSetName = 'located' | 'closure' | 'erase' | 'held' | 'purged';
+
+interface SetDoc {
+  _id: string;
+  tenant: string;
+  requestId: string;
+  ids: string[];
+  /** For `held`: which hold keeps each id. */
+  holdOf?: Record<string, string>;
+}
+
+export interface ErasureSetStore {
+  put(tenant: string, requestId: string, name: ErasureSetName, ids: readonly string[], holdOf?: Record<string, string>): Promise<void>;
+  get(tenant: string, requestId: string, name: ErasureSetName): Promise<{ ids: string[]; holdOf: Record<string, string> }>;
+  drop(tenant: string, requestId: string): Promise<void>;
+}
+
+export function createMongoErasureSetStore(db: Db): ErasureSetStore {
+  const sets = db.collection<SetDoc>(Collections.erasureSets);
+  const id = (requestId: string, name: ErasureSetName) => `${requestId}:${name}`;
+  return {
+    async put(tenant, requestId, name, ids, holdOf) {
+      await sets.replaceOne(
+        { _id: id(requestId, name) },
+        { tenant, requestId, ids: [...ids], ...(holdOf ? { holdOf } : {}) },
+        { upsert: true },
+      );
+    },
+    async get(tenant, requestId, name) {
+      const doc = await sets.findOne({ _id: id(requestId, name) });
+      return doc && doc.tenant === tenant ? { ids: doc.ids, holdOf: doc.holdOf ?? {} } : { ids: [], holdOf: {} };
+    },
+    async drop(tenant, requestId) {
+      for (const name of ['located', 'closure', 'erase', 'held', 'purged'] as const) {
+        await sets.deleteOne({ _id: id(requestId, name), tenant });
+      }
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { Db } from 'mongodb';
+import { Collections } from '../../substrate/mongo/collections.js';
+
+/**
+ * Verification probes prepared before a purge (samples of the erased texts and their vectors), so that
+ * verify can look for them afterwards. They never enter workflow histories, and are destroyed (and their
+ * collection compacted) once verification has run.
+ */
+export interface ErasureProbes {
+  ids: string[];
+  texts: string[];
+  vectors: number[][];
+  contentHashes: string[];
+}
+
+export interface ProbeStore {
+  put(tenant: string, requestId: string, probes: ErasureProbes): Promise<void>;
+  get(tenant: string, requestId: string): Promise<ErasureProbes | null>;
+  destroy(tenant: string, requestId: string): Promise<void>;
+}
+
+export function createMongoProbeStore(db: Db): ProbeStore {
+  const probes = db.collection<ErasureProbes & { _id: string; tenant: string }>(Collections.erasureProbes);
+  return {
+    async put(tenant, requestId, value) {
+      await probes.replaceOne({ _id: requestId }, { tenant, ...value }, { upsert: true });
+    },
+    async get(tenant, requestId) {
+      const doc = await probes.findOne({ _id: requestId });
+      if (!doc || doc.tenant !== tenant) return null;
+      return { ids: doc.ids, texts: doc.texts, vectors: doc.vectors, contentHashes: doc.contentHashes };
+    },
+    async destroy(tenant, requestId) {
+      await probes.deleteOne({ _id: requestId, tenant });
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { ErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
+import { selectorKind, type ErasureFiling, type ErasureRequest } from '../governance/erasure/erasure-request.js';
+import type { Principal } from '../governance/auth/principal.js';
+import type { Fingerprinter } from '../substrate/fingerprint.js';
+import { sha256Hex } from '../substrate/fingerprint.js';
+import { canonicalJson } from '../shared/canonical-json.js';
+import { SearchAttributes } from '../shared/search-attributes.js';
+import type { ErasureInput } from '../../workflows/erasure.definitions.js';
+
+const FINISHED = new Set(['completed', 'rejected']);
+
+export function erasureWorkflowId(tenant: string, requestId: string): string {
+  return `erasure-${tenant}-${requestId}`;
+}
+
+/** Files erasure requests (idempotently) and starts one workflow per request. */
+export function createErasureGateway(deps: {
+  requests: ErasureRequestStore;
+  client: Client;
+  taskQueue: string;
+  fingerprints: Fingerprinter;
+}) {
+  async function start(request: ErasureRequest): Promise<void> {
+    const input: ErasureInput = { tenant: request.tenant, requestId: request._id, receivedAt: request.receivedAt.toISOString() };
+    try {
+      await deps.client.workflow.start('erasureRequest', {
+        taskQueue: deps.taskQueue,
+        workflowId: erasureWorkflowId(request.tenant, request._id),
+        args: [input],
+        typedSearchAttributes: [
+          { key: SearchAttributes.tenant, value: request.tenant },
+          { key: SearchAttributes.requestId, value: request._id },
+          { key: SearchAttributes.workflowKind, value: 'erasure' },
+          { key: SearchAttributes.state, value: 'running' },
+        ],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  return {
+    /**
+     * The same filing (same request key, or same selector and ground) returns the existing request while it
+     * is open; once it has finished, filing again opens a new request.
+     */
+    async file(principal: Principal, filing: ErasureFiling): Promise<{ request: ErasureRequest; created: boolean }> {
+      const selectorHash = deps.fingerprints.of('erasure-selector', principal.tenant, canonicalJson(filing.selector));
+      const base = sha256Hex(`${principal.tenant}\u0000${filing.requestKey ?? `${selectorHash}\u0000${filing.legalGround}`}`).slice(0, 24);
+      for (let generation = 1; ; generation++) {
+        const id = `era_${base}${generation > 1 ? `-${generation}` : ''}`;
+        const receivedAt = new Date();
+        const dueAt = new Date(receivedAt);
+        dueAt.setUTCMonth(dueAt.getUTCMonth() + 1);
+        const { request, created } = await deps.requests.create({
+          _id: id,
+          tenant: principal.tenant,
+          selector: filing.selector,
+          selectorKind: selectorKind(filing.selector),
+          selectorHash,
+          legalGround: filing.legalGround,
+          requester: principal.id,
+          requesterRoles: principal.roles,
+          receivedAt,
+          dueAt,
+          extensionMonths: 0,
+          extensionReason: null,
+          state: 'received',
+          steps: [],
+          progress: { purged: 0, total: 0 },
+          counts: {},
+          holdIds: [],
+          certificateIds: [],
+          operatorNote: null,
+          updatedAt: receivedAt,
+        });
+        if (!created && FINISHED.has(request.state) && !filing.requestKey) continue;
+        await start(request);
+        return { request, created };
+      }
+    },
+    /** Wakes every request waiting on a hold of this tenant; each checks whether the release frees its records. */
+    async holdReleased(tenant: string, holdId: string): Promise<number> {
+      const waiting = await deps.requests.idsInState(tenant, 'partial');
+      for (const requestId of waiting) {
+        await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).signal('holdReleased', { holdId });
+      }
+      return waiting.length;
+    },
+    async extendDeadline(tenant: string, requestId: string, months: number, reason: string): Promise<{ dueAt: string }> {
+      const reasonHash = deps.fingerprints.of('extension-reason', tenant, reason);
+      return deps.client.workflow
+        .getHandle(erasureWorkflowId(tenant, requestId))
+        .executeUpdate('extendDeadline', { args: [{ months, reasonHash }] }) as Promise<{ dueAt: string }>;
+    },
+    async retry(tenant: string, requestId: string): Promise<void> {
+      await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).signal('operatorRetry');
+    },
+  };
+}
+export type ErasureGateway = ReturnType<typeof createErasureGateway>;

@@ -1,0 +1,26 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** Input of an erasure workflow: ids only (the selector stays in the request store). */
+export interface ErasureInput {
+  tenant: string;
+  requestId: string;
+  /** ISO 8601: when the request was received; the GDPR month runs from here. */
+  receivedAt: string;
+}
+
+export type ErasurePhase = 'running' | 'partial' | 'needs-operator' | 'completed' | 'rejected';
+
+export interface ErasureOutcome {
+  state: ErasurePhase;
+  certificateIds: string[];
+  erased: number;
+  held: number;
+}
+
+/** A legal hold covering some of this request's records was released. */
+export const holdReleasedSignal = defineSignal<[{ holdId: string }]>('holdReleased');
+/** The operator fixed what made a step fail; retry it. */
+export const operatorRetrySignal = defineSignal('operatorRetry');
+export const erasurePhaseQuery = defineQuery<{ phase: ErasurePhase; dueAt: string; step: string }>('erasurePhase');
+/** Extends the GDPR deadline by up to two more months in total; needs a reason. Answers the new due date. */
+export const extendDeadlineUpdate = defineUpdate<{ dueAt: string }, [{ months: number; reasonHash: string }]>('extendDeadline');

@@ -1,0 +1,201 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { createErasureActivities } from '../activities/erasure.activities.js';
+import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import { SearchAttributes } from '../src/shared/search-attributes.js';
+import {
+  erasurePhaseQuery,
+  extendDeadlineUpdate,
+  holdReleasedSignal,
+  operatorRetrySignal,
+  type ErasureInput,
+  type ErasureOutcome,
+  type ErasurePhase,
+} from './erasure.definitions.js';
+
+type Activities = ReturnType<typeof createErasureActivities>;
+const quick = proxyActivities<Activities>(RetryProfiles.storeWrite);
+const long = proxyActivities<Activities>(RetryProfiles.longPurge);
+const notify = proxyActivities<Activities>(RetryProfiles.notify);
+
+const DAY = 24 * 60 * 60 * 1000;
+/** Soft-delete retention leases advance on a ~30 s sync: wait durably between expunge attempts, bounded. */
+const EXPUNGE_WAIT = '10 seconds';
+const EXPUNGE_ATTEMPTS = 12;
+const MAX_EXTENSION_MONTHS = 2;
+/** Failures raised by the workflow itself that an operator resolves (then signals a retry). */
+const OPERATOR_FAILURES = ['ExpungeIncomplete', 'VerificationFailed'];
+
+function addMonths(iso: string, months: number): string {
+  const d = new Date(iso);
+  d.setUTCMonth(d.getUTCMonth() + months);
+  return d.toISOString();
+}
+
+/**
+ * One erasure request through the six steps of the deletion closure. Recovers forward: a step that keeps
+ * failing parks the request in needs-operator (operator e-mailed, runbook named) until an operator signals
+ * a retry; legal holds leave it partial until released; the GDPR clock warns the DPO before and after the
+ * due date.
+ */
+export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcome> {
+  const ref = { tenant: input.tenant, requestId: input.requestId };
+  let phase: ErasurePhase = 'running';
+  let currentStep = 'locate';
+  let dueAt = addMonths(input.receivedAt, 1);
+  let extendedMonths = 0;
+  let deadlineChanged = false;
+  let retryRequested = false;
+  let holdsReleased = 0;
+  const certificateIds: string[] = [];
+
+  setHandler(erasurePhaseQuery, () => ({ phase, dueAt, step: currentStep }));
+  setHandler(operatorRetrySignal, () => void (retryRequested = true));
+  setHandler(holdReleasedSignal, () => void holdsReleased++);
+  setHandler(
+    extendDeadlineUpdate,
+    async ({ months, reasonHash }) => {
+      extendedMonths += months;
+      dueAt = addMonths(dueAt, months);
+      deadlineChanged = true;
+      await quick.recordExtension({ ...ref, months, reasonHash, dueAt });
+      await notify.notifyDpo({ ...ref, kind: 'extended', dueAt });
+      return { dueAt };
+    },
+    {
+      validator: ({ months, reasonHash }) => {
+        if (!Number.isInteger(months) || months < 1) throw new Error('months: a whole number of at least 1');
+        if (extendedMonths + months > MAX_EXTENSION_MONTHS) throw new Error('months: at most two months of extension in total');
+        if (!reasonHash) throw new Error('reason: required');
+        if (phase === 'completed' || phase === 'rejected') throw new Error('the request is already finished');
+      },
+    },
+  );
+
+  const setPhase = async (next: ErasurePhase) => {
+    phase = next;
+    upsertSearchAttributes([{ key: SearchAttributes.state, value: next }]);
+  };
+
+  /** Runs a step; when its retries are exhausted, parks in needs-operator until an operator asks to retry. */
+  async function guarded<T>(name: string, run: () => Promise<T>): Promise<T> {
+    currentStep = name;
+    for (;;) {
+      try {
+        return await run();
+      } catch (error) {
+        let type: string;
+        if (error instanceof ActivityFailure) {
+          const cause = error.cause;
+          type = cause instanceof ApplicationFailure ? (cause.type ?? 'ApplicationFailure') : (cause?.name ?? 'ActivityFailure');
+          // A permanent refusal (not found, not authorised) is not an operator's to retry.
+          if (cause instanceof ApplicationFailure && cause.nonRetryable) throw error;
+        } else if (error instanceof ApplicationFailure && OPERATOR_FAILURES.includes(error.type ?? '')) {
+          type = error.type!;
+        } else {
+          throw error;
+        }
+        const before = phase;
+        await setPhase('needs-operator');
+        await notify.escalateToOperator({ ...ref, step: name, errorType: type });
+        retryRequested = false;
+        await condition(() => retryRequested);
+        await setPhase(before === 'needs-operator' ? 'running' : before);
+        await quick.setErasureState({ ...ref, state: 'running' });
+      }
+    }
+  }
+
+  void watchDeadline();
+
+  await guarded('locate', () => quick.locateTargets(ref));
+  await guarded('closure', () => quick.computeClosure(ref));
+  const authorised = await guarded('authorise', () => quick.authoriseAndCheckHolds(ref));
+  if (!authorised.allowed) {
+    await setPhase('rejected');
+    await notify.notifyDpo({ ...ref, kind: 'rejected' });
+    return { state: 'rejected', certificateIds, erased: 0, held: 0 };
+  }
+
+  let erased = 0;
+  let held = authorised.held;
+  let erasing = authorised.toErase;
+  for (;;) {
+    await guarded('tombstone', () => quick.markDeletedAndTombstone(ref));
+    await guarded('purge', () => long.purgeRecords(ref));
+    await guarded('expunge', () => expungeUntilClean());
+    await guarded('compact', () => long.compactStores(ref));
+    await guarded('verify', async () => {
+      const verdict = await quick.verifyErasure(ref);
+      if (!verdict.ok) {
+        throw ApplicationFailure.create({ message: `verification found ${verdict.found} residues`, type: 'VerificationFailed' });
+      }
+    });
+    erased += erasing;
+    const status = held > 0 ? 'partial' : 'complete';
+    const { certificateId } = await guarded('certify', () => quick.issueCertificate({ ...ref, status }));
+    certificateIds.push(certificateId);
+    if (held === 0) break;
+
+    await setPhase('partial');
+    await quick.setErasureState({ ...ref, state: 'partial', note: 'records under legal hold' });
+    await notify.notifyDpo({ ...ref, kind: 'partial', certificateId });
+    // Wait for a release that frees some of this request's records (other holds' releases wake us too).
+    // The first look needs no signal: a hold may have been released while this round ran.
+    let seen = -1;
+    for (;;) {
+      if (seen >= 0) await condition(() => holdsReleased > seen);
+      seen = holdsReleased;
+      const released = await quick.releaseHeld(ref);
+      if (released.released === 0) continue;
+      erasing = released.released;
+      held = released.stillHeld;
+      break;
+    }
+    await setPhase('running');
+    await quick.setErasureState({ ...ref, state: 'running' });
+  }
+
+  await quick.setErasureState({ ...ref, state: 'completed' });
+  await setPhase('completed');
+  await notify.notifyDpo({ ...ref, kind: 'completed', certificateId: certificateIds[certificateIds.length - 1]! });
+  return { state: 'completed', certificateIds, erased, held: 0 };
+
+  /** Force merge until `_segments` reports no deleted documents, waiting durably between attempts. */
+  async function expungeUntilClean(): Promise<void> {
+    for (let attempt = 1; attempt <= EXPUNGE_ATTEMPTS; attempt++) {
+      const stats = await quick.expungeIndex(ref);
+      if (stats.deletedDocs === 0) return;
+      await sleep(EXPUNGE_WAIT);
+    }
+    throw ApplicationFailure.create({ message: 'deleted documents remain in segments', type: 'ExpungeIncomplete' });
+  }
+
+  /** The GDPR clock: warn the DPO three days before the due date, and again once it has passed. */
+  async function watchDeadline(): Promise<void> {
+    let warned = false;
+    for (;;) {
+      const target = warned ? Date.parse(dueAt) : Date.parse(dueAt) - 3 * DAY;
+      deadlineChanged = false;
+      const interrupted = await condition(
+        () => deadlineChanged || phase === 'completed' || phase === 'rejected',
+        Math.max(1, target - Date.now()),
+      );
+      if (phase === 'completed' || phase === 'rejected') return;
+      if (interrupted) {
+        warned = false;
+        continue;
+      }
+      await notify.notifyDpo({ ...ref, kind: warned ? 'deadline-passed' : 'deadline-approaching', dueAt });
+      if (warned) return;
+      warned = true;
+    }
+  }
+}
