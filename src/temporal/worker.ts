@@ -9,6 +9,7 @@ import type { Runtime } from '../app/runtime.js';
 import { createServices, type Services } from '../app/services.js';
 import { createAllActivities } from './activities.js';
 import { WORKFLOWS_PATH, bundlerOptions } from './bundling.js';
+import { SanitizingActivityInterceptor } from './sanitizing-interceptor.js';
 
 export interface WorkerOptions {
   taskQueue?: string;
@@ -30,6 +31,7 @@ export async function createLetheWorker(runtime: Runtime, options: WorkerOptions
     namespace: runtime.config.temporal.namespace,
     taskQueue: options.taskQueue ?? runtime.config.temporal.taskQueue,
     activities: createAllActivities(runtime, options.services ?? createServices(runtime)),
+    interceptors: { activity: [() => ({ inbound: new SanitizingActivityInterceptor() })] },
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions }),

@@ -9,8 +9,8 @@
  *
  * Within one process, appends to a tenant are queued and flushed as one ordered `insertMany` (group commit):
  * concurrent callers in a process never race each other, and the head is kept in memory, so an append usually
- * costs one round trip. Across processes, a process that keeps losing posts its entries to a waiting room that
- * the winning process drains into its next batch (see `audit-waiting-room.ts`).
+ * costs one round trip. Across processes the E11000 protocol above keeps the chain whole, and a process on a long
+ * winning streak pauses now and then so that the others get in (races for a seq are not otherwise fair).
  */
 import type { Collection, Db } from 'mongodb';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
@@ -18,7 +18,6 @@ import { DomainError, ErrorType } from '../../shared/errors.js';
 import { GENESIS_HASH, sealEntry } from './audit-chain.js';
 import { normalizeAuditInput, type NormalizedAuditInput } from './audit-input.js';
 import type { AuditEntry, AuditEntryInput, AuditLog } from './audit-log.port.js';
-import { createAuditWaitingRoom } from './audit-waiting-room.js';
 
 /** The MongoDB audit log, plus its index set-up (call once at the composition root). */
 export interface MongoAuditLog extends AuditLog {
@@ -42,7 +41,7 @@ type AuditDoc = AuditEntry & { _id: string };
 
 interface Pending {
   input: NormalizedAuditInput;
-  /** The key may already be written: the caller chose it (a retry), or it was posted to the waiting room. */
+  /** The caller chose the key, so it may already be written (a retry). Generated keys cannot be. */
   callerKey: boolean;
   resolve(entry: AuditEntry): void;
   reject(error: unknown): void;
@@ -54,12 +53,18 @@ const RANGE_BATCH = 500;
 const RANGE_CONCURRENCY = 16;
 /** A range covering more than 1/SCAN_FRACTION of the chain is read with one query rather than by `_id`. */
 const SCAN_FRACTION = 4;
-/** A flush within this long of the previous one is part of a burst, during which the waiting room is watched… */
-const BURST_MS = 50;
-/** …at most this often. */
-const ADOPT_EVERY_MS = 20;
-/** Lost races in one flush before its entries are posted to the waiting room. */
-const POST_AFTER_CONFLICTS = 3;
+/** A flush starting within this long of the previous one's end continues a streak… */
+const BACK_TO_BACK_MS = 3;
+/** …and a streak this long earns the others a pause. */
+const STREAK_MS = 200;
+const COURTESY_MAX_MS = 50;
+
+interface Streak {
+  start: number;
+  lastEnd: number;
+  /** Moving average of an uncontended flush, ms. */
+  insertMs: number;
+}
 
 /** `_id` of a tenant's entry at `seq`. */
 export function auditEntryId(tenant: string, seq: number): string {
@@ -76,10 +81,7 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
   /** Last entry this process wrote or read per tenant: a lower bound of the head (entries are never removed). */
   const heads = new Map<string, AuditEntry | null>();
   const queues = new Map<string, Pending[]>();
-  const waitingRoom = createAuditWaitingRoom(db);
-  /** When this process last finished a flush, and last looked into the waiting room, per tenant. */
-  const lastFlushAt = new Map<string, number>();
-  const lastAdoptCheck = new Map<string, number>();
+  const streaks = new Map<string, Streak>();
 
   const byId = async (tenant: string, seq: number): Promise<AuditEntry | null> => {
     const doc = await audit.findOne({ _id: auditEntryId(tenant, seq) });
@@ -130,35 +132,38 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     if (!known || (entry && entry.seq > known.seq)) heads.set(tenant, entry);
   };
 
-  /** Entries posted by processes losing races, when this process is in a burst (and so likely the one winning). */
-  const adoptWaiting = async (tenant: string): Promise<Pending[]> => {
+  /**
+   * Races for a seq are not fair: a process appending back to back seals its next entry from memory while a loser
+   * is still reading the entry that beat it, so without this a loser can wait out another process's whole burst.
+   * After a streak of back-to-back flushes, pause for about two inserts — the time a loser needs to read and insert.
+   */
+  const courtesy = async (tenant: string): Promise<void> => {
+    const streak = streaks.get(tenant);
+    if (!streak) return;
     const now = performance.now();
-    const burst = lastFlushAt.get(tenant);
-    if (burst === undefined || now - burst > BURST_MS || now - (lastAdoptCheck.get(tenant) ?? 0) < ADOPT_EVERY_MS) {
-      return [];
+    if (now - streak.lastEnd > BACK_TO_BACK_MS) streak.start = now;
+    else if (now - streak.start > STREAK_MS) {
+      await sleep(Math.min(COURTESY_MAX_MS, 2 * streak.insertMs));
+      streak.start = performance.now();
     }
-    lastAdoptCheck.set(tenant, now);
-    const inputs = await waitingRoom.peek(tenant, maxBatch);
-    return inputs.map((input) => ({ input, callerKey: true, resolve: () => undefined, reject: () => undefined }));
   };
 
   /** Writes `batch` (one tenant, keys unique within it) in chain order; resolves every caller. */
   const writeBatch = async (tenant: string, batch: Pending[]): Promise<void> => {
-    const adopted = await adoptWaiting(tenant);
-    let posted: Pending[] = [];
-    try {
-      await writeChained(tenant, adopted.length > 0 ? dedupe([...adopted, ...batch]) : batch, (pending) => {
-        posted = pending;
-      });
-    } finally {
-      lastFlushAt.set(tenant, performance.now());
-      const done = [...adopted, ...posted].map((p) => p.input);
-      if (done.length > 0) await waitingRoom.remove(done);
-    }
+    await courtesy(tenant);
+    const started = performance.now();
+    const conflicts = await writeChained(tenant, batch);
+    const ended = performance.now();
+    const streak = streaks.get(tenant) ?? { start: started, lastEnd: ended, insertMs: ended - started };
+    // A flush that lost races did not win a streak; its duration is not an insert's.
+    if (conflicts > 0) streak.start = ended;
+    else streak.insertMs = 0.8 * streak.insertMs + 0.2 * (ended - started);
+    streak.lastEnd = ended;
+    streaks.set(tenant, streak);
   };
 
   /** The race itself: seal from the head, insert in order, and on E11000 chase the head and seal the rest again. */
-  const writeChained = async (tenant: string, batch: Pending[], onPost: (posted: Pending[]) => void): Promise<void> => {
+  const writeChained = async (tenant: string, batch: Pending[]): Promise<number> => {
     let pending = batch;
     let conflicts = 0;
     let contendedSince = 0;
@@ -179,7 +184,7 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
         head = toEntry(docs[written - 1]!);
         remember(tenant, head);
       }
-      if (failedAt === null) return;
+      if (failedAt === null) return conflicts;
 
       // docs[failedAt] hit a unique index: either its key is already written (a retry) or its seq was taken.
       const failed = pending[failedAt]!;
@@ -199,18 +204,13 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
           `audit append: lost ${conflicts} races for the next seq in ${maxContendedMs} ms (tenant ${tenant})`,
         );
       }
-      if (conflicts === POST_AFTER_CONFLICTS) {
-        // Another process keeps winning: let it write these for us too. From now on any of them may be written.
-        await waitingRoom.post(pending.map((p) => p.input));
-        for (const p of pending) p.callerKey = true;
-        onPost(pending);
-      }
       // Back off a little (jittered, so contenders spread out), then chase the head: read the entry that took our
       // seq and try the next one (the insert itself probes whether that one is free).
       if (conflicts > 1 && backoffCapMs > 0) await sleep(Math.random() * Math.min(backoffCapMs, 2 ** (conflicts - 1)));
       head = (await byId(tenant, docs[failedAt]!.seq)) ?? (await findHead(tenant, head));
       remember(tenant, head);
     }
+    return conflicts;
   };
 
   /** Drains a tenant's queue, one batch at a time; only one drain per tenant runs in this process. */
@@ -258,7 +258,6 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     async ensureIndexes() {
       await audit.createIndex({ tenant: 1, seq: 1 }, { unique: true });
       await audit.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
-      await waitingRoom.ensureIndexes();
     },
 
     async append(input) {

@@ -39,7 +39,7 @@ export function referenceClosure(edges: readonly LineageEdge[], roots: readonly 
   for (const root of first) levelOf.set(root, 0);
   const levels: string[][] = first.length > 0 ? [first] : [];
   const derived = new Set<string>();
-  for (let frontier = first; frontier.length > 0; ) {
+  for (let frontier = first; frontier.length > 0;) {
     const next: string[] = [];
     for (const id of frontier) {
       for (const child of children.get(id) ?? []) {
@@ -61,7 +61,7 @@ export function referenceClosure(edges: readonly LineageEdge[], roots: readonly 
  */
 export function fixpointClosure(edges: readonly LineageEdge[], roots: readonly string[]): Set<string> {
   const reached = new Set(roots);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const { input, child } of edges) {
       if (reached.has(input) && !reached.has(child)) {

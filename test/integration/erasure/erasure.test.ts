@@ -1,0 +1,145 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { buildSubjectGraph, fingerprintRecords, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
+import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { loadStackConfig } from '../../../stack/stack-config.js';
+import { waitForMessage } from '../../../stack/smtp/mailbox.js';
+import { canonicalJson } from '../../../src/shared/canonical-json.js';
+import { verifyCertificatesJsonl } from '../../../src/governance/certificates/certificate-verify.js';
+import { exportAuditJsonl } from '../../../src/governance/audit/audit-export.js';
+
+const stack = loadStackConfig();
+
+function grepFiles(dir: string, needle: string): string[] {
+  try {
+    return execFileSync('grep', ['-rlaF', needle, dir], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  } catch (error) {
+    if ((error as { status?: number }).status === 1) return [];
+    throw error;
+  }
+}
+
+describe('provable erasure of a data subject', () => {
+  let app: TestApp;
+  let graph: SubjectGraph;
+  let requestId: string;
+  let controlBefore: string[];
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
+    controlBefore = await fingerprintRecords(app, graph.tenant, graph.control);
+    const dpo = await app.token(graph.tenant, ['dpo'], 'dpo-1');
+    const filed = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${graph.tenant}/erasure-requests`,
+      token: dpo,
+      payload: { selector: { subjectId: graph.subject }, legalGround: 'art17-1a' },
+    });
+    expect(filed.statusCode, filed.body).toBe(202);
+    requestId = filed.json<{ id: string }>().id;
+    await waitForState(app, graph.tenant, requestId, ['completed', 'needs-operator', 'rejected']);
+  }, 240_000);
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('completes all six steps and shows them with timestamps and counts, without the selector', async () => {
+    const response = await app.request({ method: 'GET', url: `/v1/tenants/${graph.tenant}/erasure-requests/${requestId}`, token: await app.token(graph.tenant, ['dpo']) });
+    const status = response.json<{ state: string; steps: { step: string; state: string; counts: Record<string, number> }[]; counts: Record<string, number>; certificateIds: string[] }>();
+    expect(status.state).toBe('completed');
+    expect(status.steps.map((s) => s.step)).toEqual(['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify']);
+    expect(status.steps.every((s) => s.state === 'done')).toBe(true);
+    // Located: 2 events + 3 memories naming the subject; derived by lineage only: the depth-3 view and another subject's summary.
+    expect(status.counts).toMatchObject({ located: 5, derived: 2, collateral: 2, total: 7 });
+    expect(response.body).not.toContain(graph.subject);
+    expect(status.certificateIds).toHaveLength(1);
+  });
+
+  it('leaves nothing of the closure reachable by id, directly in MongoDB and Elasticsearch or through the API', async () => {
+    const closure = [...graph.events, ...graph.memories, graph.collateral];
+    expect(await app.services.memories.getMany(graph.tenant, closure)).toEqual([]);
+    expect(await app.services.events.getMany(graph.tenant, closure)).toEqual([]);
+    const probe = await app.services.index.probe(graph.tenant, { ids: closure.filter((id) => id.startsWith('mem_')), text: graph.canary });
+    expect(probe.found).toEqual([]);
+    const reader = await app.token(graph.tenant, ['agent']);
+    for (const id of graph.memories) {
+      expect((await app.request({ method: 'GET', url: `/v1/tenants/${graph.tenant}/memories/${id}`, token: reader })).statusCode).toBe(404);
+    }
+    const search = await app.request({ method: 'POST', url: `/v1/tenants/${graph.tenant}/search`, token: reader, payload: { query: graph.canary, intent: 'history' } });
+    expect(search.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id).filter((id) => closure.includes(id))).toEqual([]);
+  });
+
+  it('leaves no deleted documents in the index segments', async () => {
+    expect((await app.services.index.expungeDeleted(graph.tenant)).deletedDocs).toBe(0);
+  });
+
+  it('leaves the control set of another subject unchanged', async () => {
+    expect(await fingerprintRecords(app, graph.tenant, graph.control)).toEqual(controlBefore);
+    expect(controlBefore).toHaveLength(4);
+  });
+
+  it('leaves the canary in no file of Elasticsearch, the PostgreSQL tables, the Temporal database or the logs', async () => {
+    execFileSync('runuser', ['-u', 'postgres', '--', '/usr/lib/postgresql/15/bin/psql', '-h', '127.0.0.1', '-p', String(stack.postgres.port), '-d', 'ferretdb', '-c', 'CHECKPOINT']);
+    const places = {
+      elasticsearch: path.join(stack.stateDir, 'elasticsearch', 'data'),
+      postgresTables: path.join(stack.stateDir, 'postgres', 'data', 'base'),
+      temporal: path.join(stack.stateDir, 'temporal'),
+      logs: path.join(stack.stateDir, 'logs'),
+    };
+    for (const [place, dir] of Object.entries(places)) {
+      expect(fs.existsSync(dir), place).toBe(true);
+      expect(grepFiles(dir, graph.canary), place).toEqual([]);
+    }
+  });
+
+  it('issues a certificate that verifies offline, lists the WAL at L3, names no subject and anchors in the audit chain', async () => {
+    const certificates = await app.services.certificates.byRequest(graph.tenant, requestId);
+    expect(certificates).toHaveLength(1);
+    const certificate = certificates[0]!;
+    expect(certificate.status).toBe('complete');
+    expect(certificate.closure).toMatchObject({ located: 5, derived: 2, collateral: 2, total: 7 });
+    expect(certificate.probes.every((p) => p.found === 0)).toBe(true);
+    expect(certificate.assurance.find((a) => a.place.includes('postgresql:wal'))).toMatchObject({ level: 'L3' });
+    expect(JSON.stringify(certificate)).not.toContain(graph.subject);
+    expect(JSON.stringify(certificate)).not.toContain(graph.canary);
+    const audit: string[] = [];
+    for await (const line of exportAuditJsonl(app.services.audit, graph.tenant)) audit.push(line);
+    const verdict = verifyCertificatesJsonl(
+      { certificates: `${canonicalJson(certificate)}\n`, audit: audit.join('') },
+      { publicKeys: [app.services.publicKeyPem] },
+    );
+    expect(verdict).toMatchObject({ ok: true, count: 1 });
+  });
+
+  it('e-mails the DPO on completion with the certificate id', async () => {
+    const certificateId = (await app.services.certificates.byRequest(graph.tenant, requestId))[0]!.certificateId;
+    const mail = await waitForMessage(stack.smtp.captureDir, (m) => m.subject.includes(requestId) && m.subject.includes('completed'));
+    expect(mail.text).toContain(certificateId);
+    expect(mail.text).not.toContain(graph.subject);
+  });
+
+  it('refuses to ingest the erased events again or to derive from an erased parent', async () => {
+    const agent = await app.token(graph.tenant, ['agent']);
+    const again = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${graph.tenant}/events`,
+      token: agent,
+      payload: sampleEvent({ subjects: [graph.subject], content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.` }),
+    });
+    expect(again.statusCode).toBe(409);
+    expect(again.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
+    const derived = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${graph.tenant}/memories`,
+      token: agent,
+      payload: sampleMemory({ provenance: { eventIds: [], parentIds: [graph.memories[0]!], derivationRule: 'summarise' } }),
+    });
+    expect(derived.statusCode).toBe(409);
+    expect(derived.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * A tenant with a subject whose data was derived to depth 3, one cross-subject summary (collateral), and a
+ * control set of another subject's records that must survive any erasure of the first.
+ */
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
+import { sampleEvent, sampleMemory } from './samples.js';
+
+export interface SubjectGraph {
+  tenant: string;
+  subject: string;
+  other: string;
+  events: string[];
+  /** depth 1: from the subject's events; depth 2: summary; depth 3: a segment view of the summary, reachable only by lineage. */
+  memories: string[];
+  collateral: string;
+  control: string[];
+  canary: string;
+}
+
+async function write(app: TestApp, tenant: string, token: string, body: object) {
+  const response = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/batches`, token, payload: body });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json<{ events: { id: string }[]; memories: { id: string }[] }>();
+}
+
+export async function buildSubjectGraph(app: TestApp, tenant: string, canary: string): Promise<SubjectGraph> {
+  const token = await app.token(tenant, ['agent']);
+  const subject = 'subject-erase';
+  const other = 'subject-keep';
+  const base = await write(app, tenant, token, {
+    events: [
+      sampleEvent({ subjects: [subject], content: `Ana told support her codeword is ${canary} and she lives in Porto.` }),
+      sampleEvent({ subjects: [subject], content: `Ana asked for invoices by e-mail; reference ${canary}.` }),
+      sampleEvent({ subjects: [other], content: 'Ben prefers phone calls in the afternoon.' }),
+    ],
+    memories: [
+      sampleMemory({ subjects: [subject], content: `Ana's codeword is ${canary}.`, provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' } }),
+      sampleMemory({ subjects: [subject], content: `Ana wants invoices by e-mail (${canary}).`, provenance: { eventIds: ['#1'], parentIds: [], derivationRule: 'extract-preference' } }),
+      sampleMemory({ subjects: [other], content: 'Ben prefers phone calls in the afternoon.', provenance: { eventIds: ['#2'], parentIds: [], derivationRule: 'extract-preference' } }),
+    ],
+  });
+  const [m1, m2, benMemory] = base.memories.map((m) => m.id) as [string, string, string];
+  const summary = await write(app, tenant, token, {
+    memories: [
+      sampleMemory({ subjects: [subject], kind: 'summary', content: `Summary: Ana (${canary}) lives in Porto and wants e-mail invoices.`, confidence: 0.8, provenance: { eventIds: [], parentIds: [m1, m2], derivationRule: 'summarise' } }),
+      // Another subject's record swept in by lineage: collateral.
+      sampleMemory({ subjects: [other], kind: 'summary', content: 'Summary of contact preferences across customers.', confidence: 0.8, provenance: { eventIds: [], parentIds: [m2, benMemory], derivationRule: 'summarise' } }),
+    ],
+  });
+  const [s1, collateral] = summary.memories.map((m) => m.id) as [string, string];
+  const view = await write(app, tenant, token, {
+    memories: [sampleMemory({ subjects: ['segment-porto'], kind: 'view', content: `View: ${canary} customer profile.`, confidence: 0.7, provenance: { eventIds: [], parentIds: [s1], derivationRule: 'profile-view' } })],
+  });
+  const control = await write(app, tenant, token, {
+    events: [sampleEvent({ subjects: [other], content: 'Ben moved to Munich.' })],
+    memories: [sampleMemory({ subjects: [other], kind: 'fact', content: 'Ben lives in Munich.', provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' } })],
+  });
+  return {
+    tenant,
+    subject,
+    other,
+    events: base.events.slice(0, 2).map((e) => e.id),
+    memories: [m1, m2, s1, view.memories[0]!.id],
+    collateral,
+    control: [base.events[2]!.id, benMemory, control.events[0]!.id, control.memories[0]!.id],
+    canary,
+  };
+}
+
+/** Ids and content hashes of records, to prove a control set unchanged. */
+export async function fingerprintRecords(app: TestApp, tenant: string, ids: string[]) {
+  const events = await app.services.events.getMany(tenant, ids.filter((i) => i.startsWith('evt_')));
+  const memories = await app.services.memories.getMany(tenant, ids.filter((i) => i.startsWith('mem_')));
+  return [...events.map((e) => `${e._id}:${e.contentHash}:${e.deleted}`), ...memories.map((m) => `${m._id}:${m.contentHash}:${m.status}`)].sort();
+}
+
+export async function waitForState(app: TestApp, tenant: string, requestId: string, states: string[], timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const request = await app.services.erasureRequests.get(tenant, requestId);
+    if (request && states.includes(request.state)) return request;
+    if (Date.now() > deadline) throw new Error(`erasure ${requestId} is ${request?.state}, not ${states.join('|')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
