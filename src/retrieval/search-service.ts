@@ -17,7 +17,7 @@ export const SearchRequestSchema = z.strictObject({
 });
 export type SearchRequest = z.output<typeof SearchRequestSchema>;
 
-const HISTORY_STATUSES: MemoryStatus[] = ['active', 'disputed', 'superseded', 'expired'];
+const HISTORY_STATUSES: MemoryStatus[] = ['active', 'disputed', 'superseded'];
 
 export interface SearchResult {
   memory: MemoryRecord;
@@ -58,7 +58,9 @@ export function createSearchService(deps: { index: SearchIndex; memories: Memory
       );
       return hits.flatMap((hit) => {
         const memory = records.get(hit.id);
-        return memory && statuses.includes(memory.status) ? [{ memory, score: hit.score }] : [];
+        // Records under a legal hold are never served by search (the legal role reads them by id).
+        const restricted = (memory?.restrictedBy?.length ?? 0) > 0;
+        return memory && statuses.includes(memory.status) && !restricted ? [{ memory, score: hit.score }] : [];
       });
     },
   };

@@ -33,8 +33,11 @@ export function nextStatuses(from: MemoryStatus): readonly MemoryStatus[] {
   return TRANSITIONS[from];
 }
 
-/** Statuses whose content may be served at all (subject to intent, scope and policy). */
-export const SERVABLE_STATUSES: readonly MemoryStatus[] = ['active', 'disputed', 'superseded', 'expired'];
+/**
+ * Statuses whose content may be served at all (subject to intent, scope and policy). Expired records wait
+ * for their retention erasure and are never served.
+ */
+export const SERVABLE_STATUSES: readonly MemoryStatus[] = ['active', 'disputed', 'superseded'];
 
 /** Statuses served for questions about the present. */
 export const CURRENT_STATUSES: readonly MemoryStatus[] = ['active', 'disputed'];

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EventStore } from '../../substrate/events/event-store.js';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
+import type { Principal } from '../../governance/auth/principal.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams } from './route-schemas.js';
@@ -50,6 +51,11 @@ export function presentMemory(m: MemoryRecord) {
 
 const HIDDEN_STATUSES = new Set(['deleted', 'purged']);
 
+/** A record under a legal hold is readable by the legal role only; to anyone else it is missing. */
+function restrictedFrom(record: { restrictedBy?: string[] }, principal: Principal): boolean {
+  return (record.restrictedBy?.length ?? 0) > 0 && !principal.roles.includes('legal');
+}
+
 export function registerReadRoutes(app: FastifyInstance, deps: { events: EventStore; memories: MemoryStore }): void {
   app.get(
     '/v1/tenants/:tenant/events/:id',
@@ -59,8 +65,9 @@ export function registerReadRoutes(app: FastifyInstance, deps: { events: EventSt
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      const event = await deps.events.get(principalOf(request).tenant, id);
-      if (!event || event.deleted) throw notFound('event');
+      const principal = principalOf(request);
+      const event = await deps.events.get(principal.tenant, id);
+      if (!event || event.deleted || restrictedFrom(event, principal)) throw notFound('event');
       return presentEvent(event);
     },
   );
@@ -73,8 +80,9 @@ export function registerReadRoutes(app: FastifyInstance, deps: { events: EventSt
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      const memory = await deps.memories.get(principalOf(request).tenant, id);
-      if (!memory || HIDDEN_STATUSES.has(memory.status)) throw notFound('memory');
+      const principal = principalOf(request);
+      const memory = await deps.memories.get(principal.tenant, id);
+      if (!memory || HIDDEN_STATUSES.has(memory.status) || restrictedFrom(memory, principal)) throw notFound('memory');
       return presentMemory(memory);
     },
   );
