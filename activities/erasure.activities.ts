@@ -61,6 +61,14 @@ export interface AuthoriseResult {
   holdIds: string[];
 }
 
+/** What the purge removed so far, per store; heartbeated with its cursor. */
+interface PurgeTotals {
+  memories: number;
+  events: number;
+  lineage: number;
+  indexDocs: number;
+}
+
 const isEvent = (id: string) => id.startsWith('evt_');
 const PROBE_SAMPLE = 25;
 /** The collections that may hold erased bytes; compacted after the purge. */
@@ -259,20 +267,31 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
       return step(ref, 'purge', async () => {
         const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
         const ctx = Context.current();
-        const resumeAt = (ctx.info.heartbeatDetails as { next?: number } | undefined)?.next ?? 0;
-        const totals = { memories: 0, events: 0, lineage: 0, indexDocs: 0 };
+        // A retry resumes at the cursor its predecessor last heartbeated, with the counts up to that cursor.
+        const resumed = ctx.info.heartbeatDetails as { next?: number; totals?: PurgeTotals } | undefined;
+        const resumeAt = resumed?.next ?? 0;
+        const totals: PurgeTotals = { memories: 0, events: 0, lineage: 0, indexDocs: 0, ...resumed?.totals };
+        // Heartbeats are throttled, so a dead predecessor may have purged records past the cursor the server holds.
+        // Every record of the erase set existed when it was marked deleted: on a retry, one already gone was purged
+        // by this request and counts as such (lineage edges already removed cannot be counted again).
+        const retried = ctx.info.attempt > 1;
         for (let at = resumeAt; at < ids.length; at += chunk) {
           const slice = ids.slice(at, at + chunk);
           const memoryIds = slice.filter((id) => !isEvent(id));
           const eventIds = slice.filter(isEvent);
           // Index first: once a record is gone from MongoDB, nothing else would point at its document.
-          if (memoryIds.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, memoryIds)).deleted;
-          totals.memories += await deps.memories.purge(ref.tenant, memoryIds);
-          totals.events += await deps.events.purge(ref.tenant, eventIds);
+          if (memoryIds.length > 0) {
+            const index = await deps.index.purge(ref.tenant, memoryIds);
+            totals.indexDocs += retried ? index.deleted + index.notFound : index.deleted;
+          }
+          const memories = await deps.memories.purge(ref.tenant, memoryIds);
+          totals.memories += retried ? memoryIds.length : memories;
+          const events = await deps.events.purge(ref.tenant, eventIds);
+          totals.events += retried ? eventIds.length : events;
           totals.lineage += await deps.lineage.forget(ref.tenant, slice);
           const next = Math.min(at + chunk, ids.length);
           await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
-          ctx.heartbeat({ next });
+          ctx.heartbeat({ next, totals: { ...totals } });
         }
         await deps.sets.put(ref.tenant, ref.requestId, 'purged', ids);
         return { ...totals, records: ids.length };

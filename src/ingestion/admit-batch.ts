@@ -9,6 +9,10 @@ import type { EventRecord, MemoryRecord } from '../substrate/model/records.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
+import { mapBounded } from '../substrate/mongo/collections.js';
+
+/** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
+const WRITE_CONCURRENCY = 16;
 import type { EventInput, MemoryInput } from './write-schemas.js';
 
 /** A batch as the API staged it: validated, with memory ids assigned up front so that retries are idempotent. */
@@ -82,17 +86,29 @@ export async function admitBatch(
 
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
-  const recorded: EventRecord[] = [];
-  const eventResults: BatchResult['events'] = [];
-  for (const e of batch.events) {
-    const { event, outcome } = await deps.events.record({
-      ...e,
-      tenant,
-      occurredAt: new Date(e.occurredAt),
-      recordedBy: principal,
-    });
-    recorded.push(event);
-    eventResults.push({ id: event._id, outcome });
+  const recorded: EventRecord[] = new Array(batch.events.length);
+  const eventResults: BatchResult['events'] = new Array(batch.events.length);
+  // Independent events are written in parallel; repeats of one external id stay in order (corrections).
+  const groups = new Map<string, number[]>();
+  batch.events.forEach((e, i) => {
+    const key = `${e.source}\u0000${e.externalId}`;
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  });
+  await mapBounded([...groups.values()], WRITE_CONCURRENCY, async (indexes) => {
+    for (const i of indexes) {
+      const e = batch.events[i]!;
+      const { event, outcome } = await deps.events.record({
+        ...e,
+        tenant,
+        occurredAt: new Date(e.occurredAt),
+        recordedBy: principal,
+      });
+      recorded[i] = event;
+      eventResults[i] = { id: event._id, outcome };
+    }
+  });
+  for (const [i, event] of recorded.entries()) {
+    const outcome = eventResults[i]!.outcome;
     if (outcome !== 'duplicate') {
       audit.push({
         tenant,
@@ -106,8 +122,9 @@ export async function admitBatch(
     }
   }
 
-  const memoryResults: BatchResult['memories'] = [];
-  for (const m of batch.memories) {
+  const memoryResults: BatchResult['memories'] = new Array(batch.memories.length);
+  const memoryAudit: AuditEntryInput[] = new Array(batch.memories.length);
+  await mapBounded([...batch.memories.entries()], WRITE_CONCURRENCY, async ([index, m]) => {
     const eventIds = m.provenance.eventIds.map((ref) => {
       const local = BATCH_REF.exec(ref);
       return local ? recorded[Number(local[1])]!._id : ref;
@@ -160,8 +177,8 @@ export async function admitBatch(
     // Lineage first: a record never exists without its inputs registered.
     await deps.lineage.register(tenant, record._id, [...eventIds, ...m.provenance.parentIds]);
     const outcome = await deps.memories.insert(record);
-    memoryResults.push({ id: record._id, status, outcome });
-    audit.push({
+    memoryResults[index] = { id: record._id, status, outcome };
+    memoryAudit[index] = {
       tenant,
       actor: principal,
       action: 'memory.created',
@@ -175,71 +192,80 @@ export async function admitBatch(
         rule: decision.ruleId,
       },
       idempotencyKey: `stage:${stageId}:${record._id}`,
-    });
-  }
+    };
+  });
+  audit.push(...memoryAudit);
   if (audit.length > 0) await deps.audit.appendMany(audit);
   return { refused: null, events: eventResults, memories: memoryResults };
 }
 
 async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
-  for (const [i, e] of batch.events.entries()) {
-    if ((await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0) {
-      return {
-        type: 'Tombstoned',
-        field: `events.${i}`,
-        message: `events.${i}: this event was erased and may not be ingested again`,
-      };
-    }
-  }
-  for (const [i, m] of batch.memories.entries()) {
-    const field = `memories.${i}`;
-    if ((await deps.tombstones.findTombstoned(tenant, memoryTombstones(m))).length > 0) {
-      return {
-        type: 'Tombstoned',
-        field,
-        message: `${field}.content: this content was erased for a subject and may not be learned again`,
-      };
-    }
-    let minTrust = Number.POSITIVE_INFINITY;
-    let minConfidence = 1;
-    for (const [j, ref] of m.provenance.eventIds.entries()) {
-      const local = BATCH_REF.exec(ref);
-      const f = `${field}.provenance.eventIds.${j}`;
-      if (local) {
-        const e = batch.events[Number(local[1])];
-        if (!e) return { type: 'LineageRefused', field: f, message: `${f}: no event #${local[1]} in this batch` };
-        minTrust = Math.min(minTrust, e.trustTier);
-        continue;
+  // Every item is checked in parallel; the first refusal in batch order is reported.
+  const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i, e]) =>
+    (await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0
+      ? ({
+          type: 'Tombstoned',
+          field: `events.${i}`,
+          message: `events.${i}: this event was erased and may not be ingested again`,
+        } satisfies Refusal)
+      : null,
+  );
+  const firstEventRefusal = eventRefusals.find((r) => r !== null);
+  if (firstEventRefusal) return firstEventRefusal;
+  const memoryRefusals = await mapBounded(
+    [...batch.memories.entries()],
+    WRITE_CONCURRENCY,
+    async ([i, m]): Promise<Refusal | null> => {
+      const field = `memories.${i}`;
+      if ((await deps.tombstones.findTombstoned(tenant, memoryTombstones(m))).length > 0) {
+        return {
+          type: 'Tombstoned',
+          field,
+          message: `${field}.content: this content was erased for a subject and may not be learned again`,
+        };
       }
-      const event = await deps.events.get(tenant, ref);
-      if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
-      minTrust = Math.min(minTrust, event.trustTier);
-    }
-    const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
-    for (const [j, ref] of m.provenance.parentIds.entries()) {
-      const f = `${field}.provenance.parentIds.${j}`;
-      const parent = parents.find((p) => p._id === ref);
-      if (!parent || !SERVABLE_STATUSES.includes(parent.status)) return refuseMissing(deps, tenant, ref, f);
-      minTrust = Math.min(minTrust, parent.trustTier);
-      minConfidence = Math.min(minConfidence, parent.confidence);
-    }
-    // Trust is never amplified (invariant 7).
-    if (m.trustTier > minTrust) {
-      return {
-        type: 'ValidationError',
-        field: `${field}.trustTier`,
-        message: `${field}.trustTier: exceeds the lowest trust tier of its inputs (${minTrust})`,
-      };
-    }
-    if (m.confidence > minConfidence) {
-      return {
-        type: 'ValidationError',
-        field: `${field}.confidence`,
-        message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})`,
-      };
-    }
-  }
-  return null;
+      let minTrust = Number.POSITIVE_INFINITY;
+      let minConfidence = 1;
+      for (const [j, ref] of m.provenance.eventIds.entries()) {
+        const local = BATCH_REF.exec(ref);
+        const f = `${field}.provenance.eventIds.${j}`;
+        if (local) {
+          const e = batch.events[Number(local[1])];
+          if (!e) return { type: 'LineageRefused', field: f, message: `${f}: no event #${local[1]} in this batch` };
+          minTrust = Math.min(minTrust, e.trustTier);
+          continue;
+        }
+        const event = await deps.events.get(tenant, ref);
+        if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
+        minTrust = Math.min(minTrust, event.trustTier);
+      }
+      const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
+      for (const [j, ref] of m.provenance.parentIds.entries()) {
+        const f = `${field}.provenance.parentIds.${j}`;
+        const parent = parents.find((p) => p._id === ref);
+        if (!parent || !SERVABLE_STATUSES.includes(parent.status)) return refuseMissing(deps, tenant, ref, f);
+        minTrust = Math.min(minTrust, parent.trustTier);
+        minConfidence = Math.min(minConfidence, parent.confidence);
+      }
+      // Trust is never amplified (invariant 7).
+      if (m.trustTier > minTrust) {
+        return {
+          type: 'ValidationError',
+          field: `${field}.trustTier`,
+          message: `${field}.trustTier: exceeds the lowest trust tier of its inputs (${minTrust})`,
+        };
+      }
+      if (m.confidence > minConfidence) {
+        return {
+          type: 'ValidationError',
+          field: `${field}.confidence`,
+          message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})`,
+        };
+      }
+      return null;
+    },
+  );
+  return memoryRefusals.find((r) => r !== null) ?? null;
 }
 
 async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, field: string): Promise<Refusal> {

@@ -58,6 +58,8 @@ const BACK_TO_BACK_MS = 3;
 /** …and a streak this long earns the others a pause. */
 const STREAK_MS = 200;
 const COURTESY_MAX_MS = 50;
+/** Seqs read at once when catching up after a lost race. */
+const CATCH_UP_WINDOW = 8;
 
 interface Streak {
   start: number;
@@ -118,6 +120,19 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
       }
     }
     return low;
+  };
+
+  /**
+   * The head after losing the race for `taken`: reads `taken` and the next few seqs in parallel, since the winner
+   * has usually appended again by now. Reading one seq per round trip, a loser falls further behind every round.
+   */
+  const catchUp = async (tenant: string, taken: number, known: AuditEntry | null): Promise<AuditEntry | null> => {
+    const seqs = Array.from({ length: CATCH_UP_WINDOW }, (_, i) => taken + i);
+    const found = await Promise.all(seqs.map((seq) => byId(tenant, seq)));
+    const firstMissing = found.findIndex((entry) => entry === null);
+    if (firstMissing === 0) return findHead(tenant, known);
+    if (firstMissing > 0) return found[firstMissing - 1]!;
+    return findHead(tenant, found[CATCH_UP_WINDOW - 1]!);
   };
 
   const currentHead = async (tenant: string): Promise<AuditEntry | null> => {
@@ -204,10 +219,9 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
           `audit append: lost ${conflicts} races for the next seq in ${maxContendedMs} ms (tenant ${tenant})`,
         );
       }
-      // Back off a little (jittered, so contenders spread out), then chase the head: read the entry that took our
-      // seq and try the next one (the insert itself probes whether that one is free).
+      // Back off a little (jittered, so contenders spread out), then catch up with the head in one round trip.
       if (conflicts > 1 && backoffCapMs > 0) await sleep(Math.random() * Math.min(backoffCapMs, 2 ** (conflicts - 1)));
-      head = (await byId(tenant, docs[failedAt]!.seq)) ?? (await findHead(tenant, head));
+      head = await catchUp(tenant, docs[failedAt]!.seq, head);
       remember(tenant, head);
     }
     return conflicts;

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
@@ -32,13 +32,34 @@ export interface MemoryStore {
   purge(tenant: string, ids: readonly string[]): Promise<number>;
 }
 
+/** The one successful claim of a move from a record's version. */
+interface TransitionGuard {
+  _id: string;
+  tenant: string;
+  from: MemoryStatus;
+  to: MemoryStatus;
+  reason: string | null;
+  at: Date;
+}
+
 export function createMongoMemoryStore(db: Db): MemoryStore {
   const memories = db.collection<MemoryRecord>(Collections.memories);
+  const guards = db.collection<TransitionGuard>(Collections.transitions);
+  const apply = (
+    record: MemoryRecord,
+    to: MemoryStatus,
+    reason: string | null,
+    patch: Partial<Pick<MemoryRecord, 'validTo'>>,
+  ) =>
+    memories.updateOne(
+      { _id: record._id, tenant: record.tenant, version: record.version },
+      { $set: { status: to, statusReason: reason, updatedAt: new Date(), version: record.version + 1, ...patch } },
+    );
   const getMany = async (tenant: string, ids: readonly string[]) => {
     const found = await mapBounded([...new Set(ids)], 32, (id) => memories.findOne({ _id: id }));
     return found.filter((r): r is MemoryRecord => r !== null && r.tenant === tenant);
   };
-  return {
+  const store: MemoryStore = {
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, subjects: 1 });
       await memories.createIndex({ tenant: 1, status: 1 });
@@ -60,11 +81,23 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     getMany,
     async transition(tenant, id, from, to, reason, patch = {}) {
-      const result = await memories.updateOne(
-        { _id: id, tenant, status: from },
-        { $set: { status: to, statusReason: reason, updatedAt: new Date(), ...patch }, $inc: { version: 1 } },
-      );
-      return result.modifiedCount === 1;
+      const record = await memories.findOne({ _id: id });
+      if (!record || record.tenant !== tenant || record.status !== from) return false;
+      // The local server does not make a conditional update atomic under concurrency, but a unique _id is:
+      // the one insert of (id, version) that succeeds owns the move from that version.
+      const guard: TransitionGuard = { _id: `${id}:${record.version}`, tenant, from, to, reason, at: new Date() };
+      try {
+        await guards.insertOne(guard);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const winner = await guards.findOne({ _id: guard._id });
+        if (!winner) throw error;
+        // The winner may have crashed before applying its move: finish it (recover forward).
+        await apply(record, winner.to, winner.reason, {});
+        return winner.to === to && winner.reason === reason;
+      }
+      await apply(record, to, reason, patch);
+      return true;
     },
     async idsBySubject(tenant, subject) {
       const docs = await memories.find({ tenant, subjects: subject }, { projection: { _id: 1 } }).toArray();
@@ -76,27 +109,32 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     async idsByTime(tenant, field, from, to) {
       // A range is not pushed down on the local server (a scan per tenant); selectors by time are rare.
-      const docs = await memories.find({ tenant, [field]: { $gte: from, $lt: to } }, { projection: { _id: 1 } }).toArray();
+      const docs = await memories
+        .find({ tenant, [field]: { $gte: from, $lt: to } }, { projection: { _id: 1 } })
+        .toArray();
       return docs.map((d) => d._id);
     },
     async markDeleted(tenant, ids, requestId) {
-      const records = await getMany(tenant, ids);
-      const moved = await mapBounded(records, 32, async (r) => {
-        if (r.status === 'deleted' || r.status === 'purged') return 0;
-        const result = await memories.updateOne(
-          { _id: r._id, tenant, status: r.status },
-          { $set: { status: 'deleted', statusReason: `erasure:${requestId}`, updatedAt: new Date() }, $inc: { version: 1 } },
-        );
-        return result.modifiedCount;
+      const moved = await mapBounded([...new Set(ids)], 32, async (id): Promise<number> => {
+        // Any live status may move to deleted; a concurrent move (e.g. a review) is retried from its result.
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const record = await memories.findOne({ _id: id });
+          if (!record || record.tenant !== tenant) return 0;
+          if (record.status === 'deleted' || record.status === 'purged') return attempt === 0 ? 0 : 1;
+          if (await store.transition(tenant, id, record.status, 'deleted', `erasure:${requestId}`)) return 1;
+        }
+        throw new Error(`memory ${id}: could not be marked deleted under contention`);
       });
       return moved.reduce((a, b) => a + b, 0);
     },
     async restrict(tenant, ids, holdId) {
-      await mapBounded([...ids], 32, (id) => memories.updateOne({ _id: id, tenant }, { $addToSet: { restrictedBy: holdId } }));
+      const update = { $addToSet: { restrictedBy: holdId } } as unknown as UpdateFilter<MemoryRecord>;
+      await mapBounded([...ids], 32, (id) => memories.updateOne({ _id: id, tenant }, update));
     },
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => memories.deleteOne({ _id: id, tenant }));
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };
+  return store;
 }

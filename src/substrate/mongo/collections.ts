@@ -13,6 +13,7 @@ export const Collections = {
   erasures: 'erasure_requests',
   retrievals: 'retrievals',
   erasureSets: 'erasure_sets',
+  transitions: 'memory_transitions',
   erasureProbes: 'erasure_probes',
 } as const;
 

@@ -14,11 +14,14 @@ import { exportAuditJsonl } from '../../../src/governance/audit/audit-export.js'
 
 const stack = loadStackConfig();
 
+/** Files under `dir` containing `needle`. Files removed while grep runs (a concurrent table rewrite) are skipped. */
 function grepFiles(dir: string, needle: string): string[] {
   try {
-    return execFileSync('grep', ['-rlaF', needle, dir], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    return execFileSync('grep', ['-rlaFs', needle, dir], { encoding: 'utf8' }).split('\n').filter(Boolean);
   } catch (error) {
-    if ((error as { status?: number }).status === 1) return [];
+    const { status, stdout } = error as { status?: number; stdout?: string };
+    if (status === 1) return [];
+    if (status === 2) return (stdout ?? '').split('\n').filter(Boolean);
     throw error;
   }
 }

@@ -1,0 +1,212 @@
+/**
+ * Durability: the worker is a process of its own, SIGKILLed in the middle of the purge of a large subject,
+ * then replaced by a new one. The purge resumes from its heartbeated cursor and the request finishes exactly
+ * once: one certificate, no duplicate audit entries, nothing of the subject left.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { createServices, type Services } from '../../../src/app/services.js';
+import type { Runtime } from '../../../src/app/runtime.js';
+import { buildApiServer } from '../../../src/api/server.js';
+import { mintToken } from '../../../src/governance/auth/tokens.js';
+import type { ErasureRequest } from '../../../src/governance/erasure/erasure-request.js';
+import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
+import { TEST_INDEX_SETTINGS, uniqueTenant } from '../../support/app.js';
+import { testRuntime, uniqueId } from '../../support/harness.js';
+import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { startWorkerProcess, tail, type WorkerProcess } from '../../support/worker-process.js';
+
+/** Memories (each citing an event of its own) of the subject; the closure is twice this. */
+const MEMORIES = 1000;
+const BATCH = 500;
+const SUBJECT = 'subject-bulk';
+
+describe('a worker SIGKILLed in the middle of the purge', () => {
+  const tenant = uniqueTenant();
+  const taskQueue = uniqueId('tq');
+  const workers: WorkerProcess[] = [];
+  let runtime: Runtime;
+  let services: Services;
+  let api: FastifyInstance;
+  let eventIds: string[] = [];
+  let memoryIds: string[] = [];
+  let requestId: string;
+  /** The cursor the server held for the purge when the worker died. */
+  let cursorAtKill: number | undefined;
+  let final: ErasureRequest;
+
+  const token = (roles: ('agent' | 'dpo')[], principal = uniqueId('p')) =>
+    mintToken(runtime.config.secrets.tokenSecret, { id: principal, tenant, roles }, 600);
+  const request = async (method: 'GET' | 'POST', url: string, roles: ('agent' | 'dpo')[], payload?: object) =>
+    api.inject({ method, url, headers: { authorization: `Bearer ${await token(roles)}` }, ...(payload ? { payload } : {}) });
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+
+  const current = async () => (await services.erasureRequests.get(tenant, requestId))!;
+
+  beforeAll(async () => {
+    runtime = testRuntime();
+    // The API's services start workflows on the task queue the worker processes poll; no worker in this process.
+    services = createServices(runtime, { taskQueue, indexSettings: TEST_INDEX_SETTINGS });
+    await services.ensureIndexes();
+    // The worker process would create the tenant's index with the production lease sync (30 s): create it here.
+    await services.index.ensureTenantIndex(tenant);
+    api = await buildApiServer({ log: runtime.log, probes: runtime.probes, services, tokenSecret: runtime.config.secrets.tokenSecret });
+    workers.push(startWorkerProcess({ taskQueue }));
+
+    for (let at = 0; at < MEMORIES; at += BATCH) {
+      const n = Math.min(BATCH, MEMORIES - at);
+      const events = Array.from({ length: n }, (_, i) =>
+        sampleEvent({ subjects: [SUBJECT], content: `Bulk note ${at + i}: the customer called about order ${at + i}.` }),
+      );
+      const memories = Array.from({ length: n }, (_, i) =>
+        sampleMemory({
+          subjects: [SUBJECT],
+          kind: 'fact',
+          attribute: `order-${at + i}`,
+          content: `The customer called about order ${at + i}.`,
+          provenance: { eventIds: [`#${i}`], parentIds: [], derivationRule: 'extract-fact' },
+        }),
+      );
+      const written = await request('POST', `/v1/tenants/${tenant}/batches`, ['agent'], { events, memories });
+      expect(written.statusCode, written.body).toBe(201);
+      const body = written.json<{ events: { id: string }[]; memories: { id: string }[] }>();
+      eventIds.push(...body.events.map((e) => e.id));
+      memoryIds.push(...body.memories.map((m) => m.id));
+    }
+    eventIds = [...new Set(eventIds)];
+    memoryIds = [...new Set(memoryIds)];
+  }, 170_000);
+
+  afterAll(async () => {
+    for (const worker of workers) worker.kill('SIGKILL');
+    await Promise.all(workers.map((w) => w.waitExit()));
+    await api?.close();
+    await runtime?.close();
+  });
+
+  it('resumes the purge in a new worker after SIGKILL and completes the request', async () => {
+    expect(eventIds).toHaveLength(MEMORIES);
+    expect(memoryIds).toHaveLength(MEMORIES);
+    const filed = await request('POST', `/v1/tenants/${tenant}/erasure-requests`, ['dpo'], {
+      selector: { subjectId: SUBJECT },
+      legalGround: 'art17-1a',
+    });
+    expect(filed.statusCode, filed.body).toBe(202);
+    requestId = filed.json<{ id: string }>().id;
+
+    // Catch the purge in flight: some records purged, not all.
+    const caught = await until(
+      'the purge to be under way',
+      async () => {
+        const r = await current();
+        const purge = r.steps.find((s) => s.step === 'purge');
+        if (purge?.state === 'done' || ['completed', 'needs-operator', 'rejected'].includes(r.state)) {
+          throw new Error(`the purge finished before it could be interrupted (state ${r.state}): make the subject bigger`);
+        }
+        return purge?.state === 'running' && r.progress.purged > 0 && r.progress.purged < r.progress.total ? r : undefined;
+      },
+      120_000,
+      50,
+    );
+    const first = workers[0]!;
+    first.kill('SIGKILL');
+    expect(await first.waitExit()).toMatchObject({ signal: 'SIGKILL' });
+    const atKill = (await current()).progress;
+    expect(caught.progress.total).toBe(2 * MEMORIES);
+    expect(atKill.purged).toBeLessThan(atKill.total);
+
+    // The cursor the server keeps for the dead attempt: where the next one starts.
+    const handle = services.temporalClient.workflow.getHandle(erasureWorkflowId(tenant, requestId));
+    const pending = (await handle.describe()).raw.pendingActivities ?? [];
+    const purge = pending.find((a) => a.activityType?.name === 'purgeRecords');
+    expect(purge, 'the purge is pending on the server').toBeDefined();
+    const details = purge!.heartbeatDetails?.payloads?.[0];
+    cursorAtKill = details ? defaultPayloadConverter.fromPayload<{ next?: number }>(details).next : undefined;
+    expect(cursorAtKill).toBeGreaterThan(0);
+    expect(cursorAtKill).toBeLessThan(2 * MEMORIES);
+    console.log(`SIGKILL at progress ${atKill.purged}/${atKill.total}; the server's purge cursor: ${cursorAtKill}`);
+
+    // A new worker takes over once the dead attempt's heartbeat times out (30 s after its last heartbeat).
+    const second = startWorkerProcess({ taskQueue });
+    workers.push(second);
+    try {
+      final = await until(
+        'the request to finish',
+        async () => {
+          const r = await current();
+          return ['completed', 'needs-operator', 'rejected'].includes(r.state) ? r : undefined;
+        },
+        150_000,
+        250,
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; second worker log:\n${tail(second.logFile)}`);
+    }
+    expect(final.state, final.operatorNote ?? '').toBe('completed');
+
+    // The purge ran in two attempts of one activity, the second on the new worker.
+    const history = await handle.fetchHistory();
+    const purgeScheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'purgeRecords');
+    expect(purgeScheduled).toHaveLength(1);
+    const scheduledId = purgeScheduled[0]!.eventId;
+    const started = (history.events ?? []).find(
+      (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduledId),
+    );
+    expect(started?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
+    expect(started?.activityTaskStartedEventAttributes?.identity).toMatch(new RegExp(`^${second.pid}@`));
+  }, 170_000);
+
+  it('ends with the progress at the total and every step done', () => {
+    expect(final.progress).toEqual({ purged: 2 * MEMORIES, total: 2 * MEMORIES });
+    expect(final.steps.map((s) => s.step)).toEqual(['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify']);
+    expect(final.steps.every((s) => s.state === 'done')).toBe(true);
+    expect(final.certificateIds).toHaveLength(1);
+  });
+
+  it('leaves no record of the subject in MongoDB or Elasticsearch', async () => {
+    expect(await services.memories.getMany(tenant, memoryIds)).toEqual([]);
+    expect(await services.events.getMany(tenant, eventIds)).toEqual([]);
+    expect(await services.memories.idsBySubject(tenant, SUBJECT)).toEqual([]);
+    expect(await services.events.idsBySubject(tenant, SUBJECT)).toEqual([]);
+    expect((await services.index.probe(tenant, { ids: memoryIds })).byId).toEqual([]);
+    // No lineage edge out of an erased event is left either.
+    expect((await services.lineage.closure(tenant, eventIds)).derived).toEqual([]);
+  });
+
+  it('issues exactly one certificate, whose closure and per-store counts are the whole subject', async () => {
+    const certificates = await services.certificates.byRequest(tenant, requestId);
+    expect(certificates).toHaveLength(1);
+    const certificate = certificates[0]!;
+    expect(certificate.status).toBe('complete');
+    expect(certificate.closure).toMatchObject({ located: 2 * MEMORIES, derived: 0, total: 2 * MEMORIES });
+    expect(certificate.closure.ids).toHaveLength(2 * MEMORIES);
+    expect(new Set(certificate.closure.ids)).toEqual(new Set([...eventIds, ...memoryIds]));
+    // What each store reports deleted counts every record once, across both attempts of the purge.
+    const deleted = Object.fromEntries(
+      certificate.stores.map((s) => [s.store === 'mongodb' ? s.collection : s.store, s.deleted]),
+    );
+    expect(deleted).toMatchObject({ memories: MEMORIES, events: MEMORIES, elasticsearch: MEMORIES });
+    // Edges removed by the dead attempt after its last recorded heartbeat cannot be counted again.
+    expect(deleted['lineage']).toBeGreaterThan(0);
+    expect(deleted['lineage']).toBeLessThanOrEqual(MEMORIES);
+  });
+
+  it('writes each audit entry of the request once', async () => {
+    const counts: Record<string, number> = {};
+    for await (const entry of services.audit.entries(tenant)) {
+      const ofRequest = entry.target === requestId || (entry.details as { requestId?: string } | null)?.requestId === requestId;
+      if (ofRequest && entry.action.startsWith('erasure.')) counts[entry.action] = (counts[entry.action] ?? 0) + 1;
+    }
+    expect(counts).toEqual({ 'erasure.authorised': 1, 'erasure.marked-deleted': 1, 'erasure.certified': 1 });
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The GDPR clock on the Temporal time-skipping test server: real MongoDB, Elasticsearch and SMTP behind the
+ * activities, only Temporal's clock is fast-forwarded. A legal hold parks each request in `partial`, so the
+ * workflow is still open when its deadline timers fire.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { readStackManifest, loadStackConfig } from '../../../stack/stack-config.js';
+import { readMailbox, waitForMessage, type CapturedMessage } from '../../../stack/smtp/mailbox.js';
+import { createLetheWorker } from '../../../src/temporal/worker.js';
+import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
+import { canonicalJson } from '../../../src/shared/canonical-json.js';
+import { SearchAttributes } from '../../../src/shared/search-attributes.js';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { buildSubjectGraph, waitForState } from '../../support/erasure-fixture.js';
+import { workflowBundlePath } from '../../support/paths.js';
+import { uniqueId } from '../../support/harness.js';
+import { quietTemporal } from '../../support/quiet-temporal.js';
+
+const stack = loadStackConfig();
+const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+
+/**
+ * The SDK gives the test server about 5 s to answer and a JVM on two busy cores sometimes needs longer: start
+ * it with a quicker JIT and try again a few times (each try warms the page cache for the next).
+ */
+async function startTimeSkippingServer(): Promise<TestWorkflowEnvironment> {
+  process.env.TEMPORAL_TEST_SERVER_JAVA_OPTS ??= '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({
+        server: { executable: { type: 'existing-path', path: readStackManifest().temporalTestServer } },
+      });
+    } catch (error) {
+      if (attempt === 4 || !/did not start within/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+function addMonths(iso: string, months: number): string {
+  const d = new Date(iso);
+  d.setUTCMonth(d.getUTCMonth() + months);
+  return d.toISOString();
+}
+
+describe('the GDPR clock of an erasure request', () => {
+  let env: TestWorkflowEnvironment;
+  let app: TestApp;
+  let stopWorker: () => Promise<void>;
+  const taskQueue = uniqueId('tq-clock');
+
+  beforeAll(async () => {
+    quietTemporal();
+    env = await startTimeSkippingServer();
+    // The test server validates search attributes like a real one: register the workflow's.
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: Object.fromEntries(Object.values(SearchAttributes).map((key) => [key.name, KEYWORD])),
+    });
+    // Test data goes in through the real API (its own worker on the dev server); the erasure workflows run
+    // on the time-skipping server, with a worker of this file over the same stores.
+    app = await startTestApp();
+    const worker = await createLetheWorker(app.runtime, {
+      connection: env.nativeConnection,
+      taskQueue,
+      services: app.services,
+      workflowBundle: { codePath: workflowBundlePath() },
+    });
+    const running = worker.run();
+    stopWorker = async () => {
+      worker.shutdown();
+      await running;
+    };
+  }, 180_000);
+  afterAll(async () => {
+    await stopWorker?.();
+    await env?.teardown();
+    await app?.close();
+  });
+
+  /** A subject held by legal, an erasure request for it started on the test server and parked in `partial`. */
+  async function parkedErasure(): Promise<{ tenant: string; requestId: string; handle: WorkflowHandle }> {
+    const graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
+    const tenant = graph.tenant;
+    const hold = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/legal-holds`,
+      token: await app.token(tenant, ['legal']),
+      payload: { scope: { subjectId: graph.subject }, caseRef: 'case-clock' },
+    });
+    expect(hold.statusCode, hold.body).toBe(201);
+    const receivedAt = new Date(await env.currentTimeMs());
+    const dueAt = new Date(addMonths(receivedAt.toISOString(), 1));
+    const selector = { subjectId: graph.subject };
+    const requestId = `era_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    await app.services.erasureRequests.create({
+      _id: requestId,
+      tenant,
+      selector,
+      selectorKind: 'subjectId',
+      selectorHash: app.services.fingerprints.of('erasure-selector', tenant, canonicalJson(selector)),
+      legalGround: 'art17-1a',
+      requester: 'dpo-1',
+      requesterRoles: ['dpo'],
+      receivedAt,
+      dueAt,
+      extensionMonths: 0,
+      extensionReason: null,
+      state: 'received',
+      steps: [],
+      progress: { purged: 0, total: 0 },
+      counts: {},
+      holdIds: [],
+      certificateIds: [],
+      operatorNote: null,
+      updatedAt: receivedAt,
+    });
+    const handle = await env.client.workflow.start('erasureRequest', {
+      taskQueue,
+      workflowId: erasureWorkflowId(tenant, requestId),
+      args: [{ tenant, requestId, receivedAt: receivedAt.toISOString() }],
+    });
+    const settled = await waitForState(app, tenant, requestId, ['partial', 'completed', 'needs-operator', 'rejected']);
+    expect(settled.state).toBe('partial');
+    return { tenant, requestId, handle };
+  }
+
+  const mailFor = (requestId: string, kind: string) => (m: CapturedMessage) =>
+    m.subject.includes(requestId) && m.subject.endsWith(`— ${kind}`);
+  const deadlineMails = async (requestId: string) =>
+    (await readMailbox(stack.smtp.captureDir)).filter((m) => m.subject.includes(requestId) && m.subject.includes('deadline'));
+
+  it('e-mails the DPO three days before the due date and again once it has passed', async () => {
+    const { requestId, handle } = await parkedErasure();
+    const { dueAt, phase } = await handle.query<{ phase: string; dueAt: string }>('erasurePhase');
+    expect(phase).toBe('partial');
+    expect(await deadlineMails(requestId)).toEqual([]);
+
+    await env.sleep('40 days');
+    const approaching = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-approaching'), 30_000);
+    const passed = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-passed'), 30_000);
+    expect(approaching.text).toContain(`due on ${dueAt}`);
+    expect(passed.text).toContain(`passed its due date (${dueAt})`);
+    expect(Date.parse(approaching.receivedAt)).toBeLessThanOrEqual(Date.parse(passed.receivedAt));
+    // Each warning once; the request itself still waits on its hold.
+    expect(await deadlineMails(requestId)).toHaveLength(2);
+    expect((await handle.query<{ phase: string }>('erasurePhase')).phase).toBe('partial');
+  }, 170_000);
+
+  describe('an extension of the deadline', () => {
+    let tenant: string;
+    let requestId: string;
+    let handle: WorkflowHandle;
+    let originalDue: string;
+
+    beforeAll(async () => {
+      ({ tenant, requestId, handle } = await parkedErasure());
+      originalDue = (await handle.query<{ dueAt: string }>('erasurePhase')).dueAt;
+    }, 170_000);
+
+    it('moves the due date by a month, records it and e-mails the DPO', async () => {
+      const first = await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] });
+      expect(first).toEqual({ dueAt: addMonths(originalDue, 1) });
+      const mail = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'extended'), 30_000);
+      expect(mail.text).toContain(`now due on ${addMonths(originalDue, 1)}`);
+      const stored = await app.services.erasureRequests.get(tenant, requestId);
+      expect(stored).toMatchObject({ extensionMonths: 1, dueAt: new Date(addMonths(originalDue, 1)) });
+      expect((await handle.query<{ dueAt: string }>('erasurePhase')).dueAt).toBe(addMonths(originalDue, 1));
+    });
+
+    it('accepts a second month and refuses a third in the validator', async () => {
+      expect(await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] })).toEqual({
+        dueAt: addMonths(originalDue, 2),
+      });
+      const refused = await handle
+        .executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect((refused as WorkflowUpdateFailedError).cause?.message).toContain('at most two months of extension in total');
+      expect((await handle.query<{ dueAt: string }>('erasurePhase')).dueAt).toBe(addMonths(originalDue, 2));
+      expect(await app.services.erasureRequests.get(tenant, requestId)).toMatchObject({ extensionMonths: 2 });
+      const extended = (await readMailbox(stack.smtp.captureDir)).filter(mailFor(requestId, 'extended'));
+      expect(extended).toHaveLength(2);
+    });
+
+    it('warns on the extended due date, not on the original one', async () => {
+      const extendedDue = addMonths(originalDue, 2);
+      await env.sleep('40 days');
+      // Past the original due date: the timer now runs to the extended one, so no warning yet.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await deadlineMails(requestId)).toEqual([]);
+      await env.sleep('60 days');
+      const approaching = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-approaching'), 30_000);
+      const passed = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-passed'), 30_000);
+      expect(approaching.text).toContain(`due on ${extendedDue}`);
+      expect(passed.text).toContain(`passed its due date (${extendedDue})`);
+    }, 120_000);
+  });
+});
