@@ -13,7 +13,7 @@ import { loadConfig } from '../src/config/load-config.js';
 import { sealEntry, GENESIS_HASH, verifyChain } from '../src/governance/audit/audit-chain.js';
 import type { AuditEntry, AuditEntryInput } from '../src/governance/audit/audit-log.port.js';
 import { auditEntryId, createMongoAuditLog } from '../src/governance/audit/mongo-audit-log.js';
-import { Collections } from '../src/substrate/mongo/collections.js';
+import { Collections, mapBounded } from '../src/substrate/mongo/collections.js';
 
 const N = Number(process.env.BENCH_ENTRIES ?? 3000);
 const CONCURRENCY = 8;
@@ -76,7 +76,7 @@ async function assertChain(db: Db, tenant: string, expected: number): Promise<vo
 }
 
 async function appendRates(db: Db): Promise<void> {
-  const plain = db.collection(PLAIN);
+  const plain = db.collection<AuditEntry & { _id: string }>(PLAIN);
   const perWorker = Math.floor(N / CONCURRENCY);
   const total = perWorker * CONCURRENCY;
   const rows: [string, number, number][] = [];
@@ -95,31 +95,53 @@ async function appendRates(db: Db): Promise<void> {
 
   t = tenantId('shared');
   const shared = createMongoAuditLog(db);
-  const chainedShared = await timed(() => inParallel(CONCURRENCY, perWorker, (w, i) => shared.append(input(t, w * N + i))));
+  const chainedShared = await timed(() =>
+    inParallel(CONCURRENCY, perWorker, (w, i) => shared.append(input(t, w * N + i))),
+  );
   await assertChain(db, t, total);
   t = tenantId('plain-par');
-  const plainPar = await timed(() => inParallel(CONCURRENCY, perWorker, (w, i) => plain.insertOne(plainDoc(t, w * N + i))));
-  rows.push([`${CONCURRENCY} concurrent, one process (group commit)`, rate(total, chainedShared), rate(total, plainPar)]);
+  const plainPar = await timed(() =>
+    inParallel(CONCURRENCY, perWorker, (w, i) => plain.insertOne(plainDoc(t, w * N + i))),
+  );
+  rows.push([
+    `${CONCURRENCY} concurrent, one process (group commit)`,
+    rate(total, chainedShared),
+    rate(total, plainPar),
+  ]);
 
   t = tenantId('procs');
   const logs = Array.from({ length: CONCURRENCY }, () => createMongoAuditLog(db));
-  const chainedProcs = await timed(() => inParallel(CONCURRENCY, perWorker, (w, i) => logs[w]!.append(input(t, w * N + i))));
+  const chainedProcs = await timed(() =>
+    inParallel(CONCURRENCY, perWorker, (w, i) => logs[w]!.append(input(t, w * N + i))),
+  );
   await assertChain(db, t, total);
-  rows.push([`${CONCURRENCY} concurrent, ${CONCURRENCY} processes (E11000 races)`, rate(total, chainedProcs), rate(total, plainPar)]);
+  rows.push([
+    `${CONCURRENCY} concurrent, ${CONCURRENCY} processes (E11000 races)`,
+    rate(total, chainedProcs),
+    rate(total, plainPar),
+  ]);
 
   t = tenantId('many');
   const batches = Math.floor(N / 100);
   const chainedMany = await timed(async () => {
-    for (let b = 0; b < batches; b++) await log.appendMany(Array.from({ length: 100 }, (_, i) => input(t, b * 100 + i)));
+    for (let b = 0; b < batches; b++)
+      await log.appendMany(Array.from({ length: 100 }, (_, i) => input(t, b * 100 + i)));
   });
   await assertChain(db, t, batches * 100);
   t = tenantId('plain-many');
   const plainMany = await timed(async () => {
-    for (let b = 0; b < batches; b++) await plain.insertMany(Array.from({ length: 100 }, (_, i) => plainDoc(t, b * 100 + i)));
+    for (let b = 0; b < batches; b++)
+      await plain.insertMany(Array.from({ length: 100 }, (_, i) => plainDoc(t, b * 100 + i)));
   });
-  rows.push(['appendMany, batches of 100 (1 appender)', rate(batches * 100, chainedMany), rate(batches * 100, plainMany)]);
+  rows.push([
+    'appendMany, batches of 100 (1 appender)',
+    rate(batches * 100, chainedMany),
+    rate(batches * 100, plainMany),
+  ]);
 
-  console.log(`\nappend rate, entries/s (${N} entries per row; unchained = insertOne/insertMany of the same documents)`);
+  console.log(
+    `\nappend rate, entries/s (${N} entries per row; unchained = insertOne/insertMany of the same documents)`,
+  );
   console.log(`${'scenario'.padEnd(48)} ${'chained'.padStart(8)} ${'unchained'.padStart(10)} ${'ratio'.padStart(6)}`);
   for (const [label, chained, unchained] of rows) {
     console.log(
@@ -136,10 +158,18 @@ async function lookups(db: Db): Promise<void> {
     await log.appendMany(Array.from({ length: Math.min(1000, BIG - b) }, (_, i) => input(t, b + i)));
   }
   const stored = await audit.estimatedDocumentCount();
-  console.log(`\nhead lookup and streaming, tenant chain of ${BIG} entries, ${stored} entries in the collection (median ms)`);
+  console.log(
+    `\nhead lookup and streaming, tenant chain of ${BIG} entries, ${stored} entries in the collection (median ms)`,
+  );
   const rows: [string, number][] = [
-    ['find({tenant}).sort({seq:-1}).limit(1)', await median(15, () => audit.find({ tenant: t }).sort({ seq: -1 }).limit(1).next())],
-    ['find({tenant}).sort({_id:-1}).limit(1)', await median(15, () => audit.find({ tenant: t }).sort({ _id: -1 }).limit(1).next())],
+    [
+      'find({tenant}).sort({seq:-1}).limit(1)',
+      await median(3, () => audit.find({ tenant: t }).sort({ seq: -1 }).limit(1).next()),
+    ],
+    [
+      'find({tenant}).sort({_id:-1}).limit(1)',
+      await median(3, () => audit.find({ tenant: t }).sort({ _id: -1 }).limit(1).next()),
+    ],
     ['findOne({_id}) (one probe)', await median(50, () => audit.findOne({ _id: auditEntryId(t, BIG) }))],
     ['head(), cold process (probe + bisect from 0)', await median(15, () => createMongoAuditLog(db).head(t))],
     ['head(), warm process (probe above the known head)', await median(50, () => log.head(t))],
@@ -148,25 +178,39 @@ async function lookups(db: Db): Promise<void> {
   for (const [label, ms] of rows) console.log(`${label.padEnd(52)} ${ms.toFixed(1).padStart(8)}`);
 
   const last = BIG + 50;
-  const byIds = await timed(async () => {
+  const count = async (entries: AsyncIterable<unknown>): Promise<number> => {
     let n = 0;
-    for await (const _ of log.entries(t)) n++;
-    if (n !== last) throw new Error(`streamed ${n} of ${last}`);
+    for await (const _ of entries) n++;
+    return n;
+  };
+  const stream: [string, number, number][] = [];
+  const viaLog = await timed(async () => {
+    if ((await count(log.entries(t))) !== last) throw new Error('short stream');
   });
-  const byRange = await timed(async () => {
-    let n = 0;
-    for await (const _ of audit.find({ tenant: t, seq: { $gte: 1, $lte: last } }).sort({ seq: 1 })) n++;
-    if (n !== last) throw new Error(`streamed ${n} of ${last}`);
+  stream.push(['entries(), whole chain (sorted seq range query)', viaLog, last]);
+  const viaIds = await timed(async () => {
+    const seqs = Array.from({ length: last }, (_, i) => i + 1);
+    await mapBounded(seqs, 16, (seq) => audit.findOne({ _id: auditEntryId(t, seq) }));
   });
-  const rangeSlice = await median(5, () =>
-    audit.find({ tenant: t, seq: { $gte: 5000, $lt: 5500 } }).sort({ seq: 1 }).toArray(),
-  );
-  const idSlice = await median(5, async () => {
-    for await (const _ of log.entries(t, { fromSeq: 5000, toSeq: 5499 })) void _;
-  });
-  console.log(`entries(): stream all by _id lookups${' '.repeat(15)} ${byIds.toFixed(0).padStart(8)}  (${rate(last, byIds)}/s)`);
-  console.log(`find({tenant, seq range}).sort({seq:1}) cursor, all${' '.repeat(1)} ${byRange.toFixed(0).padStart(8)}  (${rate(last, byRange)}/s)`);
-  console.log(`500-entry slice: _id lookups / seq range query${' '.repeat(6)} ${idSlice.toFixed(0).padStart(8)} / ${rangeSlice.toFixed(0)}`);
+  stream.push(['whole chain by _id lookups (16 in flight)', viaIds, last]);
+  stream.push([
+    'entries(), 500-entry slice (_id lookups)',
+    await median(5, () => count(log.entries(t, { fromSeq: 5000, toSeq: 5499 }))),
+    500,
+  ]);
+  stream.push([
+    '500-entry slice by sorted seq range query',
+    await median(5, () =>
+      audit
+        .find({ tenant: t, seq: { $gte: 5000, $lte: 5499 } })
+        .sort({ seq: 1 })
+        .toArray(),
+    ),
+    500,
+  ]);
+  console.log(`\nstreaming a chain of ${last} entries (ms, entries/s)`);
+  for (const [label, ms, n] of stream)
+    console.log(`${label.padEnd(52)} ${ms.toFixed(0).padStart(8)} ${String(rate(n, ms)).padStart(7)}/s`);
 }
 
 async function main(): Promise<void> {

@@ -1,0 +1,124 @@
+/**
+ * Writes for the ingest comparison: the API batch a client sends, and the documents the governed path ends
+ * up storing for it, built directly (what a raw `insertMany` + `_bulk` writes).
+ */
+import { randomUUID } from 'node:crypto';
+import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
+import { sha256Hex } from '../../src/substrate/fingerprint.js';
+import type { EventInput, MemoryInput } from '../../src/ingestion/write-schemas.js';
+import type { EventRecord, MemoryRecord } from '../../src/substrate/model/records.js';
+import { rng, sentenceMaker } from './substrate-measure.js';
+
+/** Low-impact namespaces under the memory-impact policy, so that admitted memories are active and searchable. */
+export const NAMESPACES = ['crm', 'support', 'sales', 'ops', 'product', 'marketing', 'success', 'docs'];
+
+/** The body of `POST /v1/tenants/{tenant}/batches`. */
+export interface IngestBatch {
+  events: EventInput[];
+  memories: MemoryInput[];
+}
+
+/** `size` events and `size` memories, memory i derived from event i of the same batch. */
+export function ingestBatches(batches: number, size: number, seed: number): IngestBatch[] {
+  const sentence = sentenceMaker(rng(seed));
+  return Array.from({ length: batches }, (_, b) => {
+    const events: EventInput[] = [];
+    const memories: MemoryInput[] = [];
+    for (let i = 0; i < size; i++) {
+      const n = b * size + i;
+      const namespace = NAMESPACES[n % NAMESPACES.length]!;
+      const subjects = [`subject-${n % 97}`];
+      const occurredAt = new Date(Date.UTC(2025, 0, 1) + n * 60_000).toISOString();
+      events.push({
+        source: 'bench',
+        externalId: `ext-${randomUUID()}`,
+        namespace,
+        subjects,
+        content: sentence(30),
+        occurredAt,
+        sensitivity: 'internal',
+        trustTier: 1,
+      });
+      memories.push({
+        namespace,
+        subjects,
+        kind: 'fact',
+        content: sentence(20),
+        validFrom: occurredAt,
+        purpose: 'customer-support',
+        sensitivity: 'internal',
+        jurisdiction: 'PT',
+        trustTier: 1,
+        confidence: 0.8,
+        provenance: { eventIds: [`#${i}`], parentIds: [], derivationRule: 'bench-extract' },
+      });
+    }
+    return { events, memories };
+  });
+}
+
+/** The event and memory documents the governed path stores for a batch (same fields, same ids scheme). */
+export function storedDocuments(
+  tenant: string,
+  batch: IngestBatch,
+): { events: EventRecord[]; memories: MemoryRecord[] } {
+  const now = new Date();
+  const events = batch.events.map((e): EventRecord => {
+    const contentHash = sha256Hex(e.content);
+    const idempotencyKey = idempotencyKeyOf(e.source, e.externalId, contentHash);
+    return {
+      _id: eventIdOf(tenant, idempotencyKey),
+      tenant,
+      namespace: e.namespace,
+      source: e.source,
+      externalId: e.externalId,
+      contentHash,
+      idempotencyKey,
+      subjects: e.subjects,
+      content: e.content,
+      sensitivity: e.sensitivity,
+      trustTier: e.trustTier,
+      occurredAt: new Date(e.occurredAt),
+      recordedAt: now,
+      correctionOf: null,
+      recordedBy: 'bench-raw',
+      deleted: false,
+    };
+  });
+  const memories = batch.memories.map((m, i): MemoryRecord => ({
+    _id: `mem_${randomUUID()}`,
+    tenant,
+    namespace: m.namespace,
+    subjects: m.subjects,
+    kind: m.kind,
+    attribute: m.attribute ?? null,
+    content: m.content,
+    contentHash: sha256Hex(m.content),
+    validFrom: new Date(m.validFrom),
+    validTo: null,
+    recordedAt: now,
+    policy: {
+      purpose: m.purpose,
+      sensitivity: m.sensitivity,
+      jurisdiction: m.jurisdiction,
+      retentionClass: 'standard',
+    },
+    provenance: {
+      eventIds: [events[i]!._id],
+      parentIds: [],
+      derivationRule: m.provenance.derivationRule,
+      modelVersion: null,
+      promptVersion: null,
+    },
+    trustTier: m.trustTier,
+    confidence: m.confidence,
+    version: 1,
+    status: 'active',
+    writtenBy: 'bench-raw',
+    expiresAt: null,
+    highImpact: false,
+    statusReason: null,
+    updatedAt: now,
+  }));
+  return { events, memories };
+}
