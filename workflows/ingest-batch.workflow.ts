@@ -1,4 +1,6 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { memoryReview } from './memory-review.workflow.js';
+import { reviewWorkflowId } from '../src/shared/workflow-ids.js';
 import type { createIngestionActivities } from '../activities/ingestion.activities.js';
 import type { BatchResult } from '../src/ingestion/admit-batch.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
@@ -24,6 +26,14 @@ export async function ingestBatch(input: IngestBatchInput): Promise<IngestBatchR
   let indexed = 0;
   if (!result.refused) {
     ({ indexed } = await indexMemories({ tenant: input.tenant, ids: result.memories.map((m) => m.id) }));
+    // High-impact writes wait for a reviewer in a sign-off workflow of their own, which outlives this one.
+    for (const review of result.reviews) {
+      await startChild(memoryReview, {
+        workflowId: reviewWorkflowId(input.tenant, review.memoryId),
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        args: [{ tenant: input.tenant, ...review }],
+      });
+    }
   }
   await discardStage(input);
   return { ...result, indexed };

@@ -13,6 +13,7 @@ import { registerAuditRoutes } from './routes/audit.routes.js';
 import { registerErasureRoutes } from './routes/erasure.routes.js';
 import { registerHoldRoutes } from './routes/hold.routes.js';
 import { registerCertificateRoutes } from './routes/certificate.routes.js';
+import { registerReviewRoutes } from './routes/review.routes.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -79,6 +80,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerHoldRoutes(app, { holds: services.holds, audit: services.audit, policy: services.holdPolicy, erasures: services.erasures });
     registerCertificateRoutes(app, { certificates: services.certificates, publicKeyPem: services.publicKeyPem });
+    registerReviewRoutes(app, {
+      memories: services.memories,
+      reviews: services.reviews,
+      client: services.temporalClient,
+      fingerprints: services.fingerprints,
+    });
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

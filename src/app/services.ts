@@ -20,6 +20,7 @@ import { createMongoHoldStore } from '../governance/holds/hold-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
 import { loadSigningKey } from '../governance/certificates/signing.js';
 import { createMailNotifier } from '../governance/notifications/notifier.js';
+import { createMongoReviewStore } from '../governance/review/review-store.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
@@ -64,6 +65,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     index,
     policies,
     impactPolicy: requirePolicy(policies, 'memory-impact'),
+    reviewSlaPolicy: requirePolicy(policies, 'review-sla'),
+    reviewTimeoutPolicy: requirePolicy(policies, 'review-timeout'),
     temporalClient,
     taskQueue,
     search,
@@ -76,6 +79,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     probes: createMongoProbeStore(db),
     holds,
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
+    reviews: createMongoReviewStore(db),
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
     erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),

@@ -35,6 +35,8 @@ const schema = z.object({
   LETHE_MAIL_FROM: z.string().email().default('lethe@localhost'),
   LETHE_OPERATOR_EMAIL: z.string().email().default('operator@localhost'),
   LETHE_DPO_EMAIL: z.string().email().default('dpo@localhost'),
+  LETHE_REVIEWERS_EMAIL: z.string().email().default('reviewers@localhost'),
+  LETHE_ESCALATION_EMAIL: z.string().email().default('review-escalation@localhost'),
   LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
   LETHE_API_PORT: port.default(8080),
   LETHE_TOKEN_SECRET: secret,
@@ -49,7 +51,15 @@ export interface Config {
   temporal: { address: string; namespace: string; taskQueue: string };
   mongo: { uri: string; dbName: string };
   elasticsearch: { url: string; indexPrefix: string; embeddingDims: number };
-  smtp: { host: string; port: number; from: string; operatorEmail: string; dpoEmail: string };
+  smtp: {
+    host: string;
+    port: number;
+    from: string;
+    operatorEmail: string;
+    dpoEmail: string;
+    reviewersEmail: string;
+    escalationEmail: string;
+  };
   api: { host: string; port: number };
   secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
 }
@@ -80,6 +90,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       from: e.LETHE_MAIL_FROM,
       operatorEmail: e.LETHE_OPERATOR_EMAIL,
       dpoEmail: e.LETHE_DPO_EMAIL,
+      reviewersEmail: e.LETHE_REVIEWERS_EMAIL,
+      escalationEmail: e.LETHE_ESCALATION_EMAIL,
     },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {

@@ -9,6 +9,7 @@ import type { EventRecord, MemoryRecord } from '../substrate/model/records.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
+import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
@@ -32,6 +33,8 @@ export interface BatchResult {
   refused: Refusal | null;
   events: { id: string; outcome: 'created' | 'duplicate' | 'correction' }[];
   memories: { id: string; status: 'active' | 'candidate'; outcome: 'created' | 'exists' }[];
+  /** Sign-off to start for each candidate (ids and durations only). */
+  reviews: { memoryId: string; writtenBy: string; plan: ReviewPlan }[];
 }
 
 export interface AdmissionDeps {
@@ -41,6 +44,8 @@ export interface AdmissionDeps {
   tombstones: TombstoneStore;
   audit: AuditLog;
   impactPolicy: PolicyDocument;
+  reviewSlaPolicy: PolicyDocument;
+  reviewTimeoutPolicy: PolicyDocument;
   now?: () => Date;
 }
 
@@ -81,7 +86,7 @@ export async function admitBatch(
       details: { stageId, type: refusal.type, field: refusal.field },
       idempotencyKey: `stage:${stageId}:refused`,
     });
-    return { refused: refusal, events: [], memories: [] };
+    return { refused: refusal, events: [], memories: [], reviews: [] };
   }
 
   const now = deps.now ?? (() => new Date());
@@ -196,7 +201,14 @@ export async function admitBatch(
   });
   audit.push(...memoryAudit);
   if (audit.length > 0) await deps.audit.appendMany(audit);
-  return { refused: null, events: eventResults, memories: memoryResults };
+  const reviews = batch.memories
+    .filter((_, i) => memoryResults[i]!.status === 'candidate')
+    .map((m) => ({
+      memoryId: m.id,
+      writtenBy: principal,
+      plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, m.sensitivity),
+    }));
+  return { refused: null, events: eventResults, memories: memoryResults, reviews };
 }
 
 async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {

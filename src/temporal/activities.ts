@@ -3,6 +3,7 @@ import type { Services } from '../app/services.js';
 import { createConnectivityActivities } from '../../activities/connectivity.activities.js';
 import { createIngestionActivities } from '../../activities/ingestion.activities.js';
 import { createErasureActivities } from '../../activities/erasure.activities.js';
+import { createReviewActivities } from '../../activities/review.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
@@ -15,8 +16,18 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       tombstones: services.tombstones,
       audit: services.audit,
       impactPolicy: services.impactPolicy,
+      reviewSlaPolicy: services.reviewSlaPolicy,
+      reviewTimeoutPolicy: services.reviewTimeoutPolicy,
       staging: services.staging,
       search: services.index,
+    }),
+    ...createReviewActivities({
+      memories: services.memories,
+      index: services.index,
+      audit: services.audit,
+      notifier: services.notifier,
+      reviewersEmail: runtime.config.smtp.reviewersEmail,
+      escalationEmail: runtime.config.smtp.escalationEmail,
     }),
     ...createErasureActivities({
       db: runtime.db,

@@ -49,7 +49,6 @@ interface Pending {
 
 /** Seq digits in `_id`: ids sort like seqs up to 10^15 entries per tenant. */
 const SEQ_DIGITS = 15;
-export const DBG = { trace: [] as number[] };
 const RANGE_BATCH = 500;
 const RANGE_CONCURRENCY = 16;
 /** A range covering more than 1/SCAN_FRACTION of the chain is read with one query rather than by `_id`. */
@@ -57,7 +56,7 @@ const SCAN_FRACTION = 4;
 /** A flush starting within this long of the previous one's end continues a streak… */
 const BACK_TO_BACK_MS = 3;
 /** …and a streak this long earns the others a pause. */
-const STREAK_MS = Number(process.env.X_STREAK ?? 200);
+const STREAK_MS = 200;
 const COURTESY_MAX_MS = 50;
 /** Seqs read at once when catching up after a lost race. */
 const CATCH_UP_WINDOW = 8;
@@ -159,7 +158,7 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     const now = performance.now();
     if (now - streak.lastEnd > BACK_TO_BACK_MS) streak.start = now;
     else if (now - streak.start > STREAK_MS) {
-      await sleep(Math.min(COURTESY_MAX_MS, Math.max(5, Number(process.env.X_MULT ?? 2) * streak.insertMs)));
+      await sleep(Math.min(COURTESY_MAX_MS, 2 * streak.insertMs));
       streak.start = performance.now();
     }
   };

@@ -21,6 +21,8 @@ export interface MemoryStore {
     patch?: Partial<Pick<MemoryRecord, 'validTo'>>,
   ): Promise<boolean>;
   idsBySubject(tenant: string, subject: string): Promise<string[]>;
+  /** Records of a tenant in a status, oldest first, at most `limit`. */
+  listByStatus(tenant: string, status: MemoryStatus, limit: number): Promise<MemoryRecord[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
   /** Records whose valid time or transaction time starts within [from, to). */
   idsByTime(tenant: string, field: 'validFrom' | 'recordedAt', from: Date, to: Date): Promise<string[]>;
@@ -102,6 +104,9 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     async idsBySubject(tenant, subject) {
       const docs = await memories.find({ tenant, subjects: subject }, { projection: { _id: 1 } }).toArray();
       return docs.map((d) => d._id);
+    },
+    async listByStatus(tenant, status, limit) {
+      return memories.find({ tenant, status }).sort({ recordedAt: 1 }).limit(limit).toArray();
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await memories.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();

@@ -1,0 +1,199 @@
+/**
+ * `lethe restore reapply-erasures --tenant T`: after restoring a MongoDB or Elasticsearch backup, and before
+ * serving traffic, replays every certified erasure of the tenant against the restored stores. It works on the
+ * stores directly (no API, no worker), so it runs while the service is still down.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+import type { Command } from 'commander';
+import type { Db } from 'mongodb';
+import { loadConfig } from '../../config/load-config.js';
+import { createRuntime } from '../../app/runtime.js';
+import { createServices, type Services } from '../../app/services.js';
+import type { DeletionCertificate } from '../../governance/certificates/certificate.js';
+import { Collections } from '../../substrate/mongo/collections.js';
+import { compactCollections } from '../../substrate/mongo/compaction.js';
+import type { TombstoneSpec } from '../../substrate/tombstones/tombstone-store.js';
+import { TENANT_PATTERN } from '../../governance/auth/principal.js';
+import { CliError, ExitCode } from '../exit-codes.js';
+
+export interface ReapplyOptions {
+  /** The database the services run on (tombstones are counted and collections compacted there). */
+  db: Db;
+  /**
+   * Certificates to replay, in chain order. Default: the tenant's certificates in MongoDB. A MongoDB backup
+   * older than some erasures rolls the certificates back with it: pass the offsite export
+   * (`lethe certificates export`) instead.
+   */
+  certificates?: AsyncIterable<DeletionCertificate> | Iterable<DeletionCertificate>;
+}
+
+export interface ReapplyReport {
+  tenant: string;
+  certificates: number;
+  requests: number;
+  /** Distinct records the certificates say were erased (ids exempted by a hold still in force excluded). */
+  erasedIds: number;
+  /** Of those, records found again in MongoDB (restored from the backup) and purged again. */
+  restored: { memories: number; events: number };
+  purged: { memories: number; events: number; lineage: number; indexDocs: number };
+  /** Deleted documents `_segments` still reports after the expunge (0 once physical; re-run later if not). */
+  segmentsDeletedDocs: number;
+  tombstones: { before: number; written: number; after: number };
+  compacted: string[];
+  warnings: string[];
+}
+
+const isEvent = (id: string) => id.startsWith('evt_');
+const CHUNK = 500;
+
+/** The ids a certificate proves erased: its closure, less what a hold exempted at that time. */
+function erasedBy(certificate: DeletionCertificate): string[] {
+  const exempted = new Set(certificate.holds.flatMap((h) => h.exemptedIds));
+  return certificate.closure.ids.filter((id) => !exempted.has(id));
+}
+
+/**
+ * Replays every certified erasure of the tenant: each erased record that exists again in MongoDB is marked
+ * deleted, re-tombstoned (its record, idempotency-key and subject-content tombstones, recomputed from the
+ * restored record), purged from MongoDB and the index, and its lineage forgotten. Every erased memory id is
+ * also deleted from the index (an Elasticsearch snapshot may be restored on its own), and every erased id
+ * gets its record tombstone back, so nothing can be derived from it again. Idempotent.
+ */
+export async function reapplyErasures(services: Services, tenant: string, options: ReapplyOptions): Promise<ReapplyReport> {
+  const tombstoneDocs = options.db.collection(Collections.tombstones);
+  const report: ReapplyReport = {
+    tenant,
+    certificates: 0,
+    requests: 0,
+    erasedIds: 0,
+    restored: { memories: 0, events: 0 },
+    purged: { memories: 0, events: 0, lineage: 0, indexDocs: 0 },
+    segmentsDeletedDocs: 0,
+    tombstones: { before: await tombstoneDocs.countDocuments({ tenant }), written: 0, after: 0 },
+    compacted: [],
+    warnings: [],
+  };
+  const requests = new Set<string>();
+  const seen = new Set<string>();
+  for await (const certificate of options.certificates ?? services.certificates.list(tenant)) {
+    if (certificate.tenant !== tenant) {
+      report.warnings.push(`certificate ${certificate.certificateId} belongs to another tenant: skipped`);
+      continue;
+    }
+    report.certificates++;
+    requests.add(certificate.requestId);
+    const ids = erasedBy(certificate).filter((id) => !seen.has(id));
+    for (const id of ids) seen.add(id);
+    for (let at = 0; at < ids.length; at += CHUNK) {
+      await reapplyChunk(services, tenant, certificate.requestId, ids.slice(at, at + CHUNK), report);
+    }
+  }
+  report.requests = requests.size;
+  report.erasedIds = seen.size;
+  if (report.purged.indexDocs > 0) {
+    report.segmentsDeletedDocs = (await services.index.expungeDeleted(tenant)).deletedDocs;
+    if (report.segmentsDeletedDocs > 0) {
+      report.warnings.push(
+        `_segments still reports ${report.segmentsDeletedDocs} deleted documents (soft-delete retention lease): run this command again in a minute`,
+      );
+    }
+  }
+  if (report.purged.memories + report.purged.events + report.purged.lineage > 0) {
+    report.compacted = await compactCollections(options.db, [Collections.memories, Collections.events, Collections.lineage]);
+  }
+  report.tombstones.after = await tombstoneDocs.countDocuments({ tenant });
+  if (report.certificates > 0 && report.tombstones.before === 0) {
+    report.warnings.push(
+      `the restored MongoDB held no tombstones for tenant ${tenant} although ${report.certificates} certificates exist: ` +
+        'record tombstones were rewritten from the certificates and content tombstones from the restored records; ' +
+        'events erased but absent from the backup cannot get their idempotency-key tombstones back (see runbooks/restore-backup.md)',
+    );
+  }
+  return report;
+}
+
+async function reapplyChunk(services: Services, tenant: string, requestId: string, ids: string[], report: ReapplyReport): Promise<void> {
+  const memoryIds = ids.filter((id) => !isEvent(id));
+  const eventIds = ids.filter(isEvent);
+  const [memories, events] = await Promise.all([services.memories.getMany(tenant, memoryIds), services.events.getMany(tenant, eventIds)]);
+  report.restored.memories += memories.length;
+  report.restored.events += events.length;
+  // Tombstones and the deleted mark first, as in the erasure itself: nothing restored is served or re-derived meanwhile.
+  const specs: TombstoneSpec[] = [
+    ...ids.map((id): TombstoneSpec => ({ kind: 'record', parts: [id] })),
+    ...events.flatMap((e): TombstoneSpec[] => [
+      { kind: 'idempotency-key', parts: [e.idempotencyKey] },
+      ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, e.contentHash] })),
+    ]),
+    ...memories.flatMap((m) => m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, m.contentHash] }))),
+  ];
+  report.tombstones.written += await services.tombstones.write(tenant, requestId, specs);
+  if (memories.length > 0) await services.memories.markDeleted(tenant, memories.map((m) => m._id), requestId);
+  if (events.length > 0) await services.events.markDeleted(tenant, events.map((e) => e._id));
+  // The index by every erased memory id, not only the restored ones: a snapshot may have been restored alone.
+  if (memoryIds.length > 0) report.purged.indexDocs += (await services.index.purge(tenant, memoryIds)).deleted;
+  report.purged.memories += await services.memories.purge(tenant, memories.map((m) => m._id));
+  report.purged.events += await services.events.purge(tenant, events.map((e) => e._id));
+  report.purged.lineage += await services.lineage.forget(tenant, ids);
+}
+
+/** Reads an export of `lethe certificates export` (one canonical certificate per line). */
+async function* certificatesFromFile(file: string): AsyncIterable<DeletionCertificate> {
+  let line = 0;
+  for await (const text of readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
+    line++;
+    if (text.trim() === '') continue;
+    try {
+      yield JSON.parse(text) as DeletionCertificate;
+    } catch {
+      throw new CliError(`--certificates: ${file}: line ${line} is not JSON`, ExitCode.usage);
+    }
+  }
+}
+
+function printReport(r: ReapplyReport): void {
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  out(`tenant ${r.tenant}: ${r.certificates} certificates, ${r.requests} requests, ${r.erasedIds} erased records`);
+  out(`  found again in MongoDB  memories=${r.restored.memories} events=${r.restored.events}`);
+  out(`  purged                  memories=${r.purged.memories} events=${r.purged.events} lineage=${r.purged.lineage} index=${r.purged.indexDocs}`);
+  out(`  tombstones              before=${r.tombstones.before} written=${r.tombstones.written} after=${r.tombstones.after}`);
+  if (r.compacted.length > 0) out(`  compacted               ${r.compacted.join(', ')}`);
+  if (r.purged.indexDocs > 0) out(`  segments deleted docs   ${r.segmentsDeletedDocs}`);
+  for (const warning of r.warnings) process.stderr.write(`lethe: warning: ${warning}\n`);
+}
+
+/** `lethe restore …`: administration after restoring a backup; talks to the stores, not to the API. */
+export function registerRestoreCommands(program: Command): void {
+  const restore = program.command('restore').description('after restoring a MongoDB or Elasticsearch backup (runbooks/restore-backup.md)');
+  restore
+    .command('reapply-erasures')
+    .description(
+      "replay every certified erasure of a tenant against the restored stores, before serving traffic: records erased " +
+        'since the backup are tombstoned and purged again from MongoDB and Elasticsearch (uses the stores directly, from the configuration)',
+    )
+    .option('--tenant <tenant>', 'the tenant')
+    .option('--certificates <file>', 'replay these certificates (a `lethe certificates export`) instead of those in MongoDB')
+    .action(async (options: { tenant?: string; certificates?: string }) => {
+      const globals = program.opts() as { tenant?: string; json?: boolean };
+      // The program's own --tenant takes the option wherever it is written.
+      const tenant = options.tenant ?? globals.tenant;
+      if (!tenant) throw new CliError('--tenant: required', ExitCode.usage);
+      if (!TENANT_PATTERN.test(tenant)) throw new CliError(`--tenant: invalid tenant id ${tenant}`, ExitCode.usage);
+      if (options.certificates !== undefined && !fs.existsSync(options.certificates)) {
+        throw new CliError(`--certificates: no such file ${options.certificates}`, ExitCode.usage);
+      }
+      const runtime = createRuntime(loadConfig(), 'lethe-restore');
+      try {
+        const services = createServices(runtime);
+        const report = await reapplyErasures(services, tenant, {
+          db: runtime.db,
+          ...(options.certificates !== undefined ? { certificates: certificatesFromFile(options.certificates) } : {}),
+        });
+        if (globals.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+        else printReport(report);
+      } finally {
+        await runtime.close();
+      }
+    });
+}
