@@ -27,6 +27,9 @@ export function createErasureGateway(deps: {
       await deps.client.workflow.start('erasureRequest', {
         taskQueue: deps.taskQueue,
         workflowId: erasureWorkflowId(request.tenant, request._id),
+        // A request runs to completion once: filing it again (same request key) must not start a second run
+        // over a finished request. Only a run that failed or was terminated may be started again.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
         args: [input],
         typedSearchAttributes: [
           { key: SearchAttributes.tenant, value: request.tenant },

@@ -93,7 +93,7 @@ export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: Er
         await deps.requests.update(tenant, id, { extensionReason: body.reason });
         return { id, dueAt };
       } catch (error) {
-        const message = (error as Error).message ?? '';
+        const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;
         const validation = /months:|reason:|already finished/.exec(message);
         if (validation) throw new DomainError(ErrorType.Conflict, message.slice(message.indexOf(validation[0])), 'months');
         throw error;

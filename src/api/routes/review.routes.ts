@@ -88,8 +88,8 @@ export function registerReviewRoutes(
           .getHandle(reviewWorkflowId(principal.tenant, id))
           .executeUpdate('decideReview', { args: [{ reviewer: principal.id, decision: body.decision, reasonHash }] });
       } catch (error) {
-        const message = (error as Error).message ?? '';
-        if (/already decided|may not decide/.test(message)) throw new DomainError(ErrorType.Conflict, `review: ${message.replace(/^.*?(review|reviewer): /, '')}`, 'decision');
+        const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;
+        if (/already decided|may not decide/.test(message)) throw new DomainError(ErrorType.Conflict, `review: ${message.replace(/^.*?(review|reviewer): /, '').trim()}`, 'decision');
         throw error;
       }
       await deps.reviews.record({ _id: id, tenant: principal.tenant, memoryId: id, reviewer: principal.id, decision: body.decision, reason: body.reason, decidedAt: new Date() });
