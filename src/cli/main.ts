@@ -12,6 +12,7 @@ import { registerErasureCommands } from './commands/erasure.command.js';
 import { registerCertificateCommands } from './commands/certificates.command.js';
 import { registerVerifyCommand } from './commands/verify.command.js';
 import { registerPolicyCommands } from './commands/policy.command.js';
+import { registerRestoreCommands } from './commands/restore.command.js';
 
 const program = new Command('lethe')
   .description('Lethe: governed memory and provable erasure for AI agents')
@@ -31,6 +32,7 @@ registerErasureCommands(program, context);
 registerCertificateCommands(program, context);
 registerVerifyCommand(program);
 registerPolicyCommands(program);
+registerRestoreCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -26,6 +26,11 @@ export interface ReapplyOptions {
    * (`lethe certificates export`) instead.
    */
   certificates?: AsyncIterable<DeletionCertificate> | Iterable<DeletionCertificate>;
+  /**
+   * Deleted documents stay in the index segments until the soft-delete retention lease advances (a periodic
+   * sync, 30 s by default): force merge up to `attempts` times, `intervalMs` apart. Default 18 × 5 s.
+   */
+  expunge?: { attempts: number; intervalMs: number };
 }
 
 export interface ReapplyReport {
@@ -60,7 +65,11 @@ function erasedBy(certificate: DeletionCertificate): string[] {
  * also deleted from the index (an Elasticsearch snapshot may be restored on its own), and every erased id
  * gets its record tombstone back, so nothing can be derived from it again. Idempotent.
  */
-export async function reapplyErasures(services: Services, tenant: string, options: ReapplyOptions): Promise<ReapplyReport> {
+export async function reapplyErasures(
+  services: Services,
+  tenant: string,
+  options: ReapplyOptions,
+): Promise<ReapplyReport> {
   const tombstoneDocs = options.db.collection(Collections.tombstones);
   const report: ReapplyReport = {
     tenant,
@@ -92,15 +101,24 @@ export async function reapplyErasures(services: Services, tenant: string, option
   report.requests = requests.size;
   report.erasedIds = seen.size;
   if (report.purged.indexDocs > 0) {
-    report.segmentsDeletedDocs = (await services.index.expungeDeleted(tenant)).deletedDocs;
+    const { attempts, intervalMs } = options.expunge ?? { attempts: 18, intervalMs: 5000 };
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      report.segmentsDeletedDocs = (await services.index.expungeDeleted(tenant)).deletedDocs;
+      if (report.segmentsDeletedDocs === 0 || attempt === attempts) break;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
     if (report.segmentsDeletedDocs > 0) {
       report.warnings.push(
-        `_segments still reports ${report.segmentsDeletedDocs} deleted documents (soft-delete retention lease): run this command again in a minute`,
+        `_segments still reports ${report.segmentsDeletedDocs} deleted documents (soft-delete retention lease): run this command again in a few minutes`,
       );
     }
   }
   if (report.purged.memories + report.purged.events + report.purged.lineage > 0) {
-    report.compacted = await compactCollections(options.db, [Collections.memories, Collections.events, Collections.lineage]);
+    report.compacted = await compactCollections(options.db, [
+      Collections.memories,
+      Collections.events,
+      Collections.lineage,
+    ]);
   }
   report.tombstones.after = await tombstoneDocs.countDocuments({ tenant });
   if (report.certificates > 0 && report.tombstones.before === 0) {
@@ -113,10 +131,19 @@ export async function reapplyErasures(services: Services, tenant: string, option
   return report;
 }
 
-async function reapplyChunk(services: Services, tenant: string, requestId: string, ids: string[], report: ReapplyReport): Promise<void> {
+async function reapplyChunk(
+  services: Services,
+  tenant: string,
+  requestId: string,
+  ids: string[],
+  report: ReapplyReport,
+): Promise<void> {
   const memoryIds = ids.filter((id) => !isEvent(id));
   const eventIds = ids.filter(isEvent);
-  const [memories, events] = await Promise.all([services.memories.getMany(tenant, memoryIds), services.events.getMany(tenant, eventIds)]);
+  const [memories, events] = await Promise.all([
+    services.memories.getMany(tenant, memoryIds),
+    services.events.getMany(tenant, eventIds),
+  ]);
   report.restored.memories += memories.length;
   report.restored.events += events.length;
   // Tombstones and the deleted mark first, as in the erasure itself: nothing restored is served or re-derived meanwhile.
@@ -126,22 +153,42 @@ async function reapplyChunk(services: Services, tenant: string, requestId: strin
       { kind: 'idempotency-key', parts: [e.idempotencyKey] },
       ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, e.contentHash] })),
     ]),
-    ...memories.flatMap((m) => m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, m.contentHash] }))),
+    ...memories.flatMap((m) =>
+      m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, m.contentHash] })),
+    ),
   ];
   report.tombstones.written += await services.tombstones.write(tenant, requestId, specs);
-  if (memories.length > 0) await services.memories.markDeleted(tenant, memories.map((m) => m._id), requestId);
-  if (events.length > 0) await services.events.markDeleted(tenant, events.map((e) => e._id));
+  if (memories.length > 0)
+    await services.memories.markDeleted(
+      tenant,
+      memories.map((m) => m._id),
+      requestId,
+    );
+  if (events.length > 0)
+    await services.events.markDeleted(
+      tenant,
+      events.map((e) => e._id),
+    );
   // The index by every erased memory id, not only the restored ones: a snapshot may have been restored alone.
   if (memoryIds.length > 0) report.purged.indexDocs += (await services.index.purge(tenant, memoryIds)).deleted;
-  report.purged.memories += await services.memories.purge(tenant, memories.map((m) => m._id));
-  report.purged.events += await services.events.purge(tenant, events.map((e) => e._id));
+  report.purged.memories += await services.memories.purge(
+    tenant,
+    memories.map((m) => m._id),
+  );
+  report.purged.events += await services.events.purge(
+    tenant,
+    events.map((e) => e._id),
+  );
   report.purged.lineage += await services.lineage.forget(tenant, ids);
 }
 
 /** Reads an export of `lethe certificates export` (one canonical certificate per line). */
 async function* certificatesFromFile(file: string): AsyncIterable<DeletionCertificate> {
   let line = 0;
-  for await (const text of readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
+  for await (const text of readline.createInterface({
+    input: fs.createReadStream(file, 'utf8'),
+    crlfDelay: Infinity,
+  })) {
     line++;
     if (text.trim() === '') continue;
     try {
@@ -156,8 +203,12 @@ function printReport(r: ReapplyReport): void {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   out(`tenant ${r.tenant}: ${r.certificates} certificates, ${r.requests} requests, ${r.erasedIds} erased records`);
   out(`  found again in MongoDB  memories=${r.restored.memories} events=${r.restored.events}`);
-  out(`  purged                  memories=${r.purged.memories} events=${r.purged.events} lineage=${r.purged.lineage} index=${r.purged.indexDocs}`);
-  out(`  tombstones              before=${r.tombstones.before} written=${r.tombstones.written} after=${r.tombstones.after}`);
+  out(
+    `  purged                  memories=${r.purged.memories} events=${r.purged.events} lineage=${r.purged.lineage} index=${r.purged.indexDocs}`,
+  );
+  out(
+    `  tombstones              before=${r.tombstones.before} written=${r.tombstones.written} after=${r.tombstones.after}`,
+  );
   if (r.compacted.length > 0) out(`  compacted               ${r.compacted.join(', ')}`);
   if (r.purged.indexDocs > 0) out(`  segments deleted docs   ${r.segmentsDeletedDocs}`);
   for (const warning of r.warnings) process.stderr.write(`lethe: warning: ${warning}\n`);
@@ -165,15 +216,20 @@ function printReport(r: ReapplyReport): void {
 
 /** `lethe restore …`: administration after restoring a backup; talks to the stores, not to the API. */
 export function registerRestoreCommands(program: Command): void {
-  const restore = program.command('restore').description('after restoring a MongoDB or Elasticsearch backup (runbooks/restore-backup.md)');
+  const restore = program
+    .command('restore')
+    .description('after restoring a MongoDB or Elasticsearch backup (runbooks/restore-backup.md)');
   restore
     .command('reapply-erasures')
     .description(
-      "replay every certified erasure of a tenant against the restored stores, before serving traffic: records erased " +
+      'replay every certified erasure of a tenant against the restored stores, before serving traffic: records erased ' +
         'since the backup are tombstoned and purged again from MongoDB and Elasticsearch (uses the stores directly, from the configuration)',
     )
     .option('--tenant <tenant>', 'the tenant')
-    .option('--certificates <file>', 'replay these certificates (a `lethe certificates export`) instead of those in MongoDB')
+    .option(
+      '--certificates <file>',
+      'replay these certificates (a `lethe certificates export`) instead of those in MongoDB',
+    )
     .action(async (options: { tenant?: string; certificates?: string }) => {
       const globals = program.opts() as { tenant?: string; json?: boolean };
       // The program's own --tenant takes the option wherever it is written.

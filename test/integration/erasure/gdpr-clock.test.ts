@@ -131,7 +131,9 @@ describe('the GDPR clock of an erasure request', () => {
   const mailFor = (requestId: string, kind: string) => (m: CapturedMessage) =>
     m.subject.includes(requestId) && m.subject.endsWith(`— ${kind}`);
   const deadlineMails = async (requestId: string) =>
-    (await readMailbox(stack.smtp.captureDir)).filter((m) => m.subject.includes(requestId) && m.subject.includes('deadline'));
+    (await readMailbox(stack.smtp.captureDir)).filter(
+      (m) => m.subject.includes(requestId) && m.subject.includes('deadline'),
+    );
 
   it('e-mails the DPO three days before the due date and again once it has passed', async () => {
     const { requestId, handle } = await parkedErasure();
@@ -175,14 +177,14 @@ describe('the GDPR clock of an erasure request', () => {
       expect(await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] })).toEqual({
         dueAt: addMonths(originalDue, 2),
       });
-      const refused = await handle
-        .executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] })
-        .then(
-          () => null,
-          (error: unknown) => error,
-        );
+      const refused = await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] }).then(
+        () => null,
+        (error: unknown) => error,
+      );
       expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
-      expect((refused as WorkflowUpdateFailedError).cause?.message).toContain('at most two months of extension in total');
+      expect((refused as WorkflowUpdateFailedError).cause?.message).toContain(
+        'at most two months of extension in total',
+      );
       expect((await handle.query<{ dueAt: string }>('erasurePhase')).dueAt).toBe(addMonths(originalDue, 2));
       expect(await app.services.erasureRequests.get(tenant, requestId)).toMatchObject({ extensionMonths: 2 });
       const extended = (await readMailbox(stack.smtp.captureDir)).filter(mailFor(requestId, 'extended'));
@@ -196,7 +198,11 @@ describe('the GDPR clock of an erasure request', () => {
       await new Promise((r) => setTimeout(r, 2000));
       expect(await deadlineMails(requestId)).toEqual([]);
       await env.sleep('60 days');
-      const approaching = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-approaching'), 30_000);
+      const approaching = await waitForMessage(
+        stack.smtp.captureDir,
+        mailFor(requestId, 'deadline-approaching'),
+        30_000,
+      );
       const passed = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-passed'), 30_000);
       expect(approaching.text).toContain(`due on ${extendedDue}`);
       expect(passed.text).toContain(`passed its due date (${extendedDue})`);

@@ -51,7 +51,12 @@ describe('erasure under a legal hold', () => {
     });
     expect(filed.statusCode, filed.body).toBe(202);
     requestId = filed.json<{ id: string }>().id;
-    const settled = await waitForState(app, graph.tenant, requestId, ['partial', 'completed', 'needs-operator', 'rejected']);
+    const settled = await waitForState(app, graph.tenant, requestId, [
+      'partial',
+      'completed',
+      'needs-operator',
+      'rejected',
+    ]);
     expect(settled.state).toBe('partial');
   }, 240_000);
   afterAll(async () => {
@@ -95,7 +100,9 @@ describe('erasure under a legal hold', () => {
 
   it('erases the records outside the hold from MongoDB and Elasticsearch', async () => {
     expect(await inMongo(erasedFirst)).toEqual([]);
-    const probe = await app.services.index.probe(graph.tenant, { ids: erasedFirst.filter((id) => id.startsWith('mem_')) });
+    const probe = await app.services.index.probe(graph.tenant, {
+      ids: erasedFirst.filter((id) => id.startsWith('mem_')),
+    });
     expect(probe.byId).toEqual([]);
   });
 
@@ -132,12 +139,17 @@ describe('erasure under a legal hold', () => {
       expect(ids.filter((id) => held.includes(id) || erasedFirst.includes(id))).toEqual([]);
     }
     // The held documents are still in the index: it is the search path that withholds them.
-    expect((await app.services.index.probe(graph.tenant, { ids: held.filter((id) => id.startsWith('mem_')) })).byId).toHaveLength(2);
+    expect(
+      (await app.services.index.probe(graph.tenant, { ids: held.filter((id) => id.startsWith('mem_')) })).byId,
+    ).toHaveLength(2);
   });
 
   it('e-mails the DPO the partial result, naming the request and the partial certificate', async () => {
     const certificateId = (await app.services.certificates.byRequest(graph.tenant, requestId))[0]!.certificateId;
-    const mail = await waitForMessage(stack.smtp.captureDir, (m) => m.subject.includes(requestId) && m.subject.includes('partial'));
+    const mail = await waitForMessage(
+      stack.smtp.captureDir,
+      (m) => m.subject.includes(requestId) && m.subject.includes('partial'),
+    );
     expect(mail.text).toContain(certificateId);
     expect(mail.text).not.toContain(graph.subject);
     expect(mail.text).not.toContain(graph.canary);
@@ -171,14 +183,19 @@ describe('erasure under a legal hold', () => {
 
     it('erases the formerly held records', async () => {
       expect(await inMongo(held)).toEqual([]);
-      expect((await app.services.index.probe(graph.tenant, { ids: held.filter((id) => id.startsWith('mem_')) })).byId).toEqual([]);
+      expect(
+        (await app.services.index.probe(graph.tenant, { ids: held.filter((id) => id.startsWith('mem_')) })).byId,
+      ).toEqual([]);
       const legal = await app.token(graph.tenant, ['legal']);
       for (const id of held) expect((await get(kindOf(id), id, legal)).statusCode, id).toBe(404);
     });
 
     it('e-mails the DPO the completion with the final certificate id', async () => {
       const complete = (await app.services.certificates.byRequest(graph.tenant, requestId))[1]!;
-      const mail = await waitForMessage(stack.smtp.captureDir, (m) => m.subject.includes(requestId) && m.subject.includes('completed'));
+      const mail = await waitForMessage(
+        stack.smtp.captureDir,
+        (m) => m.subject.includes(requestId) && m.subject.includes('completed'),
+      );
       expect(mail.text).toContain(complete.certificateId);
     });
   });

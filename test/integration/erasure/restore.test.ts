@@ -4,7 +4,11 @@ import { Command } from 'commander';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { sampleEvent } from '../../support/samples.js';
-import { reapplyErasures, registerRestoreCommands, type ReapplyReport } from '../../../src/cli/commands/restore.command.js';
+import {
+  reapplyErasures,
+  registerRestoreCommands,
+  type ReapplyReport,
+} from '../../../src/cli/commands/restore.command.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { EventRecord, MemoryRecord } from '../../../src/substrate/model/records.js';
 
@@ -19,7 +23,8 @@ describe('re-applying erasures after restoring a backup', () => {
   let backupMemories: MemoryRecord[];
   let backupEvents: EventRecord[];
 
-  const reapply = () => reapplyErasures(app.services, graph.tenant, { db: app.runtime.db });
+  const reapply = () =>
+    reapplyErasures(app.services, graph.tenant, { db: app.runtime.db, expunge: { attempts: 30, intervalMs: 1000 } });
   const restoreIntoMongo = async () => {
     await app.runtime.db.collection<MemoryRecord>(Collections.memories).insertMany(backupMemories);
     await app.runtime.db.collection<EventRecord>(Collections.events).insertMany(backupEvents);
@@ -49,7 +54,11 @@ describe('re-applying erasures after restoring a backup', () => {
       payload: { selector: { subjectId: graph.subject }, legalGround: 'art17-1a' },
     });
     expect(filed.statusCode, filed.body).toBe(202);
-    const settled = await waitForState(app, graph.tenant, filed.json<{ id: string }>().id, ['completed', 'needs-operator', 'rejected']);
+    const settled = await waitForState(app, graph.tenant, filed.json<{ id: string }>().id, [
+      'completed',
+      'needs-operator',
+      'rejected',
+    ]);
     expect(settled.state).toBe('completed');
     expect(await stillThere()).toEqual({ mongo: [], index: [] });
   }, 240_000);
@@ -77,7 +86,11 @@ describe('re-applying erasures after restoring a backup', () => {
 
   it('does nothing the second time', async () => {
     const report = await reapply();
-    expect(report).toMatchObject({ restored: { memories: 0, events: 0 }, purged: { memories: 0, events: 0, lineage: 0, indexDocs: 0 }, compacted: [] });
+    expect(report).toMatchObject({
+      restored: { memories: 0, events: 0 },
+      purged: { memories: 0, events: 0, lineage: 0, indexDocs: 0 },
+      compacted: [],
+    });
     expect(report.tombstones.written).toBe(0);
   });
 
@@ -102,7 +115,10 @@ describe('re-applying erasures after restoring a backup', () => {
       method: 'POST',
       url: `/v1/tenants/${graph.tenant}/events`,
       token: await app.token(graph.tenant, ['agent']),
-      payload: sampleEvent({ subjects: [graph.subject], content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.` }),
+      payload: sampleEvent({
+        subjects: [graph.subject],
+        content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.`,
+      }),
     });
     expect(again.statusCode, again.body).toBe(409);
     expect(again.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
@@ -123,7 +139,11 @@ describe('re-applying erasures after restoring a backup', () => {
       spy.mockRestore();
     }
     const report = JSON.parse(written.join('')) as ReapplyReport;
-    expect(report).toMatchObject({ tenant: graph.tenant, restored: { memories: 4, events: 2 }, purged: { memories: 4, events: 2 } });
+    expect(report).toMatchObject({
+      tenant: graph.tenant,
+      restored: { memories: 4, events: 2 },
+      purged: { memories: 4, events: 2 },
+    });
     expect(await stillThere()).toEqual({ mongo: [], index: [] });
   });
 });
