@@ -14,10 +14,9 @@ import { evaluatePolicy, type PolicyDocument } from '../src/governance/policy/ev
 import type { SearchService } from '../src/retrieval/search-service.js';
 import type { EventStore } from '../src/substrate/events/event-store.js';
 import type { Fingerprinter } from '../src/substrate/fingerprint.js';
-import { sha256Hex } from '../src/substrate/fingerprint.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
-import { Collections } from '../src/substrate/mongo/collections.js';
+import { Collections, mapBounded } from '../src/substrate/mongo/collections.js';
 import { compactCollections } from '../src/substrate/mongo/compaction.js';
 import type { Embedder } from '../src/substrate/search/embedder.port.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
@@ -335,10 +334,11 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
           const viaApi = await deps.search.search(ref.tenant, { query: text.slice(0, 2048), k: 20, intent: 'history' });
           apiFound += viaApi.filter((r) => erased.has(r.memory._id)).length;
         }
-        for (const hash of probes?.contentHashes ?? []) {
-          const owners = [...(await deps.memories.idsByContentHash(ref.tenant, hash)), ...(await deps.events.idsByContentHash(ref.tenant, hash))];
-          mongoText += owners.filter((id) => erased.has(id)).length;
-        }
+        const owners = await mapBounded(probes?.contentHashes ?? [], 16, async (hash) => [
+          ...(await deps.memories.idsByContentHash(ref.tenant, hash)),
+          ...(await deps.events.idsByContentHash(ref.tenant, hash)),
+        ]);
+        mongoText = owners.flat().filter((id) => erased.has(id)).length;
         for (const vector of probes?.vectors ?? []) {
           vectorFound += (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length;
         }
