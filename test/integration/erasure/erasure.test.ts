@@ -87,7 +87,17 @@ describe('provable erasure of a data subject', () => {
   });
 
   it('leaves the canary in no file of Elasticsearch, the PostgreSQL tables, the Temporal database or the logs', async () => {
-    execFileSync('runuser', ['-u', 'postgres', '--', '/usr/lib/postgresql/15/bin/psql', '-h', '127.0.0.1', '-p', String(stack.postgres.port), '-d', 'ferretdb', '-c', 'CHECKPOINT']);
+    // Flush PostgreSQL's buffers so the table files are what a disk image would hold (retried: a busy
+    // cluster may briefly refuse a new connection).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        execFileSync('runuser', ['-u', 'postgres', '--', '/usr/lib/postgresql/15/bin/psql', '-h', '127.0.0.1', '-p', String(stack.postgres.port), '-d', 'ferretdb', '-c', 'CHECKPOINT'], { stdio: 'pipe' });
+        break;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
     const places = {
       elasticsearch: path.join(stack.stateDir, 'elasticsearch', 'data'),
       postgresTables: path.join(stack.stateDir, 'postgres', 'data', 'base'),
