@@ -3,6 +3,8 @@ import type { Services } from '../app/services.js';
 import { createConnectivityActivities } from '../../activities/connectivity.activities.js';
 import { createIngestionActivities } from '../../activities/ingestion.activities.js';
 import { createErasureActivities } from '../../activities/erasure.activities.js';
+import { createRetentionActivities } from '../../activities/retention.activities.js';
+import { retentionActivityDeps } from './retention-schedule.js';
 import { createReviewActivities } from '../../activities/review.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
@@ -50,5 +52,6 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       dpoEmail: runtime.config.smtp.dpoEmail,
       operatorEmail: runtime.config.smtp.operatorEmail,
     }),
+    ...createRetentionActivities(retentionActivityDeps(runtime.db, services)),
   };
 }

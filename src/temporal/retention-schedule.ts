@@ -1,0 +1,127 @@
+/**
+ * The retention sweep's Temporal Schedules: one per tenant, `retention-sweep-<tenant>`, starting the
+ * `retentionSweep` workflow every hour. Per tenant rather than one global schedule because there is no tenant
+ * registry to iterate cheaply (a `distinct` over the memories is a full scan on FerretDB), and because a tenant's
+ * sweep is then isolated: it can be paused, triggered or described on its own, a big backlog in one tenant never
+ * delays another, and the overlap policy (skip) keeps at most one sweep per tenant running.
+ *
+ * Tenants are registered in `retention_sweeps` the first time they write (memoised per process) and the worker
+ * re-ensures every registered tenant's schedule at start, so a deleted schedule comes back.
+ */
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import type { RetentionActivityDeps, RetentionErasurePort } from '../../activities/retention.activities.js';
+import type { AuditLog } from '../governance/audit/audit-log.port.js';
+import type { ErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
+import type { ErasureState } from '../governance/erasure/erasure-request.js';
+import { createExpiryQueue } from '../governance/retention/expiry-queue.js';
+import { createMongoSweepStateStore, type SweepStateStore } from '../governance/retention/sweep-state-store.js';
+import { SearchAttributes } from '../shared/search-attributes.js';
+import type { RetentionSweepInput } from '../../workflows/retention-sweep.workflow.js';
+import type { ErasureGateway } from './erasure-gateway.js';
+
+export const RETENTION_SWEEP_EVERY = '1 hour';
+/** The principal the sweep files erasures as; the erasure policy allows `system` only on retention-expiry by ids. */
+export const RETENTION_SWEEP_PRINCIPAL = 'retention-sweep';
+/** Erasure states that count as "at work" for the sweep's back-pressure (`partial` waits on a hold, not on us). */
+const AT_WORK: readonly ErasureState[] = ['received', 'running', 'needs-operator'];
+
+export function retentionScheduleId(tenant: string): string {
+  return `retention-sweep-${tenant}`;
+}
+
+export interface RetentionScheduleOptions {
+  client: Client;
+  taskQueue: string;
+  /** Interval between sweeps (default hourly). */
+  every?: string;
+  /** Extra input for every run (page size, back-pressure); tests and benchmarks only. */
+  input?: Omit<RetentionSweepInput, 'tenant' | 'progress'>;
+}
+
+/** Creates the tenant's schedule if it does not exist; returns whether it created it. */
+export async function ensureRetentionSchedule(options: RetentionScheduleOptions, tenant: string): Promise<boolean> {
+  const args: [RetentionSweepInput] = [{ ...options.input, tenant }];
+  try {
+    await options.client.schedule.create({
+      scheduleId: retentionScheduleId(tenant),
+      // Jitter spreads the tenants' sweeps over the first minutes of the hour.
+      spec: { intervals: [{ every: options.every ?? RETENTION_SWEEP_EVERY }], jitter: '5 minutes' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'retentionSweep',
+        workflowId: retentionScheduleId(tenant),
+        taskQueue: options.taskQueue,
+        args,
+        typedSearchAttributes: [
+          { key: SearchAttributes.tenant, value: tenant },
+          { key: SearchAttributes.workflowKind, value: 'retention-sweep' },
+        ],
+      },
+      // One sweep per tenant at a time; after downtime, one catch-up run, not one per missed hour.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof ScheduleAlreadyRunning) return false;
+    throw error;
+  }
+}
+
+/**
+ * Registers tenants and keeps their schedules: `ensure(tenant)` on the write path (one upsert and one create per
+ * tenant per process), `ensureAll()` at worker start.
+ */
+export function createRetentionScheduler(options: RetentionScheduleOptions & { sweeps: SweepStateStore }) {
+  const ensured = new Map<string, Promise<void>>();
+  return {
+    ensure(tenant: string): Promise<void> {
+      let done = ensured.get(tenant);
+      if (!done) {
+        done = (async () => {
+          await options.sweeps.register(tenant);
+          await ensureRetentionSchedule(options, tenant);
+        })();
+        // A failure is retried by the next call, not remembered.
+        void done.catch(() => ensured.delete(tenant));
+        ensured.set(tenant, done);
+      }
+      return done;
+    },
+    async ensureAll(): Promise<{ tenants: number; created: number }> {
+      const tenants = await options.sweeps.tenants();
+      let created = 0;
+      for (const tenant of tenants) if (await ensureRetentionSchedule(options, tenant)) created++;
+      return { tenants: tenants.length, created };
+    },
+  };
+}
+export type RetentionScheduler = ReturnType<typeof createRetentionScheduler>;
+
+/** The sweep's way into the erasure workflow: the gateway, as the system principal, on ground retention-expiry. */
+export function retentionErasurePort(erasures: ErasureGateway, requests: ErasureRequestStore): RetentionErasurePort {
+  return {
+    async file(tenant, memoryIds) {
+      const principal = { id: RETENTION_SWEEP_PRINCIPAL, tenant, roles: ['system'] as never };
+      const { request } = await erasures.file(principal, { selector: { memoryIds }, legalGround: 'retention-expiry' });
+      return { requestId: request._id };
+    },
+    async open(tenant) {
+      const ids = await Promise.all(AT_WORK.map((state) => requests.idsInState(tenant, state)));
+      return ids.reduce((n, list) => n + list.length, 0);
+    },
+  };
+}
+
+/** Everything `createRetentionActivities` needs, from the worker's services (one line in `activities.ts`). */
+export function retentionActivityDeps(
+  db: Db,
+  services: { audit: AuditLog; erasures: ErasureGateway; erasureRequests: ErasureRequestStore },
+): RetentionActivityDeps {
+  return {
+    queue: createExpiryQueue(db),
+    sweeps: createMongoSweepStateStore(db),
+    audit: services.audit,
+    erasures: retentionErasurePort(services.erasures, services.erasureRequests),
+  };
+}
