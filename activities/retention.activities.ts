@@ -36,6 +36,8 @@ export const LOOKBACK_HOURS = 24;
 /** Empty buckets one activity walks through before it reports where it stopped. */
 const MAX_EMPTY_BUCKETS = 2000;
 const MAX_PAGE = 5000;
+/** Writes between heartbeats. */
+const HEARTBEAT_EVERY = 200;
 const ACTOR = 'retention-sweep';
 const GONE: ReadonlySet<string> = new Set(['deleted', 'purged']);
 
@@ -125,6 +127,16 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
     }
   };
 
+  /** `mapBounded` in slices, heartbeating between them: a page of thousands of writes outlasts a heartbeat timeout. */
+  async function eachBounded<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+    const results: R[] = [];
+    for (let at = 0; at < items.length; at += HEARTBEAT_EVERY) {
+      results.push(...(await mapBounded(items.slice(at, at + HEARTBEAT_EVERY), concurrency, fn)));
+      heartbeat({ done: results.length });
+    }
+    return results;
+  }
+
   /** One record of an hour bucket: expire it, hand it on, requeue it or drop it from the queue. */
   async function markOne(tenant: string, bucket: string, cutoff: Date, entry: QueuedEntry) {
     if (GONE.has(entry.status)) {
@@ -195,7 +207,7 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
       // them); a retry re-appends only for records still in the bucket, and the keys make that a no-op.
       const due = entries.filter((e) => e.status === 'active' && e.expiresAt !== null && e.expiresAt < cutoff);
       await deps.audit.appendMany(due.map((e) => transitionEntry(input.tenant, e.id, bucket, 'expired')));
-      const outcomes = await mapBounded(entries, concurrency, (e) => markOne(input.tenant, bucket, cutoff, e));
+      const outcomes = await eachBounded(entries, (e) => markOne(input.tenant, bucket, cutoff, e));
       const moved = new Set(entries.filter((_, i) => outcomes[i] === 'expired').map((e) => e.id));
       // A record that changed status between the read and the compare-and-set did not expire: say so.
       const lost = due.filter((e) => !moved.has(e.id));
@@ -240,7 +252,7 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
       }
       heartbeat({ requestId });
       // Only now do the records leave the queue.
-      await mapBounded(entries, concurrency, (e) => deps.queue.move(input.tenant, e.id, ERASURE_PENDING, null));
+      await eachBounded(entries, (e) => deps.queue.move(input.tenant, e.id, ERASURE_PENDING, null));
       return {
         throttled: false,
         handedOff: live.length,

@@ -7,7 +7,8 @@
  *     erasure requests only counts ids) — so it measures marking (`active` → `expired`, one audit entry each) and
  *     the hand-off bookkeeping, not erasure. Also one page of the range query the bucketing replaces.
  *  B. A smaller full run (BENCH_RETENTION_FULL records, default 2 000): the same workflow on a full Lethe worker,
- *     handing off to real erasure requests (back-pressure: at most 2 at work), timed until every request completed.
+ *     handing off to real erasure requests (back-pressure: at most BENCH_RETENTION_MAX_OPEN, default 1, at work), timed
+ *     until every request finished.
  *
  * Each part uses a MongoDB database of its own (dropped at the end, when nothing else runs on it) and its own task
  * queue; part B its own index prefix. Tables go to stdout, progress to stderr.
@@ -50,6 +51,8 @@ const RECORDS = Number(process.env.BENCH_RETENTION_RECORDS ?? 100_000);
 const FULL = Number(process.env.BENCH_RETENTION_FULL ?? 2000);
 const PAGE = 1000;
 const FULL_PAGE = 500;
+const MAX_OPEN = Number(process.env.BENCH_RETENTION_MAX_OPEN ?? 1);
+const SKIP_A = process.env.BENCH_RETENTION_SKIP_A === '1';
 const HOUR = 3600_000;
 const INDEX_SETTINGS = { 'index.soft_deletes.retention_lease.sync_interval': '1s' };
 
@@ -291,12 +294,15 @@ async function retentionPartB(
       const run = await runSweep(client, taskQueue, {
         tenant,
         pageSize: FULL_PAGE,
-        maxOpenErasures: 2,
+        maxOpenErasures: MAX_OPEN,
         pollEvery: '5 seconds',
       });
-      const requests = runtime.db.collection<{ _id: string; tenant: string; state: string; legalGround: string }>(
-        Collections.erasures,
-      );
+      const requests = runtime.db.collection<{
+        _id: string;
+        tenant: string;
+        state: string;
+        operatorNote: string | null;
+      }>(Collections.erasures);
       for (;;) {
         const states = await requests.find({ tenant }, { projection: { state: 1 } }).toArray();
         if (
@@ -324,7 +330,7 @@ async function retentionPartB(
     out();
     out(
       `${count(FULL)} expired + ${count(later.length)} later records (MongoDB + Elasticsearch); pages of ${FULL_PAGE} → one erasure ` +
-        `request each, at most 2 at work at once. Indices use index.soft_deletes.retention_lease.sync_interval=1s ` +
+        `request each, at most ${MAX_OPEN} at work at once. Indices use index.soft_deletes.retention_lease.sync_interval=1s ` +
         `(test-only; production's 30 s default adds up to ~30 s per erasure).`,
     );
     out();
@@ -337,6 +343,9 @@ async function retentionPartB(
           ['sweep start → every erasure completed (s)', seconds(e2e.ms)],
           ['end-to-end rate (records/s)', perSecond(FULL, e2e.ms)],
           ['erasure requests completed / filed', `${completed} / ${e2e.requests.length}`],
+          ...e2e.requests
+            .filter((r) => r.state !== 'completed')
+            .map((r) => [`  not completed: ${r._id}`, `${r.state} (${r.operatorNote ?? '-'})`]),
           [
             'certificates (all retention-expiry)',
             `${certificates.length} (${certificates.every((c) => c.legalGround === 'retention-expiry')})`,
@@ -360,7 +369,8 @@ async function retentionSection(): Promise<void> {
     out(`## Retention sweep — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${load()}`);
     out(`MongoDB ${base.mongo.uri} · Temporal ${base.temporal.address} · Elasticsearch ${base.elasticsearch.url}`);
     out();
-    await retentionPartA(base, connection);
+    if (SKIP_A) out('(part A skipped: BENCH_RETENTION_SKIP_A=1)');
+    else await retentionPartA(base, connection);
     progress('B: bundling the Lethe workflows');
     const bundle = await bundleWorkflows();
     await retentionPartB(base, connection, bundle);

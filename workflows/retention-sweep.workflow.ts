@@ -8,11 +8,16 @@ const paged = proxyActivities<Activities>(RetryProfiles.longPurge);
 
 export interface RetentionSweepInput {
   tenant: string;
-  /** Records per activity and per erasure request (default 1 000, at most 5 000). */
+  /** Records per marking activity (default 1 000, at most 5 000). */
   pageSize?: number;
+  /** Records per erasure request, one hand-off activity each (default `pageSize`, at most 5 000). */
+  erasureBatchSize?: number;
   /** Activities per run before continuing as new, to bound the history (default 200). */
   stepsPerRun?: number;
-  /** Erasures of the tenant allowed at work at once before the hand-off waits (default 2). */
+  /**
+   * Erasures of the tenant allowed at work at once before the hand-off waits (default 1: two erasures of one tenant
+   * share its index, whose expunge and verification steps wait for zero deleted documents).
+   */
   maxOpenErasures?: number;
   /** Minutes a run keeps handing off under back-pressure before leaving the rest to the next run (default 50). */
   handOffMinutes?: number;
@@ -67,7 +72,8 @@ function add(a: SweepTotals, b: Partial<SweepTotals>): SweepTotals {
 export async function retentionSweep(input: RetentionSweepInput): Promise<RetentionSweepResult> {
   const pageSize = input.pageSize ?? 1000;
   const stepsPerRun = input.stepsPerRun ?? 200;
-  const maxOpenErasures = input.maxOpenErasures ?? 2;
+  const maxOpenErasures = input.maxOpenErasures ?? 1;
+  const erasureBatchSize = input.erasureBatchSize ?? pageSize;
   const pollEvery = input.pollEvery ?? '30 seconds';
   const { tenant } = input;
 
@@ -111,7 +117,7 @@ export async function retentionSweep(input: RetentionSweepInput): Promise<Retent
 
   let pendingLeft = false;
   for (;;) {
-    const result = await paged.handOffExpired({ tenant, pageSize, maxOpenErasures });
+    const result = await paged.handOffExpired({ tenant, pageSize: erasureBatchSize, maxOpenErasures });
     progress.totals = add(progress.totals, {
       handedOff: result.handedOff,
       gone: result.gone,
