@@ -77,9 +77,19 @@ async function up(config: StackConfig, quiet: boolean): Promise<void> {
   }
   await Promise.all(
     [...toStart, ...starting].map(async (service) => {
-      if (!(await waitFor(() => service.healthy(), service.startTimeoutMs))) {
-        throw failure(service, `did not answer its health check within ${service.startTimeoutMs / 1000} s`);
+      let healthy = await waitFor(() => service.healthy(), service.startTimeoutMs);
+      // A server of ours that runs but stopped answering is restarted once (FerretDB can wedge under load).
+      if (!healthy && starting.includes(service) && service.name !== 'postgres') {
+        log(`  ${service.name} is running but not answering: restarting it`);
+        await service.stop();
+        try {
+          await service.start(await service.build());
+        } catch (error) {
+          throw failure(service, `failed to restart: ${(error as Error).message.split('\n')[0]}`);
+        }
+        healthy = await waitFor(() => service.healthy(), service.startTimeoutMs);
       }
+      if (!healthy) throw failure(service, `did not answer its health check within ${service.startTimeoutMs / 1000} s`);
       (service as { confirm?: () => void }).confirm?.();
     }),
   );

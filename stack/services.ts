@@ -278,13 +278,23 @@ class FerretDbService extends ProcessService {
   }
   async healthy(): Promise<boolean> {
     if (!(await portOpen(this.config.mongo.host, this.config.mongo.port))) return false;
-    const client = new MongoClient(this.config.mongo.uri, { serverSelectionTimeoutMS: 2000 });
-    try {
+    // Every wait is bounded: a FerretDB that accepts connections but stopped answering (seen under heavy
+    // concurrent load) must read as unhealthy, not hang the caller.
+    const client = new MongoClient(this.config.mongo.uri, {
+      serverSelectionTimeoutMS: 2000,
+      connectTimeoutMS: 2000,
+      socketTimeoutMS: 3000,
+    });
+    const answer = (async () => {
       await client.connect();
       const result = await client.db('admin').command({ ping: 1 });
       return result.ok === 1;
+    })();
+    try {
+      return await Promise.race([answer, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
     } finally {
-      await client.close();
+      answer.catch(() => undefined);
+      void client.close(true).catch(() => undefined);
     }
   }
 }
