@@ -1,13 +1,16 @@
 import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import { memoryReview } from './memory-review.workflow.js';
+import { startDisputeReviews } from './dispute-start.js';
 import { reviewWorkflowId } from '../src/shared/workflow-ids.js';
 import type { createIngestionActivities } from '../activities/ingestion.activities.js';
+import type { createDisputeActivities } from '../activities/dispute.activities.js';
 import type { BatchResult } from '../src/ingestion/admit-batch.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 
 type IngestionActivities = ReturnType<typeof createIngestionActivities>;
 const { admitStagedBatch, indexMemories } = proxyActivities<IngestionActivities>(RetryProfiles.storeWrite);
 const { discardStage } = proxyActivities<IngestionActivities>(RetryProfiles.quick);
+const { detectContradictions } = proxyActivities<ReturnType<typeof createDisputeActivities>>(RetryProfiles.storeWrite);
 
 export interface IngestBatchInput {
   tenant: string;
@@ -15,7 +18,7 @@ export interface IngestBatchInput {
 }
 
 /** Input and result hold ids, statuses and counts only; the content stays in the stage and the stores. */
-export type IngestBatchResult = BatchResult & { indexed: number };
+export type IngestBatchResult = BatchResult & { indexed: number; disputes: string[]; superseded: number };
 
 /**
  * The first governed path: a staged batch of events and memories is checked as a whole, written,
@@ -24,8 +27,13 @@ export type IngestBatchResult = BatchResult & { indexed: number };
 export async function ingestBatch(input: IngestBatchInput): Promise<IngestBatchResult> {
   const result = await admitStagedBatch(input);
   let indexed = 0;
+  let found: Awaited<ReturnType<typeof detectContradictions>> = { disputes: [], superseded: 0 };
   if (!result.refused) {
+    // Before indexing, so that a contradicted write is never searchable as plainly active.
+    const active = result.memories.filter((m) => m.status === 'active').map((m) => m.id);
+    if (active.length > 0) found = await detectContradictions({ tenant: input.tenant, ids: active });
     ({ indexed } = await indexMemories({ tenant: input.tenant, ids: result.memories.map((m) => m.id) }));
+    await startDisputeReviews(input.tenant, found.disputes);
     // High-impact writes wait for a reviewer in a sign-off workflow of their own, which outlives this one.
     for (const review of result.reviews) {
       await startChild(memoryReview, {
@@ -36,5 +44,7 @@ export async function ingestBatch(input: IngestBatchInput): Promise<IngestBatchR
     }
   }
   await discardStage(input);
-  return { ...result, indexed };
+  const disputedIds = new Set(found.disputes.flatMap((d) => d.memoryIds));
+  const memories = result.memories.map((m) => (disputedIds.has(m.id) ? { ...m, status: 'disputed' as const } : m));
+  return { ...result, memories, indexed, disputes: found.disputes.map((d) => d.disputeId), superseded: found.superseded };
 }

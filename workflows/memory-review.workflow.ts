@@ -1,5 +1,7 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createReviewActivities } from '../activities/review.activities.js';
+import type { createDisputeActivities } from '../activities/dispute.activities.js';
+import { startDisputeReviews } from './dispute-start.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import {
   decideReviewUpdate,
@@ -12,6 +14,7 @@ import {
 type Activities = ReturnType<typeof createReviewActivities>;
 const store = proxyActivities<Activities>(RetryProfiles.storeWrite);
 const notify = proxyActivities<Activities>(RetryProfiles.notify);
+const { detectContradictions } = proxyActivities<ReturnType<typeof createDisputeActivities>>(RetryProfiles.storeWrite);
 
 /**
  * Human sign-off for a high-impact write waiting in `candidate`: a reviewer decides through an Update (and
@@ -56,6 +59,11 @@ export async function memoryReview(input: MemoryReviewInput): Promise<ReviewOutc
     const status = await store.applyReviewDecision({ ...ref, reviewer, decision, reasonHash: 'final-deadline', byDefault: true });
     outcome = { status, decidedBy: reviewer, byDefault: true };
     await notify.sendReviewNotice({ ...ref, kind: 'defaulted' });
+  }
+  // An approved write is compared with what is held only now: a candidate asserts nothing until it is signed off.
+  if (outcome!.status === 'active') {
+    const found = await detectContradictions({ tenant: input.tenant, ids: [input.memoryId] });
+    await startDisputeReviews(input.tenant, found.disputes);
   }
   return outcome!;
 }

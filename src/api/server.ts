@@ -83,6 +83,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerReviewRoutes(app, {
       memories: services.memories,
       reviews: services.reviews,
+      disputes: services.disputes,
       client: services.temporalClient,
       fingerprints: services.fingerprints,
     });

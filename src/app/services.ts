@@ -21,6 +21,8 @@ import { createMongoCertificateStore } from '../governance/certificates/certific
 import { loadSigningKey } from '../governance/certificates/signing.js';
 import { createMailNotifier } from '../governance/notifications/notifier.js';
 import { createMongoReviewStore } from '../governance/review/review-store.js';
+import { createMongoDisputeStore } from '../governance/disputes/dispute-store.js';
+import { createClaimLookup } from '../substrate/memories/claim-lookup.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
@@ -52,7 +54,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const certificates = createMongoCertificateStore(db, { signer, audit });
   const erasureRequests = createMongoErasureRequestStore(db);
   const holds = createMongoHoldStore(db);
-  const search = createSearchService({ index, memories });
+  const disputes = createMongoDisputeStore(db);
+  const claims = createClaimLookup(db);
+  const search = createSearchService({ index, memories, disputes });
   return {
     fingerprints,
     events,
@@ -65,6 +69,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     index,
     policies,
     impactPolicy: requirePolicy(policies, 'memory-impact'),
+    writePolicy: requirePolicy(policies, 'memory-write'),
+    readPolicy: requirePolicy(policies, 'memory-read'),
+    retentionPolicy: requirePolicy(policies, 'retention'),
     reviewSlaPolicy: requirePolicy(policies, 'review-sla'),
     reviewTimeoutPolicy: requirePolicy(policies, 'review-timeout'),
     temporalClient,
@@ -80,6 +87,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     holds,
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
     reviews: createMongoReviewStore(db),
+    disputes,
+    claims,
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
     erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),
@@ -92,6 +101,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await certificates.ensureIndexes();
       await erasureRequests.ensureIndexes();
       await holds.ensureIndexes();
+      await disputes.ensureIndexes();
+      await claims.ensureIndexes();
     },
   };
 }

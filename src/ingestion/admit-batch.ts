@@ -11,13 +11,18 @@ import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
 import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
+import { retentionDecision } from '../governance/retention/retention-expiry.js';
+import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
+import type { Role } from '../governance/auth/principal.js';
+import type { EventInput, MemoryInput } from './write-schemas.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
 const WRITE_CONCURRENCY = 16;
-import type { EventInput, MemoryInput } from './write-schemas.js';
 
 /** A batch as the API staged it: validated, with memory ids assigned up front so that retries are idempotent. */
 export interface StagedBatch {
+  /** The writer's roles when the batch was accepted: the write policy decides on them. */
+  roles: Role[];
   events: EventInput[];
   memories: (MemoryInput & { id: string })[];
 }
@@ -27,12 +32,15 @@ export interface Refusal {
   type: ErrorTypeName;
   field: string;
   message: string;
+  /** The policy that refused, when one did. */
+  policy?: { id: string; version: number; rule: string };
 }
 
 export interface BatchResult {
   refused: Refusal | null;
   events: { id: string; outcome: 'created' | 'duplicate' | 'correction' }[];
-  memories: { id: string; status: 'active' | 'candidate'; outcome: 'created' | 'exists' }[];
+  /** Status at admission; the ingestion workflow reports `disputed` for a write that contradicted a held claim. */
+  memories: { id: string; status: 'active' | 'candidate' | 'disputed'; outcome: 'created' | 'exists' }[];
   /** Sign-off to start for each candidate (ids and durations only). */
   reviews: { memoryId: string; writtenBy: string; plan: ReviewPlan }[];
 }
@@ -44,6 +52,8 @@ export interface AdmissionDeps {
   tombstones: TombstoneStore;
   audit: AuditLog;
   impactPolicy: PolicyDocument;
+  writePolicy: PolicyDocument;
+  retentionPolicy: PolicyDocument;
   reviewSlaPolicy: PolicyDocument;
   reviewTimeoutPolicy: PolicyDocument;
   now?: () => Date;
@@ -83,7 +93,14 @@ export async function admitBatch(
       actor: principal,
       action: 'write.refused',
       outcome: 'refused',
-      details: { stageId, type: refusal.type, field: refusal.field },
+      details: {
+        stageId,
+        type: refusal.type,
+        field: refusal.field,
+        ...(refusal.policy
+          ? { policyId: refusal.policy.id, policyVersion: refusal.policy.version, rule: refusal.policy.rule }
+          : {}),
+      },
       idempotencyKey: `stage:${stageId}:refused`,
     });
     return { refused: refusal, events: [], memories: [], reviews: [] };
@@ -144,6 +161,11 @@ export async function admitBatch(
     });
     const status = decision.outcome === 'low' ? 'active' : 'candidate';
     const at = now();
+    const retention = retentionDecision(
+      deps.retentionPolicy,
+      { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
+      at,
+    );
     const record: MemoryRecord = {
       _id: m.id,
       tenant,
@@ -160,7 +182,8 @@ export async function admitBatch(
         purpose: m.purpose,
         sensitivity: m.sensitivity,
         jurisdiction: m.jurisdiction,
-        retentionClass: m.retentionClass ?? 'standard',
+        // The writer's class if it named one, otherwise the retention rule that set the period.
+        retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
       },
       provenance: {
         eventIds,
@@ -174,7 +197,8 @@ export async function admitBatch(
       version: 1,
       status,
       writtenBy: principal,
-      expiresAt: null,
+      expiresAt: retention.expiresAt,
+      expiryBucket: expiryBucketOf(retention.expiresAt),
       highImpact: status === 'candidate',
       statusReason: decision.reason,
       updatedAt: at,
@@ -195,6 +219,9 @@ export async function admitBatch(
         policyId: decision.policyId,
         policyVersion: decision.policyVersion,
         rule: decision.ruleId,
+        retentionPolicyVersion: retention.policyVersion,
+        retentionRule: retention.ruleId,
+        retentionPeriod: retention.period,
       },
       idempotencyKey: `stage:${stageId}:${record._id}`,
     };
@@ -229,6 +256,20 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
     WRITE_CONCURRENCY,
     async ([i, m]): Promise<Refusal | null> => {
       const field = `memories.${i}`;
+      const allowed = evaluatePolicy(deps.writePolicy, {
+        roles: batch.roles,
+        kind: m.kind,
+        namespace: m.namespace,
+        trustTier: m.trustTier,
+      });
+      if (allowed.outcome !== 'allow') {
+        return {
+          type: 'PolicyDenied',
+          field,
+          message: `${field}: the write policy does not allow this write (${allowed.policyId} v${allowed.policyVersion}, rule ${allowed.ruleId})`,
+          policy: { id: allowed.policyId, version: allowed.policyVersion, rule: allowed.ruleId },
+        };
+      }
       if ((await deps.tombstones.findTombstoned(tenant, memoryTombstones(m))).length > 0) {
         return {
           type: 'Tombstoned',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../substrate/model/records.js';
 import type { SearchIndex } from '../substrate/search/search-index.port.js';
+import type { DisputeStore } from '../governance/disputes/dispute-store.js';
 import type { MemoryStatus } from '../shared/lifecycle.js';
 import { CURRENT_STATUSES } from '../shared/lifecycle.js';
 import { validationError } from '../shared/errors.js';
@@ -22,6 +23,8 @@ const HISTORY_STATUSES: MemoryStatus[] = ['active', 'disputed', 'superseded'];
 export interface SearchResult {
   memory: MemoryRecord;
   score: number;
+  /** For a disputed record: its open disputes and the records it disagrees with (served right after it). */
+  disputes?: { id: string; with: string[] }[];
 }
 
 /** Statuses admissible for a query's intent: stale records answer history questions, never current ones. */
@@ -33,7 +36,7 @@ export function statusesFor(intent: SearchRequest['intent']): MemoryStatus[] {
  * Governed hybrid retrieval: scope and lifecycle go into the index query (never after the top-k); the
  * records are then re-read from MongoDB so that a status changed since indexing is honoured.
  */
-export function createSearchService(deps: { index: SearchIndex; memories: MemoryStore }) {
+export function createSearchService(deps: { index: SearchIndex; memories: MemoryStore; disputes: DisputeStore }) {
   return {
     async search(tenant: string, request: SearchRequest): Promise<SearchResult[]> {
       if (request.intent === 'as-of' && !request.asOf) throw validationError('asOf', 'required when intent is as-of');
@@ -56,13 +59,55 @@ export function createSearchService(deps: { index: SearchIndex; memories: Memory
           )
         ).map((r) => [r._id, r]),
       );
-      return hits.flatMap((hit) => {
+      // Records under a legal hold are never served by search (the legal role reads them by id).
+      const servable = (m: MemoryRecord | undefined): m is MemoryRecord =>
+        m !== undefined && statuses.includes(m.status) && (m.restrictedBy?.length ?? 0) === 0;
+      const results = hits.flatMap((hit) => {
         const memory = records.get(hit.id);
-        // Records under a legal hold are never served by search (the legal role reads them by id).
-        const restricted = (memory?.restrictedBy?.length ?? 0) > 0;
-        return memory && statuses.includes(memory.status) && !restricted ? [{ memory, score: hit.score }] : [];
+        return servable(memory) ? [{ memory, score: hit.score }] : [];
       });
+      return disclose(tenant, results, servable);
     },
   };
+
+  /**
+   * A disputed record is never served alone: each of its open disputes is named, and the records it disagrees
+   * with follow it (with its score), whether or not they ranked, so that the reader sees both sides.
+   */
+  async function disclose(
+    tenant: string,
+    results: SearchResult[],
+    servable: (m: MemoryRecord | undefined) => m is MemoryRecord,
+  ): Promise<SearchResult[]> {
+    const disputed = results.filter((r) => r.memory.status === 'disputed').map((r) => r.memory._id);
+    if (disputed.length === 0) return results;
+    const open = await deps.disputes.openForMany(tenant, disputed);
+    const counterpartIds = [...open.values()].flat().flatMap((d) => d.memoryIds);
+    const counterparts = new Map(
+      (await deps.memories.getMany(tenant, counterpartIds)).map((m) => [m._id, m] as const),
+    );
+    const seen = new Set<string>();
+    const out: SearchResult[] = [];
+    const withDisputes = (memory: MemoryRecord, score: number): SearchResult => {
+      const of = memory.status === 'disputed' ? (open.get(memory._id) ?? []) : [];
+      return of.length === 0
+        ? { memory, score }
+        : { memory, score, disputes: of.map((d) => ({ id: d._id, with: d.memoryIds.filter((id) => id !== memory._id) })) };
+    };
+    for (const result of results) {
+      if (seen.has(result.memory._id)) continue;
+      seen.add(result.memory._id);
+      const shown = withDisputes(result.memory, result.score);
+      out.push(shown);
+      for (const id of shown.disputes?.flatMap((d) => d.with) ?? []) {
+        const other = counterparts.get(id);
+        if (seen.has(id) || !servable(other)) continue;
+        seen.add(id);
+        const linking = shown.disputes!.filter((d) => d.with.includes(id));
+        out.push({ memory: other, score: result.score, disputes: linking.map((d) => ({ id: d.id, with: [result.memory._id] })) });
+      }
+    }
+    return out;
+  }
 }
 export type SearchService = ReturnType<typeof createSearchService>;

@@ -1,4 +1,9 @@
 /** Workflow ids derived from the records they govern: one workflow per record or request, by construction. */
+/** One adjudication workflow per dispute (the dispute id is derived from its pair of records). */
+export function disputeWorkflowId(tenant: string, disputeId: string): string {
+  return `dispute-${tenant}-${disputeId}`;
+}
+
 export function reviewWorkflowId(tenant: string, memoryId: string): string {
   return `review-${tenant}-${memoryId}`;
 }

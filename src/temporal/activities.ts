@@ -6,6 +6,7 @@ import { createErasureActivities } from '../../activities/erasure.activities.js'
 import { createRetentionActivities } from '../../activities/retention.activities.js';
 import { retentionActivityDeps } from './retention-schedule.js';
 import { createReviewActivities } from '../../activities/review.activities.js';
+import { createDisputeActivities } from '../../activities/dispute.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
@@ -18,6 +19,8 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       tombstones: services.tombstones,
       audit: services.audit,
       impactPolicy: services.impactPolicy,
+      writePolicy: services.writePolicy,
+      retentionPolicy: services.retentionPolicy,
       reviewSlaPolicy: services.reviewSlaPolicy,
       reviewTimeoutPolicy: services.reviewTimeoutPolicy,
       staging: services.staging,
@@ -28,6 +31,20 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       index: services.index,
       audit: services.audit,
       notifier: services.notifier,
+      reviewersEmail: runtime.config.smtp.reviewersEmail,
+      escalationEmail: runtime.config.smtp.escalationEmail,
+    }),
+    ...createDisputeActivities({
+      memories: services.memories,
+      claims: services.claims,
+      events: services.events,
+      lineage: services.lineage,
+      disputes: services.disputes,
+      index: services.index,
+      audit: services.audit,
+      notifier: services.notifier,
+      reviewSlaPolicy: services.reviewSlaPolicy,
+      reviewTimeoutPolicy: services.reviewTimeoutPolicy,
       reviewersEmail: runtime.config.smtp.reviewersEmail,
       escalationEmail: runtime.config.smtp.escalationEmail,
     }),

@@ -17,6 +17,7 @@ export function createWriteGateway(deps: { staging: StagingStore; client: Client
     async submit(principal, batch) {
       const stageId = `stg_${randomUUID()}`;
       const body: StagedBatch = {
+        roles: principal.roles,
         events: batch.events,
         memories: batch.memories.map((m) => ({ ...m, id: `mem_${randomUUID()}` })),
       };

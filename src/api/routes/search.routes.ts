@@ -22,7 +22,13 @@ export function registerSearchRoutes(app: FastifyInstance, deps: { search: Searc
     async (request) => {
       const query = parseOrThrow(SearchRequestSchema, request.body);
       const results = await deps.search.search(principalOf(request).tenant, query);
-      return { results: results.map((r) => ({ score: r.score, memory: presentMemory(r.memory) })) };
+      return {
+        results: results.map((r) => ({
+          score: r.score,
+          memory: presentMemory(r.memory),
+          ...(r.disputes ? { disputes: r.disputes } : {}),
+        })),
+      };
     },
   );
 }

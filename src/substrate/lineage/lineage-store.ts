@@ -40,6 +40,8 @@ export interface LineageStore {
   register(tenant: string, childId: string, inputIds: readonly string[]): Promise<void>;
   /** Everything transitively derived from `roots`, level by level with bounded parallel equality lookups. */
   closure(tenant: string, roots: readonly string[]): Promise<Closure>;
+  /** Records derived directly from one input (one indexed equality lookup). */
+  childrenOf(tenant: string, input: string): Promise<string[]>;
   /** Removes the edges out of erased records; returns how many edges were removed. */
   forget(tenant: string, ids: readonly string[]): Promise<number>;
 }
@@ -66,6 +68,10 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
   };
   return {
     ensureIndexes,
+    childrenOf: async (tenant, input) => {
+      await ensureIndexes();
+      return childrenOf(tenant, input);
+    },
     async register(tenant, childId, inputIds) {
       await ensureIndexes();
       await mapBounded([...new Set(inputIds)], concurrency, async (input) => {

@@ -68,6 +68,8 @@ export interface MemoryRecord {
   writtenBy: string;
   /** Set by retention policy at admission. */
   expiresAt: Date | null;
+  /** The record's slot in the retention queue (see governance/retention/expiry-bucket.ts). */
+  expiryBucket?: string | null;
   highImpact: boolean;
   statusReason: string | null;
   updatedAt: Date;

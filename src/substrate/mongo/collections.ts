@@ -15,6 +15,8 @@ export const Collections = {
   erasureSets: 'erasure_sets',
   transitions: 'memory_transitions',
   erasureProbes: 'erasure_probes',
+  disputes: 'disputes',
+  disputeReasons: 'dispute_reasons',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

@@ -1,0 +1,266 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { AuditLog } from '../src/governance/audit/audit-log.port.js';
+import type { Notifier } from '../src/governance/notifications/notifier.js';
+import type { PolicyDocument } from '../src/governance/policy/evaluate.js';
+import { reviewPlan, type ReviewPlan } from '../src/governance/review/review-plan.js';
+import {
+  adjudicationTargets,
+  contradicts,
+  isCorrectedBy,
+  supersededValidTo,
+  type Adjudication,
+} from '../src/governance/disputes/contradiction.js';
+import type { DisputeStore } from '../src/governance/disputes/dispute-store.js';
+import type { EventStore } from '../src/substrate/events/event-store.js';
+import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
+import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
+import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
+import type { MemoryRecord, Sensitivity } from '../src/substrate/model/records.js';
+import { SENSITIVITIES } from '../src/substrate/model/records.js';
+import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
+import { canTransition, type MemoryStatus } from '../src/shared/lifecycle.js';
+import { ErrorType } from '../src/shared/errors.js';
+import { mapBounded } from '../src/substrate/mongo/collections.js';
+
+export interface DisputeActivityDeps {
+  memories: MemoryStore;
+  claims: ClaimLookup;
+  events: EventStore;
+  lineage: LineageStore;
+  disputes: DisputeStore;
+  index: SearchIndex;
+  audit: AuditLog;
+  notifier: Notifier;
+  reviewSlaPolicy: PolicyDocument;
+  reviewTimeoutPolicy: PolicyDocument;
+  reviewersEmail: string;
+  escalationEmail: string;
+  now?: () => Date;
+}
+
+/** A dispute to put before a reviewer: ids and durations only. */
+export interface DisputeStart {
+  disputeId: string;
+  memoryIds: string[];
+  writers: string[];
+  plan: ReviewPlan;
+}
+
+/** Attribute groups checked at once. */
+const DETECT_CONCURRENCY = 8;
+
+/** Corrections are followed this far back along an event's `correctionOf` chain. */
+const MAX_CORRECTION_DEPTH = 32;
+
+const mostSensitive = (records: readonly MemoryRecord[]): Sensitivity =>
+  SENSITIVITIES[Math.max(0, ...records.map((r) => SENSITIVITIES.indexOf(r.policy.sensitivity)))]!;
+
+/**
+ * Activities of disputes and supersession. Every status move is a compare-and-set with a reason naming its
+ * cause, followed by one audit entry keyed by that cause: a retry that finds the move done writes the entry it
+ * may have missed, and never a second one.
+ */
+export function createDisputeActivities(deps: DisputeActivityDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  /** Moves one record to `to` for `cause`; true if it is there because of this cause (now or on an earlier try). */
+  async function move(
+    tenant: string,
+    id: string,
+    to: MemoryStatus,
+    cause: string,
+    actor: string,
+    details: Record<string, string | null>,
+    patch?: Partial<Pick<MemoryRecord, 'validTo'>>,
+  ): Promise<boolean> {
+    const record = await deps.memories.get(tenant, id);
+    if (!record) return false;
+    let from: MemoryStatus | null = record.status;
+    if (record.status === to && record.statusReason === cause) {
+      from = await deps.claims.statusBeforeLastMove(id, record.version);
+    } else if (!canTransition(record.status, to) || !(await deps.memories.transition(tenant, id, record.status, to, cause, patch))) {
+      return false;
+    }
+    await deps.audit.append({
+      tenant,
+      actor,
+      action: `memory.${to}`,
+      target: id,
+      outcome: 'ok',
+      details: { from, to, cause, ...details },
+      idempotencyKey: `${cause}:${id}`,
+    });
+    return true;
+  }
+
+  /** Earlier records derived from events that this record's events correct. */
+  async function correctedBy(tenant: string, record: MemoryRecord) {
+    const ancestors = new Set<string>();
+    for (const eventId of record.provenance.eventIds) {
+      let previous = (await deps.events.get(tenant, eventId))?.correctionOf ?? null;
+      for (let depth = 0; previous && depth < MAX_CORRECTION_DEPTH && !ancestors.has(previous); depth++) {
+        ancestors.add(previous);
+        previous = (await deps.events.get(tenant, previous))?.correctionOf ?? null;
+      }
+    }
+    const children = (await Promise.all([...ancestors].map((id) => deps.lineage.childrenOf(tenant, id)))).flat();
+    const claims = await deps.claims.byIds(tenant, children);
+    return claims.filter((c) => isCorrectedBy(c, claimOf(record)));
+  }
+
+  return {
+    /**
+     * For records that just became active (in batch order): supersede what their source corrected, then open a
+     * dispute with every held claim they contradict. Both records of a dispute become `disputed`.
+     */
+    async detectContradictions(input: { tenant: string; ids: string[] }): Promise<{ disputes: DisputeStart[]; superseded: number }> {
+      const { tenant } = input;
+      // By id: two writes of one batch that disagree find each other, and open one dispute.
+      const disputes = new Map<string, DisputeStart>();
+      let superseded = 0;
+      // Records about different attributes cannot disagree with each other: those groups run in parallel, and
+      // each group in batch order, so that two writes of one batch about the same attribute meet exactly once.
+      const order = new Map(input.ids.map((id, i) => [id, i]));
+      const loaded = (await deps.memories.getMany(tenant, input.ids)).sort((a, b) => order.get(a._id)! - order.get(b._id)!);
+      const groups = new Map<string, MemoryRecord[]>();
+      for (const r of loaded) groups.set(r.attribute ?? `\u0000${r._id}`, [...(groups.get(r.attribute ?? `\u0000${r._id}`) ?? []), r]);
+      await mapBounded([...groups.values()], DETECT_CONCURRENCY, async (group) => {
+        for (const { _id: id } of group) await detectOne(id);
+      });
+      return { disputes: [...disputes.values()].sort((a, b) => a.disputeId.localeCompare(b.disputeId)), superseded };
+
+      async function detectOne(id: string): Promise<void> {
+        const record = await deps.memories.get(tenant, id);
+        if (!record || (record.status !== 'active' && record.status !== 'disputed')) return;
+        for (const earlier of await correctedBy(tenant, record)) {
+          const cause = `superseded-by:${record._id}`;
+          const validTo = supersededValidTo(earlier, record, now());
+          if (await move(tenant, earlier.id, 'superseded', cause, record.writtenBy, { by: record._id, rule: 'same-source-correction' }, { validTo })) {
+            superseded++;
+            await reindex(tenant, [earlier.id]);
+          }
+        }
+        if (record.attribute === null) return;
+        const rivals = (await deps.claims.bySubjectAttribute(tenant, record.subjects, record.attribute)).filter((c) =>
+          contradicts(claimOf(record), c),
+        );
+        for (const rival of rivals) {
+          const pair = await deps.memories.getMany(tenant, [record._id, rival.id]);
+          const dispute = await deps.disputes.open({
+            tenant,
+            memoryIds: [record._id, rival.id],
+            namespace: record.namespace,
+            attribute: record.attribute,
+            writers: [...new Set([record.writtenBy, rival.writtenBy])],
+            openedAt: now(),
+          });
+          await deps.audit.append({
+            tenant,
+            actor: 'lethe:admission',
+            action: 'dispute.opened',
+            target: dispute._id,
+            outcome: 'ok',
+            details: { memoryIds: dispute.memoryIds.join(',') },
+            idempotencyKey: `dispute:${dispute._id}:opened`,
+          });
+          const cause = `dispute:${dispute._id}`;
+          for (const memoryId of dispute.memoryIds) {
+            await move(tenant, memoryId, 'disputed', cause, 'lethe:admission', { dispute: dispute._id });
+          }
+          await reindex(tenant, dispute.memoryIds);
+          disputes.set(dispute._id, {
+            disputeId: dispute._id,
+            memoryIds: dispute.memoryIds,
+            writers: dispute.writers,
+            plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, mostSensitive(pair)),
+          });
+        }
+      }
+    },
+
+    /**
+     * A reviewer's adjudication: keep one (the other is superseded, its valid time closed), keep both, or reject
+     * one. The resolution is recorded as an event carrying the reviewer's reason; a record still in another open
+     * dispute stays disputed.
+     */
+    async applyAdjudication(input: {
+      tenant: string;
+      disputeId: string;
+      reviewer: string;
+      outcome: Adjudication;
+      memoryId: string | null;
+      reasonHash: string;
+    }): Promise<Record<string, MemoryStatus>> {
+      const { tenant, disputeId } = input;
+      const dispute = await deps.disputes.get(tenant, disputeId);
+      if (!dispute) throw ApplicationFailure.nonRetryable(`dispute ${disputeId} not found`, ErrorType.NotFound);
+      const statuses = async (): Promise<Record<string, MemoryStatus>> =>
+        Object.fromEntries((await deps.memories.getMany(tenant, dispute.memoryIds)).map((r) => [r._id, r.status]));
+      // A retry after the resolution was recorded only reports it.
+      if (dispute.state === 'resolved') return statuses();
+      const records = await deps.memories.getMany(tenant, dispute.memoryIds);
+      const reason = await deps.disputes.reason(tenant, disputeId, input.reasonHash);
+      if (reason === null) throw ApplicationFailure.nonRetryable(`dispute ${disputeId}: reason not found`, ErrorType.NotFound);
+      const at = now();
+      const { event } = await deps.events.record({
+        tenant,
+        namespace: dispute.namespace,
+        source: 'lethe-review',
+        externalId: disputeId,
+        content: reason,
+        subjects: [...new Set(records.flatMap((r) => r.subjects))],
+        sensitivity: mostSensitive(records),
+        trustTier: 3,
+        occurredAt: at,
+        recordedBy: input.reviewer,
+      });
+      const targets = adjudicationTargets(dispute.memoryIds, input.outcome, input.memoryId);
+      const winner = records.find((r) => targets.get(r._id) === 'active');
+      const cause = `dispute:${disputeId}:${input.outcome}`;
+      for (const record of records) {
+        const target = targets.get(record._id)!;
+        if (target === 'active' && (await deps.disputes.openFor(tenant, record._id)).some((d) => d._id !== disputeId)) continue;
+        const patch = target === 'superseded' && winner ? { validTo: supersededValidTo(record, winner, at) } : undefined;
+        await move(tenant, record._id, target, cause, input.reviewer, { dispute: disputeId, resolutionEvent: event._id }, patch);
+      }
+      await reindex(tenant, dispute.memoryIds);
+      await deps.disputes.resolve(tenant, disputeId, {
+        outcome: input.outcome,
+        memoryId: input.memoryId,
+        reviewer: input.reviewer,
+        reasonHash: input.reasonHash,
+        eventId: event._id,
+        at,
+      });
+      await deps.audit.append({
+        tenant,
+        actor: input.reviewer,
+        action: 'dispute.resolved',
+        target: disputeId,
+        outcome: 'ok',
+        details: { outcome: input.outcome, memoryId: input.memoryId, reasonHash: input.reasonHash, resolutionEvent: event._id },
+        idempotencyKey: `dispute:${disputeId}:resolved`,
+      });
+      await deps.disputes.forgetReason(tenant, disputeId, input.reasonHash);
+      return statuses();
+    },
+
+    async sendDisputeNotice(input: { tenant: string; disputeId: string; kind: 'opened' | 'reminder' | 'escalation' }): Promise<void> {
+      const text = {
+        opened: `Dispute ${input.disputeId} (tenant ${input.tenant}) links two memories that disagree; it waits for adjudication.`,
+        reminder: `Dispute ${input.disputeId} (tenant ${input.tenant}) is still waiting for adjudication.`,
+        escalation: `Dispute ${input.disputeId} (tenant ${input.tenant}) passed its review deadline without adjudication.`,
+      }[input.kind];
+      await deps.notifier.send({
+        to: input.kind === 'escalation' ? deps.escalationEmail : deps.reviewersEmail,
+        subject: `Lethe: dispute ${input.kind} for ${input.disputeId}`,
+        text,
+      });
+    },
+  };
+
+  async function reindex(tenant: string, ids: readonly string[]): Promise<void> {
+    const records = await deps.memories.getMany(tenant, ids);
+    if (records.length > 0) await deps.index.upsert(tenant, records, { refresh: 'wait_for' });
+  }
+}

@@ -1,0 +1,122 @@
+import type { Db } from 'mongodb';
+import { sha256Hex } from '../../substrate/fingerprint.js';
+import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import type { Adjudication } from './contradiction.js';
+
+/** Two memories that disagree, linked until a reviewer adjudicates. Ids and hashes only. */
+export interface DisputeRecord {
+  _id: string;
+  tenant: string;
+  /** The two records, sorted. */
+  memoryIds: string[];
+  namespace: string;
+  attribute: string;
+  /** Whoever wrote either record: none of them may adjudicate. */
+  writers: string[];
+  state: 'open' | 'resolved';
+  openedAt: Date;
+  resolution: DisputeResolution | null;
+}
+
+export interface DisputeResolution {
+  outcome: Adjudication;
+  /** The record kept (keep-one) or rejected (reject-one). */
+  memoryId: string | null;
+  reviewer: string;
+  reasonHash: string;
+  /** The event that records the decision and its reason. */
+  eventId: string;
+  at: Date;
+}
+
+/** A reviewer's reason in words, kept beside the dispute until the resolution event carries it. */
+interface DisputeReason {
+  _id: string;
+  tenant: string;
+  disputeId: string;
+  text: string;
+}
+
+export function disputeIdOf(tenant: string, memoryIds: readonly string[]): string {
+  return `dsp_${sha256Hex(JSON.stringify([tenant, [...memoryIds].sort()])).slice(0, 32)}`;
+}
+
+export interface DisputeStore {
+  ensureIndexes(): Promise<void>;
+  /** Idempotent: opening the same pair again returns the existing dispute. */
+  open(dispute: Omit<DisputeRecord, '_id' | 'state' | 'resolution'>): Promise<DisputeRecord>;
+  get(tenant: string, id: string): Promise<DisputeRecord | null>;
+  /** Open disputes a record is part of. */
+  openFor(tenant: string, memoryId: string): Promise<DisputeRecord[]>;
+  /** Open disputes of any of these records, by record id (bounded parallel equality lookups). */
+  openForMany(tenant: string, memoryIds: readonly string[]): Promise<Map<string, DisputeRecord[]>>;
+  listOpen(tenant: string, limit: number): Promise<DisputeRecord[]>;
+  resolve(tenant: string, id: string, resolution: DisputeResolution): Promise<void>;
+  keepReason(tenant: string, disputeId: string, reasonHash: string, text: string): Promise<void>;
+  reason(tenant: string, disputeId: string, reasonHash: string): Promise<string | null>;
+  /** Drops a reason once its resolution event holds it (erasure then finds it there, by subject). */
+  forgetReason(tenant: string, disputeId: string, reasonHash: string): Promise<void>;
+}
+
+export function createMongoDisputeStore(db: Db): DisputeStore {
+  const disputes = db.collection<DisputeRecord>(Collections.disputes);
+  const reasons = db.collection<DisputeReason>(Collections.disputeReasons);
+  const openFor = async (tenant: string, memoryId: string) =>
+    disputes.find({ tenant, memoryIds: memoryId, state: 'open' }).toArray();
+  return {
+    async ensureIndexes() {
+      await disputes.createIndex({ tenant: 1, memoryIds: 1 });
+      await disputes.createIndex({ tenant: 1, state: 1 });
+    },
+    async open(input) {
+      const memoryIds = [...input.memoryIds].sort();
+      const dispute: DisputeRecord = {
+        ...input,
+        _id: disputeIdOf(input.tenant, memoryIds),
+        memoryIds,
+        state: 'open',
+        resolution: null,
+      };
+      try {
+        await disputes.insertOne(dispute);
+        return dispute;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const existing = await disputes.findOne({ _id: dispute._id });
+        if (!existing) throw error;
+        return existing;
+      }
+    },
+    async get(tenant, id) {
+      const found = await disputes.findOne({ _id: id });
+      return found && found.tenant === tenant ? found : null;
+    },
+    openFor,
+    async openForMany(tenant, memoryIds) {
+      const ids = [...new Set(memoryIds)];
+      const found = await mapBounded(ids, 16, (id) => openFor(tenant, id));
+      return new Map(ids.map((id, i) => [id, found[i]!]));
+    },
+    async listOpen(tenant, limit) {
+      return disputes.find({ tenant, state: 'open' }).sort({ openedAt: 1 }).limit(limit).toArray();
+    },
+    async resolve(tenant, id, resolution) {
+      // Written once by the dispute's own workflow, so no concurrent writer contends for it.
+      await disputes.updateOne({ _id: id, tenant }, { $set: { state: 'resolved', resolution } });
+    },
+    async keepReason(tenant, disputeId, reasonHash, text) {
+      await reasons.replaceOne(
+        { _id: `${disputeId}:${reasonHash}` },
+        { tenant, disputeId, text },
+        { upsert: true },
+      );
+    },
+    async reason(tenant, disputeId, reasonHash) {
+      const found = await reasons.findOne({ _id: `${disputeId}:${reasonHash}` });
+      return found && found.tenant === tenant ? found.text : null;
+    },
+    async forgetReason(tenant, disputeId, reasonHash) {
+      await reasons.deleteOne({ _id: `${disputeId}:${reasonHash}`, tenant });
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import type { Db } from 'mongodb';
+import type { MemoryRecord } from '../model/records.js';
+import { Collections, mapBounded } from '../mongo/collections.js';
+
+const CLAIM_FIELDS = {
+  _id: 1,
+  tenant: 1,
+  status: 1,
+  kind: 1,
+  subjects: 1,
+  attribute: 1,
+  contentHash: 1,
+  validFrom: 1,
+  validTo: 1,
+  writtenBy: 1,
+  namespace: 1,
+} as const;
+
+/** A memory as a claim: who says what (by content hash) about which subject's attribute, over which valid time. */
+export interface Claim {
+  id: string;
+  status: MemoryRecord['status'];
+  kind: string;
+  subjects: string[];
+  attribute: string | null;
+  contentHash: string;
+  validFrom: Date;
+  validTo: Date | null;
+  writtenBy: string;
+  namespace: string;
+}
+
+/** A record as a claim (its content left out). */
+export function claimOf(r: Pick<MemoryRecord, keyof typeof CLAIM_FIELDS>): Claim {
+  return {
+    id: r._id,
+    status: r.status,
+    kind: r.kind,
+    subjects: r.subjects,
+    attribute: r.attribute,
+    contentHash: r.contentHash,
+    validFrom: r.validFrom,
+    validTo: r.validTo,
+    writtenBy: r.writtenBy,
+    namespace: r.namespace,
+  };
+}
+
+/**
+ * Claims about a subject's attribute, read without their content: what a new memory is compared with. One
+ * equality query per subject on top-level fields (the local server pushes those down; `$in` it scans).
+ */
+export interface ClaimLookup {
+  ensureIndexes(): Promise<void>;
+  bySubjectAttribute(tenant: string, subjects: readonly string[], attribute: string): Promise<Claim[]>;
+  byIds(tenant: string, ids: readonly string[]): Promise<Claim[]>;
+  /**
+   * The status a record left on its last move (from the move's guard), for a retry that finds the move done and
+   * still has to write its audit entry.
+   */
+  statusBeforeLastMove(id: string, version: number): Promise<MemoryRecord['status'] | null>;
+}
+
+export function createClaimLookup(db: Db): ClaimLookup {
+  const memories = db.collection<MemoryRecord>(Collections.memories);
+  const guards = db.collection<{ _id: string; from: MemoryRecord['status'] }>(Collections.transitions);
+  return {
+    async statusBeforeLastMove(id, version) {
+      const guard = await guards.findOne({ _id: `${id}:${version - 1}` });
+      return guard?.from ?? null;
+    },
+    async ensureIndexes() {
+      await memories.createIndex({ tenant: 1, attribute: 1 });
+    },
+    async bySubjectAttribute(tenant, subjects, attribute) {
+      const found = await mapBounded([...new Set(subjects)], 8, (subject) =>
+        memories.find({ tenant, attribute, subjects: subject }, { projection: CLAIM_FIELDS }).toArray(),
+      );
+      const byId = new Map(found.flat().map((r) => [r._id, claimOf(r)]));
+      return [...byId.values()];
+    },
+    async byIds(tenant, ids) {
+      const found = await mapBounded([...new Set(ids)], 32, (id) =>
+        memories.findOne({ _id: id }, { projection: CLAIM_FIELDS }),
+      );
+      return found.filter((r): r is NonNullable<typeof r> => r !== null && r.tenant === tenant).map(claimOf);
+    },
+  };
+}

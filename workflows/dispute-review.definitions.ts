@@ -1,0 +1,34 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { ReviewPlan } from '../src/governance/review/review-plan.js';
+import type { Adjudication } from '../src/governance/disputes/contradiction.js';
+import type { MemoryStatus } from '../src/shared/lifecycle.js';
+
+export interface DisputeReviewInput {
+  tenant: string;
+  disputeId: string;
+  memoryIds: string[];
+  /** Whoever wrote either record: none of them may adjudicate. */
+  writers: string[];
+  plan: ReviewPlan;
+}
+
+export interface AdjudicationInput {
+  reviewer: string;
+  outcome: Adjudication;
+  /** The record kept (keep-one) or rejected (reject-one); absent for keep-both. */
+  memoryId?: string;
+  /** Keyed hash of the reviewer's reason; the words are kept in MongoDB until the resolution event holds them. */
+  reasonHash: string;
+}
+
+export interface AdjudicationResult {
+  disputeId: string;
+  outcome: Adjudication;
+  decidedBy: string;
+  statuses: Record<string, MemoryStatus>;
+}
+
+export const adjudicateUpdate = defineUpdate<AdjudicationResult, [AdjudicationInput]>('adjudicate');
+export const disputeStateQuery = defineQuery<{ state: 'open' | 'resolved'; stage: 'waiting' | 'reminded' | 'escalated' }>(
+  'disputeState',
+);

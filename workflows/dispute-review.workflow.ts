@@ -1,0 +1,68 @@
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { createDisputeActivities } from '../activities/dispute.activities.js';
+import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import {
+  adjudicateUpdate,
+  disputeStateQuery,
+  type AdjudicationInput,
+  type AdjudicationResult,
+  type DisputeReviewInput,
+} from './dispute-review.definitions.js';
+
+type Activities = ReturnType<typeof createDisputeActivities>;
+const store = proxyActivities<Activities>(RetryProfiles.storeWrite);
+const notify = proxyActivities<Activities>(RetryProfiles.notify);
+
+/** Why an adjudication is refused before it reaches the stores, or null. Pure. */
+export function adjudicationRefusal(input: DisputeReviewInput, decision: AdjudicationInput): string | null {
+  if (input.writers.includes(decision.reviewer)) return 'reviewer: may not adjudicate a dispute over a write they made';
+  if (!['keep-one', 'keep-both', 'reject-one'].includes(decision.outcome)) return 'outcome: keep-one, keep-both or reject-one';
+  if (decision.outcome === 'keep-both' && decision.memoryId !== undefined) return 'memoryId: not used with keep-both';
+  if (decision.outcome !== 'keep-both' && (!decision.memoryId || !input.memoryIds.includes(decision.memoryId))) {
+    return 'memoryId: must name one of the two records of the dispute';
+  }
+  if (!decision.reasonHash) return 'reason: required';
+  return null;
+}
+
+/**
+ * A dispute between two memories waits for a person: a reviewer adjudicates through an Update (and gets the
+ * resulting statuses); reviewers are told when it opens and reminded, then the escalation contact is told. There
+ * is no default: both records stay disputed, and are disclosed side by side, until someone decides.
+ */
+export async function disputeReview(input: DisputeReviewInput): Promise<AdjudicationResult> {
+  let result: AdjudicationResult | undefined;
+  let deciding = false;
+  let stage: 'waiting' | 'reminded' | 'escalated' = 'waiting';
+  const ref = { tenant: input.tenant, disputeId: input.disputeId };
+
+  setHandler(disputeStateQuery, () => ({ state: result ? 'resolved' : 'open', stage }));
+  setHandler(
+    adjudicateUpdate,
+    async (decision: AdjudicationInput) => {
+      deciding = true;
+      const statuses = await store.applyAdjudication({ ...ref, ...decision, memoryId: decision.memoryId ?? null });
+      result = { disputeId: input.disputeId, outcome: decision.outcome, decidedBy: decision.reviewer, statuses };
+      return result;
+    },
+    {
+      validator: (decision: AdjudicationInput) => {
+        if (result || deciding) throw new Error('dispute: already adjudicated');
+        const refusal = adjudicationRefusal(input, decision);
+        if (refusal) throw new Error(refusal);
+      },
+    },
+  );
+
+  await notify.sendDisputeNotice({ ...ref, kind: 'opened' });
+  if (!(await condition(() => result !== undefined, input.plan.reminderMs))) {
+    stage = 'reminded';
+    await notify.sendDisputeNotice({ ...ref, kind: 'reminder' });
+  }
+  if (!result && !(await condition(() => result !== undefined, Math.max(1, input.plan.escalationMs - input.plan.reminderMs)))) {
+    stage = 'escalated';
+    await notify.sendDisputeNotice({ ...ref, kind: 'escalation' });
+  }
+  await condition(() => result !== undefined);
+  return result!;
+}
