@@ -3,6 +3,7 @@ import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../../substrate/model/records.js';
 import { Collections } from '../../substrate/mongo/collections.js';
 import { ERASURE_PENDING } from './expiry-bucket.js';
+import { createMongoMemoryStore } from '../../substrate/memories/memory-store.js';
 
 /** A memory record with its place in the retention queue (see `expiry-bucket.ts`). */
 type QueuedRecord = MemoryRecord & { expiryBucket?: string | null };
@@ -16,8 +17,9 @@ export interface QueuedEntry {
 
 /**
  * The retention queue over the memories collection. Every read is one equality query on (tenant, expiryBucket);
- * every write is a conditional `updateOne` by `_id` that also checks the record is still in the slot it was read
- * from, so that concurrent or retried sweeps never move a record twice.
+ * every slot change is a conditional `updateOne` by `_id` that also checks the record is still in the slot it was read
+ * from, and every status change the memory store's guarded compare-and-set, so that concurrent or retried sweeps never
+ * move a record twice.
  */
 export interface ExpiryQueue {
   ensureIndexes(): Promise<void>;
@@ -31,6 +33,7 @@ export interface ExpiryQueue {
 
 export function createExpiryQueue(db: Db): ExpiryQueue {
   const memories = db.collection<QueuedRecord>(Collections.memories);
+  const store = createMongoMemoryStore(db);
   return {
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, expiryBucket: 1 });
@@ -43,14 +46,12 @@ export function createExpiryQueue(db: Db): ExpiryQueue {
       return docs.map((d) => ({ id: d._id, status: d.status, expiresAt: d.expiresAt ?? null }));
     },
     async expire(tenant, id, slot, reason) {
-      const result = await memories.updateOne(
-        { _id: id, tenant, status: 'active', expiryBucket: slot },
-        {
-          $set: { status: 'expired', statusReason: reason, expiryBucket: ERASURE_PENDING, updatedAt: new Date() },
-          $inc: { version: 1 },
-        },
-      );
-      return result.modifiedCount === 1;
+      // The status moves through the memory store's guarded compare-and-set, like every other move: a conditional
+      // update alone is not atomic on the local server and could overwrite a concurrent dispute or erasure.
+      if (!(await store.transition(tenant, id, 'active', 'expired', reason))) return false;
+      // A crash here leaves an expired record in its hour bucket; the next page moves it on as `pending`.
+      await memories.updateOne({ _id: id, tenant, expiryBucket: slot }, { $set: { expiryBucket: ERASURE_PENDING } });
+      return true;
     },
     async move(tenant, id, from, to) {
       const result = await memories.updateOne({ _id: id, tenant, expiryBucket: from }, { $set: { expiryBucket: to } });
