@@ -74,8 +74,9 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     const { services } = deps;
     registerAuthentication(app, { tokenSecret: deps.tokenSecret, audit: services.audit });
     registerWriteRoutes(app, { writes: services.writes });
-    registerReadRoutes(app, { events: services.events, memories: services.memories });
-    registerSearchRoutes(app, { search: services.search });
+    const reading = { readPolicy: services.readPolicy, audit: services.audit };
+    registerReadRoutes(app, { events: services.events, memories: services.memories, ...reading });
+    registerSearchRoutes(app, { search: services.search, ...reading });
     registerAuditRoutes(app, { audit: services.audit });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerHoldRoutes(app, { holds: services.holds, audit: services.audit, policy: services.holdPolicy, erasures: services.erasures });

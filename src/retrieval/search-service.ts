@@ -15,6 +15,8 @@ export const SearchRequestSchema = z.strictObject({
   asOf: z.iso.datetime({ offset: true }).optional(),
   namespaces: z.array(z.string().min(1).max(128)).max(32).optional(),
   kinds: z.array(z.string().min(1).max(32)).max(16).optional(),
+  /** What the reader reads for (memory-read policy); the duty of the reader's role when absent. */
+  purpose: z.string().min(1).max(64).optional(),
 });
 export type SearchRequest = z.output<typeof SearchRequestSchema>;
 
@@ -38,7 +40,8 @@ export function statusesFor(intent: SearchRequest['intent']): MemoryStatus[] {
  */
 export function createSearchService(deps: { index: SearchIndex; memories: MemoryStore; disputes: DisputeStore }) {
   return {
-    async search(tenant: string, request: SearchRequest): Promise<SearchResult[]> {
+    /** `sensitivities`: what the reader may see (from the read policy); the index never returns anything else. */
+    async search(tenant: string, request: SearchRequest, sensitivities?: readonly string[]): Promise<SearchResult[]> {
       if (request.intent === 'as-of' && !request.asOf) throw validationError('asOf', 'required when intent is as-of');
       const statuses = statusesFor(request.intent);
       const hits = await deps.index.search(tenant, {
@@ -48,6 +51,7 @@ export function createSearchService(deps: { index: SearchIndex; memories: Memory
           statuses,
           ...(request.namespaces ? { namespaces: request.namespaces } : {}),
           ...(request.kinds ? { kinds: request.kinds } : {}),
+          ...(sensitivities ? { sensitivities: [...sensitivities] } : {}),
           ...(request.intent === 'as-of' && request.asOf ? { validAt: new Date(request.asOf) } : {}),
         },
       });
@@ -61,7 +65,10 @@ export function createSearchService(deps: { index: SearchIndex; memories: Memory
       );
       // Records under a legal hold are never served by search (the legal role reads them by id).
       const servable = (m: MemoryRecord | undefined): m is MemoryRecord =>
-        m !== undefined && statuses.includes(m.status) && (m.restrictedBy?.length ?? 0) === 0;
+        m !== undefined &&
+        statuses.includes(m.status) &&
+        (m.restrictedBy?.length ?? 0) === 0 &&
+        (!sensitivities || sensitivities.includes(m.policy.sensitivity));
       const results = hits.flatMap((hit) => {
         const memory = records.get(hit.id);
         return servable(memory) ? [{ memory, score: hit.score }] : [];

@@ -5,6 +5,11 @@ import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js
 import type { Principal } from '../../governance/auth/principal.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
+import { z } from 'zod';
+import { parseOrThrow } from '../../shared/validation.js';
+import type { PolicyDocument } from '../../governance/policy/evaluate.js';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import { requireReadAccess } from './read-access.js';
 import { errorResponses, tenantIdParams } from './route-schemas.js';
 
 /** A foreign id answers exactly as a missing one: same status, same body. */
@@ -56,7 +61,12 @@ function restrictedFrom(record: { restrictedBy?: string[] }, principal: Principa
   return (record.restrictedBy?.length ?? 0) > 0 && !principal.roles.includes('legal');
 }
 
-export function registerReadRoutes(app: FastifyInstance, deps: { events: EventStore; memories: MemoryStore }): void {
+const ReadQuerySchema = z.strictObject({ purpose: z.string().min(1).max(64).optional() });
+
+export function registerReadRoutes(
+  app: FastifyInstance,
+  deps: { events: EventStore; memories: MemoryStore; readPolicy: PolicyDocument; audit: AuditLog },
+): void {
   app.get(
     '/v1/tenants/:tenant/events/:id',
     {
@@ -76,13 +86,30 @@ export function registerReadRoutes(app: FastifyInstance, deps: { events: EventSt
     '/v1/tenants/:tenant/memories/:id',
     {
       config: { action: 'memory.read' },
-      schema: { summary: 'Read one memory', params: tenantIdParams, response: errorResponses },
+      schema: {
+        summary: 'Read one memory (for a purpose the read policy allows; the duty of the reader\'s role by default)',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
     },
     async (request) => {
       const { id } = request.params as { id: string };
+      const { purpose } = parseOrThrow(ReadQuerySchema, request.query);
       const principal = principalOf(request);
+      const access = await requireReadAccess(deps, principal, purpose, 'memory');
       const memory = await deps.memories.get(principal.tenant, id);
       if (!memory || HIDDEN_STATUSES.has(memory.status) || restrictedFrom(memory, principal)) throw notFound('memory');
+      if (!access.sensitivities.includes(memory.policy.sensitivity)) {
+        await deps.audit.append({
+          tenant: principal.tenant,
+          actor: principal.id,
+          action: 'read.refused',
+          target: memory._id,
+          outcome: 'refused',
+          details: { what: 'memory', purpose: access.purpose, policyId: access.policy.id, policyVersion: access.policy.version },
+        });
+        throw new DomainError(ErrorType.PolicyDenied, `purpose: the read policy does not allow this record to be read for "${access.purpose}"`, 'purpose');
+      }
       return presentMemory(memory);
     },
   );

@@ -5,8 +5,14 @@ import { principalOf } from '../authenticate.js';
 import { presentMemory } from './read.routes.js';
 import { errorResponses, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
+import { requireReadAccess } from './read-access.js';
+import type { PolicyDocument } from '../../governance/policy/evaluate.js';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 
-export function registerSearchRoutes(app: FastifyInstance, deps: { search: SearchService }): void {
+export function registerSearchRoutes(
+  app: FastifyInstance,
+  deps: { search: SearchService; readPolicy: PolicyDocument; audit: AuditLog },
+): void {
   const body = jsonSchemaOf(SearchRequestSchema);
   app.post(
     '/v1/tenants/:tenant/search',
@@ -21,7 +27,9 @@ export function registerSearchRoutes(app: FastifyInstance, deps: { search: Searc
     },
     async (request) => {
       const query = parseOrThrow(SearchRequestSchema, request.body);
-      const results = await deps.search.search(principalOf(request).tenant, query);
+      const principal = principalOf(request);
+      const access = await requireReadAccess(deps, principal, query.purpose, 'search');
+      const results = await deps.search.search(principal.tenant, query, access.sensitivities);
       return {
         results: results.map((r) => ({
           score: r.score,

@@ -25,7 +25,8 @@ export function registerSearchCommand(program: Command, context: () => CliContex
     .option('--intent <intent>', 'current | history | as-of', 'current')
     .option('--as-of <instant>', 'for --intent as-of: an ISO 8601 instant')
     .option('--namespace <ns...>', 'restrict to these namespaces')
-    .action(async (query: string, options: { k: string; intent: string; asOf?: string; namespace?: string[] }) => {
+    .option('--purpose <purpose>', "what the results are read for (read policy); the role's duty by default")
+    .action(async (query: string, options: { k: string; intent: string; asOf?: string; namespace?: string[]; purpose?: string }) => {
       const k = Number(options.k);
       if (!Number.isInteger(k) || k < 1 || k > 100)
         throw new CliError('--k: a whole number from 1 to 100', ExitCode.usage);
@@ -36,6 +37,7 @@ export function registerSearchCommand(program: Command, context: () => CliContex
         intent: options.intent,
         ...(options.asOf ? { asOf: options.asOf } : {}),
         ...(options.namespace ? { namespaces: options.namespace } : {}),
+        ...(options.purpose ? { purpose: options.purpose } : {}),
       });
       if (ctx.json) return ctx.print(answer);
       if (answer.results.length === 0) return ctx.print('no results');
