@@ -13,6 +13,7 @@ import { registerCertificateCommands } from './commands/certificates.command.js'
 import { registerVerifyCommand } from './commands/verify.command.js';
 import { registerPolicyCommands } from './commands/policy.command.js';
 import { registerRestoreCommands } from './commands/restore.command.js';
+import { registerReviewCommands } from './commands/review.command.js';
 
 const program = new Command('lethe')
   .description('Lethe: governed memory and provable erasure for AI agents')
@@ -33,6 +34,7 @@ registerCertificateCommands(program, context);
 registerVerifyCommand(program);
 registerPolicyCommands(program);
 registerRestoreCommands(program);
+registerReviewCommands(program, context);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Command } from 'commander';
+import { registerReviewCommands } from '../../../src/cli/commands/review.command.js';
+import { createCliContext } from '../../../src/cli/context.js';
+import { CliError } from '../../../src/cli/exit-codes.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
@@ -193,5 +197,45 @@ describe('disputes and supersession', () => {
     });
     expect(response.statusCode, response.body).toBe(201);
     expect(response.json<{ memories: { status: string }[] }>().memories.map((m) => m.status)).toEqual(['active', 'active', 'active']);
+  });
+
+  describe('at the command line', () => {
+    let baseUrl: string;
+    beforeAll(async () => {
+      baseUrl = await app.api.listen({ host: '127.0.0.1', port: 0 });
+    });
+
+    /** Runs `lethe <args>` in-process against the listening API as a reviewer; returns stdout. */
+    async function lethe(tenant: string, args: string[]): Promise<string> {
+      const bearer = await app.token(tenant, ['reviewer'], 'rita');
+      let out = '';
+      const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        out += String(chunk);
+        return true;
+      });
+      try {
+        const program = new Command('lethe').exitOverride();
+        registerReviewCommands(program, () => createCliContext({ api: baseUrl, token: bearer }));
+        await program.parseAsync(args, { from: 'user' });
+        return out;
+      } finally {
+        write.mockRestore();
+      }
+    }
+
+    it('lists the dispute in the queue and adjudicates it with a reason', async () => {
+      const tenant = uniqueTenant();
+      const a = await writeEmployer(tenant, 'agent-1', 'Works at Umbrella.', '2024-01-01T00:00:00Z');
+      const b = await writeEmployer(tenant, 'agent-2', 'Works at Cyberdyne.', '2024-02-01T00:00:00Z');
+      const queue = await lethe(tenant, ['review', 'queue', '--type', 'dispute']);
+      const disputeId = /dsp_[0-9a-f]+/.exec(queue)?.[0];
+      expect(queue).toContain(a.id);
+      expect(queue).toContain(b.id);
+      await expect(lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id])).rejects.toThrow(CliError);
+      await expect(lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id, '--keep-both', '--reason', 'x'])).rejects.toThrow(/exactly one/);
+      const resolved = await lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id, '--reason', 'payroll shows Cyberdyne']);
+      expect(resolved.trim().split('\n').sort()).toEqual([`${a.id}  superseded`, `${b.id}  active`].sort());
+      expect(await lethe(tenant, ['review', 'queue'])).toBe('nothing waiting\n');
+    });
   });
 });
