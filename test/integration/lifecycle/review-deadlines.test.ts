@@ -12,6 +12,7 @@ import { testRuntime, uniqueId } from '../../support/harness.js';
 import { workflowBundlePath } from '../../support/paths.js';
 import { quietTemporal } from '../../support/quiet-temporal.js';
 import type { MemoryReviewInput, ReviewOutcome } from '../../../workflows/memory-review.definitions.js';
+import type { DisputeReviewInput } from '../../../workflows/dispute-review.definitions.js';
 
 /** Review deadlines are days long: the time-skipping server runs them in seconds, with the real stores behind. */
 describe('review deadlines (time-skipped days)', () => {
@@ -40,7 +41,7 @@ describe('review deadlines (time-skipped days)', () => {
     await env?.teardown();
   });
 
-  async function candidate(tenant: string): Promise<MemoryRecord> {
+  async function candidate(tenant: string, overrides: Partial<MemoryRecord> = {}): Promise<MemoryRecord> {
     const now = new Date();
     const record: MemoryRecord = {
       _id: `mem_${uniqueId('r')}`,
@@ -65,6 +66,7 @@ describe('review deadlines (time-skipped days)', () => {
       highImpact: true,
       statusReason: 'money-contracts-hr-health',
       updatedAt: now,
+      ...overrides,
     };
     await services.memories.insert(record);
     return record;
@@ -110,5 +112,40 @@ describe('review deadlines (time-skipped days)', () => {
     expect(answer).toMatchObject({ status: 'active', decidedBy: 'rita', byDefault: false });
     expect(await handle.result()).toMatchObject({ status: 'active' });
     expect((await services.memories.get(tenant, record._id))?.status).toBe('active');
+  });
+
+  it('tells the reviewers of a dispute, reminds them, escalates, and waits for a person (no default)', async () => {
+    const tenant = uniqueId('t');
+    const a = await candidate(tenant, { status: 'disputed', content: 'Salary is 52k.', writtenBy: 'agent-1' });
+    const b = await candidate(tenant, { status: 'disputed', content: 'Salary is 61k.', writtenBy: 'agent-2', contentHash: 'y'.repeat(64) });
+    const dispute = await services.disputes.open({
+      tenant,
+      memoryIds: [a._id, b._id],
+      namespace: 'hr',
+      attribute: 'salary',
+      writers: ['agent-1', 'agent-2'],
+      openedAt: new Date(),
+    });
+    const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const input: DisputeReviewInput = { tenant, disputeId: dispute._id, memoryIds: dispute.memoryIds, writers: dispute.writers, plan };
+    const handle = await env.client.workflow.start('disputeReview', { taskQueue, workflowId: uniqueId('dispute'), args: [input] });
+    await env.sleep('6 days');
+    const subject = (kind: string) => `Lethe: dispute ${kind} for ${dispute._id}`;
+    const opened = await waitForMessage(mailDir, (m) => m.subject === subject('opened'));
+    await waitForMessage(mailDir, (m) => m.subject === subject('reminder'));
+    const escalation = await waitForMessage(mailDir, (m) => m.subject === subject('escalation'));
+    expect(opened.to).toEqual([runtime.config.smtp.reviewersEmail]);
+    expect(escalation.to).toEqual([runtime.config.smtp.escalationEmail]);
+    expect(opened.text).not.toMatch(/52k|61k/);
+    // Past every deadline, both records are still disputed: a dispute is decided by a person, never by a timer.
+    expect((await services.memories.getMany(tenant, [a._id, b._id])).map((r) => r.status)).toEqual(['disputed', 'disputed']);
+    const self = await handle
+      .executeUpdate('adjudicate', { args: [{ reviewer: 'agent-2', outcome: 'keep-one', memoryId: b._id, reasonHash: 'h' }] })
+      .catch((error: { cause?: Error }) => error.cause?.message);
+    expect(self).toMatch(/may not adjudicate/);
+    await services.disputes.keepReason(tenant, dispute._id, 'h', 'payslip of March');
+    const answer = await handle.executeUpdate('adjudicate', { args: [{ reviewer: 'rita', outcome: 'reject-one', memoryId: a._id, reasonHash: 'h' }] });
+    expect(answer).toMatchObject({ decidedBy: 'rita', statuses: { [a._id]: 'rejected', [b._id]: 'active' } });
+    expect(await handle.result()).toMatchObject({ outcome: 'reject-one' });
   });
 });
