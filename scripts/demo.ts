@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: Lethe end to end on the local stack — every dependency answering, a sample tenant
- * ingested through the workflow path, a governed hybrid search, a notification captured by the SMTP
- * server, and the tenant's audit chain exported and verified offline.
+ * ingested through the workflow path, a governed hybrid search, a reviewer's sign-off, a contradiction
+ * disputed and adjudicated, a data subject erased with a signed certificate verified offline, a
+ * notification captured by the SMTP server, and the tenant's audit chain exported and verified offline.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { mintToken } from '../src/governance/auth/tokens.js';
 import { checkReadiness } from '../src/observability/readiness.js';
 import { createApiClient } from '../src/cli/api-client.js';
 import { verifyAuditJsonl } from '../src/governance/audit/audit-export.js';
+import { verifyCertificatesJsonl } from '../src/governance/certificates/certificate-verify.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadStackConfig } from '../stack/stack-config.js';
 import { waitForMessage } from '../stack/smtp/mailbox.js';
@@ -28,7 +30,12 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const runtime = createRuntime(config, 'lethe-demo');
   const taskQueue = `demo-${process.pid}`;
-  const services = createServices(runtime, { taskQueue });
+  // The demo's indices sync soft-delete retention leases every second, so that its erasure expunges at once;
+  // production keeps Elasticsearch's 30 s default (an erasure then waits up to that long, on a durable timer).
+  const services = createServices(runtime, {
+    taskQueue,
+    indexSettings: { 'index.soft_deletes.retention_lease.sync_interval': '1s' },
+  });
   const tenant = `demo-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
 
   step('1. Every dependency answers');
@@ -58,6 +65,18 @@ async function main(): Promise<void> {
     const auditor = createApiClient(
       address,
       await mintToken(config.secrets.tokenSecret, { id: 'auditor-1', tenant, roles: ['auditor'] }),
+    );
+    const reviewer = createApiClient(
+      address,
+      await mintToken(config.secrets.tokenSecret, { id: 'rita', tenant, roles: ['reviewer'] }),
+    );
+    const dpo = createApiClient(
+      address,
+      await mintToken(config.secrets.tokenSecret, { id: 'dpo-1', tenant, roles: ['dpo'] }),
+    );
+    const otherAgent = createApiClient(
+      address,
+      await mintToken(config.secrets.tokenSecret, { id: 'agent-9', tenant, roles: ['agent'] }),
     );
 
     step(`2. Ingest a sample tenant "${tenant}" through the ingestion workflow (events → memories → index)`);
@@ -99,7 +118,110 @@ async function main(): Promise<void> {
       })
       .catch((e: Error) => say(`   invalid date → refused: ${e.message}`));
 
-    step('5. A notification through SMTP, read back from the capture server');
+    step('5. A reviewer signs off the high-impact write (a Temporal Update answers with the new status)');
+    for (const m of batch.memories.filter((x) => x.status === 'candidate')) {
+      const decided = await reviewer.post<{ status: string }>(`/v1/tenants/${tenant}/review-queue/${m.id}/decision`, {
+        decision: 'approve',
+        reason: 'confirmed against the HR system',
+      });
+      say(`   ${m.id}  candidate → ${decided.status}`);
+    }
+
+    step('6. A contradiction is disputed, disclosed side by side, and adjudicated');
+    const contradiction = await otherAgent.post<{ memories: { id: string; status: string }[] }>(`/v1/tenants/${tenant}/batches`, {
+      events: [
+        {
+          source: 'field-visit',
+          externalId: 'visit-31',
+          namespace: 'support',
+          subjects: ['customer-ana'],
+          occurredAt: '2026-10-20T10:00:00Z',
+          content: 'Visited Ana at her new place in Braga.',
+        },
+      ],
+      memories: [
+        {
+          namespace: 'support',
+          subjects: ['customer-ana'],
+          kind: 'fact',
+          attribute: 'city',
+          content: 'Ana lives in Braga.',
+          validFrom: '2026-10-20T00:00:00Z',
+          purpose: 'customer-support',
+          sensitivity: 'internal',
+          jurisdiction: 'PT',
+          trustTier: 1,
+          confidence: 0.8,
+          provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-address' },
+        },
+      ],
+    });
+    const braga = contradiction.memories[0]!;
+    say(`   "Ana lives in Braga." → ${braga.status}`);
+    const sideBySide = await agent.post<{
+      results: { memory: { id: string; content: string; status: string }; disputes?: { id: string }[] }[];
+    }>(`/v1/tenants/${tenant}/search`, { query: 'where does Ana live', k: 3 });
+    for (const r of sideBySide.results.filter((x) => x.disputes)) {
+      say(`      ${r.memory.status.padEnd(9)} ${r.memory.content}  (dispute ${r.disputes![0]!.id.slice(0, 16)}…)`);
+    }
+    const disputeId = sideBySide.results.find((r) => r.disputes)?.disputes?.[0]?.id;
+    if (!disputeId) throw new Error('the contradiction did not open a dispute');
+    const resolved = await reviewer.post<{ statuses: Record<string, string> }>(`/v1/tenants/${tenant}/disputes/${disputeId}/resolution`, {
+      outcome: 'keep-one',
+      memoryId: braga.id,
+      reason: 'the field visit is the newer, first-hand statement',
+    });
+    for (const [id, status] of Object.entries(resolved.statuses)) say(`   ${id}  disputed → ${status}`);
+    const history = await agent.post<{ results: { memory: { content: string; status: string; validFrom: string; validTo: string | null } }[] }>(
+      `/v1/tenants/${tenant}/search`,
+      { query: 'where does Ana live', k: 2, intent: 'history' },
+    );
+    for (const r of history.results) {
+      say(`      history: ${r.memory.content.padEnd(22)} ${r.memory.status.padEnd(10)} valid ${r.memory.validFrom.slice(0, 10)} … ${r.memory.validTo?.slice(0, 10) ?? ''}`);
+    }
+
+    step('7. The DPO erases Ana: the six-step deletion closure, ending in a signed certificate');
+    const filed = await dpo.post<{ id: string }>(`/v1/tenants/${tenant}/erasure-requests`, {
+      selector: { subjectId: 'customer-ana' },
+      legalGround: 'art17-1a',
+    });
+    const erasureStarted = Date.now();
+    let view: { state: string; steps: { step: string; counts: Record<string, number> }[]; certificateIds: string[] };
+    for (;;) {
+      view = await dpo.get(`/v1/tenants/${tenant}/erasure-requests/${filed.id}`);
+      if (!['received', 'running'].includes(view.state) || Date.now() - erasureStarted > 240_000) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    say(`   ${filed.id}  ${view.state} in ${((Date.now() - erasureStarted) / 1000).toFixed(1)} s`);
+    for (const s of view.steps) {
+      say(`      ${s.step.padEnd(10)} ${Object.entries(s.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    }
+    if (view.state !== 'completed') throw new Error(`the erasure ended ${view.state}`);
+    const after = await agent.post<{ results: { memory: { subjects: string[] } }[] }>(`/v1/tenants/${tenant}/search`, {
+      query: 'Ana Porto Braga e-mail bakery',
+      intent: 'history',
+    });
+    const aboutAna = after.results.filter((r) => r.memory.subjects.includes('customer-ana')).length;
+    const others = [...new Set(after.results.flatMap((r) => r.memory.subjects))].join(', ') || 'none';
+    say(`   search for Ana afterwards → ${aboutAna} about Ana (${after.results.length} others' records ranked: ${others})`);
+    const relearn = await agent
+      .post(`/v1/tenants/${tenant}/batches`, { events: (sample as { events: unknown[] }).events.slice(0, 1) })
+      .then(() => 'accepted (!)')
+      .catch((e: Error) => `refused: ${e.message}`);
+    say(`   re-ingesting Ana's first event → ${relearn}`);
+    const certificates = await auditor.getText(`/v1/tenants/${tenant}/certificates`);
+    const auditExport = await auditor.getText(`/v1/tenants/${tenant}/audit`);
+    const checked = verifyCertificatesJsonl(
+      { certificates, audit: auditExport },
+      { publicKeys: await auditor.getText(`/v1/tenants/${tenant}/certificates/public-key`) },
+    );
+    say(
+      checked.ok
+        ? `   ✓ offline: ${checked.count} certificate(s), Ed25519 signatures, chain and audit anchors verified (${view.certificateIds.join(', ')})`
+        : `   ✗ ${JSON.stringify(checked)}`,
+    );
+
+    step('8. A notification through SMTP, read back from the capture server');
     const subject = `Lethe demo for ${tenant}`;
     await runtime.mail.sendMail({
       from: config.smtp.from,
@@ -110,7 +232,7 @@ async function main(): Promise<void> {
     const mail = await waitForMessage(loadStackConfig().smtp.captureDir, (m) => m.subject === subject);
     say(`   captured: "${mail.subject}" → ${mail.to.join(', ')}`);
 
-    step('6. The audit chain, exported and verified offline');
+    step('9. The audit chain, exported and verified offline');
     const jsonl = await auditor.getText(`/v1/tenants/${tenant}/audit`);
     const verdict = verifyAuditJsonl(jsonl);
     say(
