@@ -55,6 +55,9 @@ export function presentMemory(m: MemoryRecord) {
 }
 
 const HIDDEN_STATUSES = new Set(['deleted', 'purged']);
+/** Never served as context: a rejected write or an expired record is read only by those who govern it. */
+const UNSERVED_STATUSES = new Set(['rejected', 'expired', 'candidate']);
+const GOVERNING_ROLES = new Set(['reviewer', 'dpo', 'legal']);
 
 /** A record under a legal hold is readable by the legal role only; to anyone else it is missing. */
 function restrictedFrom(record: { restrictedBy?: string[] }, principal: Principal): boolean {
@@ -99,6 +102,7 @@ export function registerReadRoutes(
       const access = await requireReadAccess(deps, principal, purpose, 'memory');
       const memory = await deps.memories.get(principal.tenant, id);
       if (!memory || HIDDEN_STATUSES.has(memory.status) || restrictedFrom(memory, principal)) throw notFound('memory');
+      if (UNSERVED_STATUSES.has(memory.status) && !principal.roles.some((r) => GOVERNING_ROLES.has(r))) throw notFound('memory');
       if (!access.sensitivities.includes(memory.policy.sensitivity)) {
         await deps.audit.append({
           tenant: principal.tenant,

@@ -61,7 +61,10 @@ describe('human sign-off for high-impact writes', () => {
     });
     expect(decided.json()).toMatchObject({ status: 'rejected' });
     expect((await app.services.memories.get(tenant, id))?.status).toBe('rejected');
-    const read = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}`, token: await app.token(tenant, ['agent']) });
+    // Agents never get it, not even by id; a reviewer sees it, with its status.
+    const agentRead = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}`, token: await app.token(tenant, ['agent']) });
+    expect(agentRead.statusCode).toBe(404);
+    const read = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}?purpose=review`, token: await app.token(tenant, ['reviewer']) });
     const search = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/search`, token: await app.token(tenant, ['agent']), payload: { query: 'salary', intent: 'history' } });
     expect(search.json<{ results: unknown[] }>().results).toEqual([]);
     expect(read.statusCode).toBe(200);
