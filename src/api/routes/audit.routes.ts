@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import { exportAuditJsonl } from '../../governance/audit/audit-export.js';
@@ -22,10 +23,11 @@ export function registerAuditRoutes(app: FastifyInstance, deps: { audit: AuditLo
     },
     async (request, reply) => {
       const { fromSeq, toSeq } = request.query as { fromSeq?: number; toSeq?: number };
-      const lines: string[] = [];
       const range = { ...(fromSeq ? { fromSeq } : {}), ...(toSeq ? { toSeq } : {}) };
-      for await (const line of exportAuditJsonl(deps.audit, principalOf(request).tenant, range)) lines.push(line);
-      return reply.type('application/x-ndjson').send(lines.join(''));
+      // Streamed: a tenant's chain grows without bound, and the export must not be held in memory whole.
+      return reply
+        .type('application/x-ndjson')
+        .send(Readable.from(exportAuditJsonl(deps.audit, principalOf(request).tenant, range)));
     },
   );
 }
