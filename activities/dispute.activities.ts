@@ -5,6 +5,7 @@ import type { PolicyDocument } from '../src/governance/policy/evaluate.js';
 import { reviewPlan, type ReviewPlan } from '../src/governance/review/review-plan.js';
 import {
   adjudicationTargets,
+  claimGroups,
   contradicts,
   isCorrectedBy,
   supersededValidTo,
@@ -46,8 +47,8 @@ export interface DisputeStart {
   plan: ReviewPlan;
 }
 
-/** Attribute groups checked at once. */
-const DETECT_CONCURRENCY = 8;
+/** Groups checked at once (as many as admission writes at once). */
+const DETECT_CONCURRENCY = 16;
 
 /** Corrections are followed this far back along an event's `correctionOf` chain. */
 const MAX_CORRECTION_DEPTH = 32;
@@ -96,8 +97,9 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
   /** Earlier records derived from events that this record's events correct. */
   async function correctedBy(tenant: string, record: MemoryRecord) {
     const ancestors = new Set<string>();
-    for (const eventId of record.provenance.eventIds) {
-      let previous = (await deps.events.get(tenant, eventId))?.correctionOf ?? null;
+    const cited = await deps.events.getMany(tenant, record.provenance.eventIds);
+    for (const event of cited) {
+      let previous = event.correctionOf;
       for (let depth = 0; previous && depth < MAX_CORRECTION_DEPTH && !ancestors.has(previous); depth++) {
         ancestors.add(previous);
         previous = (await deps.events.get(tenant, previous))?.correctionOf ?? null;
@@ -118,13 +120,12 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // By id: two writes of one batch that disagree find each other, and open one dispute.
       const disputes = new Map<string, DisputeStart>();
       let superseded = 0;
-      // Records about different attributes cannot disagree with each other: those groups run in parallel, and
-      // each group in batch order, so that two writes of one batch about the same attribute meet exactly once.
+      // Records that share no (attribute, subject) cannot disagree with each other: those groups run in parallel,
+      // and each group in batch order, so that two writes of one batch about the same thing meet exactly once.
       const order = new Map(input.ids.map((id, i) => [id, i]));
       const loaded = (await deps.memories.getMany(tenant, input.ids)).sort((a, b) => order.get(a._id)! - order.get(b._id)!);
-      const groups = new Map<string, MemoryRecord[]>();
-      for (const r of loaded) groups.set(r.attribute ?? `\u0000${r._id}`, [...(groups.get(r.attribute ?? `\u0000${r._id}`) ?? []), r]);
-      await mapBounded([...groups.values()], DETECT_CONCURRENCY, async (group) => {
+      const groups = claimGroups(loaded);
+      await mapBounded(groups, DETECT_CONCURRENCY, async (group) => {
         for (const { _id: id } of group) await detectOne(id);
       });
       return { disputes: [...disputes.values()].sort((a, b) => a.disputeId.localeCompare(b.disputeId)), superseded };

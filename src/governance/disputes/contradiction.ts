@@ -83,3 +83,29 @@ export function adjudicationTargets(
   }
   return targets;
 }
+
+/**
+ * Splits records (in order) into groups that can never meet: two records land in one group when they share an
+ * attribute and a subject, directly or through others. Groups keep the input order; records without an attribute
+ * stand alone. Detection runs the groups in parallel and each group in order.
+ */
+export function claimGroups<T extends Pick<ClaimView, 'attribute' | 'subjects'>>(records: readonly T[]): T[][] {
+  const parent = records.map((_, i) => i);
+  const root = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const owner = new Map<string, number>();
+  records.forEach((r, i) => {
+    if (r.attribute === null) return;
+    for (const subject of r.subjects) {
+      const key = JSON.stringify([r.attribute, subject]);
+      const other = owner.get(key);
+      if (other === undefined) owner.set(key, i);
+      else parent[root(i)] = root(other);
+    }
+  });
+  const groups = new Map<number, T[]>();
+  records.forEach((r, i) => groups.set(root(i), [...(groups.get(root(i)) ?? []), r]));
+  return [...groups.values()];
+}

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ADJUDICATIONS,
   adjudicationTargets,
+  claimGroups,
   contradicts,
   supersededValidTo,
   validTimesOverlap,
@@ -67,6 +68,31 @@ describe('contradictions', () => {
         const end = supersededValidTo(loser, winner, now);
         if (loser.validTo) expect(end.getTime()).toBeLessThanOrEqual(loser.validTo.getTime());
         if (winner.validFrom > loser.validFrom) expect(end.getTime()).toBeGreaterThan(loser.validFrom.getTime());
+      }),
+    );
+  });
+});
+
+describe('groups of claims that can meet', () => {
+  const record = fc.record({
+    attribute: fc.option(fc.constantFrom('employer', 'city'), { nil: null }),
+    subjects: fc.subarray(['s1', 's2', 's3', 's4'], { minLength: 1 }),
+  });
+
+  it('puts every pair sharing an attribute and a subject in one group, keeps order, and loses nothing', () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 12 }), (raw) => {
+        const records = raw.map((r, i) => ({ ...r, i }));
+        const groups = claimGroups(records);
+        expect(groups.flat().map((r) => r.i).sort((a, b) => a - b)).toEqual(records.map((r) => r.i));
+        const groupOf = new Map(groups.flatMap((g, n) => g.map((r) => [r.i, n] as const)));
+        for (const g of groups) expect(g.map((r) => r.i)).toEqual([...g.map((r) => r.i)].sort((a, b) => a - b));
+        for (const a of records) {
+          for (const b of records) {
+            const meet = a.attribute !== null && a.attribute === b.attribute && a.subjects.some((s) => b.subjects.includes(s));
+            if (meet) expect(groupOf.get(a.i)).toBe(groupOf.get(b.i));
+          }
+        }
       }),
     );
   });
