@@ -1,17 +1,29 @@
 /**
  * Lifecycle benchmark: `npm run bench:lifecycle`.
  *
- * Section "retention sweep" (this file's retention part):
+ * Section "admission" (runs first; BENCH_ADMIT_SKIP=1 skips it):
+ *  BENCH_ADMIT_BATCHES (default 4) batches of BENCH_ADMIT_SIZE (default 250) low-impact preferences, each with the
+ *  event it was learned from, written two ways, alternating batch by batch so that load from elsewhere falls on both:
+ *  - workflow: the write gateway the API uses (stage the batch with the writer's roles, run `ingestBatch` on a full
+ *    Lethe worker): write policy, tombstone and lineage checks, retention expiry, events, lineage, memories, audit,
+ *    contradiction detection (`detectContradictions`, before indexing), index with refresh=wait_for, discard stage;
+ *  - direct: `insertMany` of the same event and memory documents (status, `expiresAt`, `expiryBucket` and retention
+ *    class from the same policies) plus the same index adapter's `_bulk` with refresh=wait_for.
+ *  Every memory is about a subject of its own, so none contradicts another (the lookups run, no dispute opens). The
+ *  workflow path's time is split by activity from the workflows' histories.
+ *
+ * Section "retention sweep":
  *  A. Sweep rate over 10⁵ expired records (BENCH_RETENTION_RECORDS), next to as many records not yet expired: the
  *     `retentionSweep` workflow on a worker of its own, with the erasure hand-off stubbed (the port that files
  *     erasure requests only counts ids) — so it measures marking (`active` → `expired`, one audit entry each) and
  *     the hand-off bookkeeping, not erasure. Also one page of the range query the bucketing replaces.
+ *     BENCH_RETENTION_SKIP_A=1 skips it.
  *  B. A smaller full run (BENCH_RETENTION_FULL records, default 2 000): the same workflow on a full Lethe worker,
  *     handing off to real erasure requests (back-pressure: at most BENCH_RETENTION_MAX_OPEN, default 1, at work), timed
  *     until every request finished.
  *
  * Each part uses a MongoDB database of its own (dropped at the end, when nothing else runs on it) and its own task
- * queue; part B its own index prefix. Tables go to stdout, progress to stderr.
+ * queue; admission and part B their own index prefixes. Tables go to stdout, progress to stderr.
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -36,7 +48,7 @@ import { createExpiryQueue } from '../src/governance/retention/expiry-queue.js';
 import { createMongoSweepStateStore } from '../src/governance/retention/sweep-state-store.js';
 import { sha256Hex } from '../src/substrate/fingerprint.js';
 import { createMongoMemoryStore } from '../src/substrate/memories/memory-store.js';
-import type { MemoryRecord } from '../src/substrate/model/records.js';
+import type { EventRecord, MemoryRecord } from '../src/substrate/model/records.js';
 import { Collections } from '../src/substrate/mongo/collections.js';
 import { bundlerOptions } from '../src/temporal/bundling.js';
 import { bundleWorkflows, createLetheWorker } from '../src/temporal/worker.js';
@@ -45,7 +57,14 @@ import type {
   RetentionSweepResult,
   SweepProgress,
 } from '../workflows/retention-sweep.workflow.js';
-import { num, table } from './lib/stack-report.js';
+import {
+  activityTimings,
+  admissionBatch,
+  ATTRIBUTES,
+  directDocuments,
+  type ActivityTimings,
+} from './lib/lifecycle-admission.js';
+import { median, num, ratio, table } from './lib/stack-report.js';
 
 const RECORDS = Number(process.env.BENCH_RETENTION_RECORDS ?? 100_000);
 const FULL = Number(process.env.BENCH_RETENTION_FULL ?? 2000);
@@ -53,6 +72,9 @@ const PAGE = 1000;
 const FULL_PAGE = 500;
 const MAX_OPEN = Number(process.env.BENCH_RETENTION_MAX_OPEN ?? 1);
 const SKIP_A = process.env.BENCH_RETENTION_SKIP_A === '1';
+const ADMIT_BATCHES = Number(process.env.BENCH_ADMIT_BATCHES ?? 4);
+const ADMIT_SIZE = Number(process.env.BENCH_ADMIT_SIZE ?? 250);
+const SKIP_ADMIT = process.env.BENCH_ADMIT_SKIP === '1';
 const HOUR = 3600_000;
 const INDEX_SETTINGS = { 'index.soft_deletes.retention_lease.sync_interval': '1s' };
 
@@ -137,13 +159,23 @@ async function runSweep(client: Client, taskQueue: string, input: RetentionSweep
   const result = handle.result() as Promise<RetentionSweepResult>;
   let done = false;
   void result.finally(() => (done = true)).catch(() => undefined);
-  while (!done && Number.isNaN(markMs)) {
-    await new Promise((r) => setTimeout(r, 250));
+  let reported = started;
+  // Every 250 ms until the mark phase ends (its end is timed), then every 5 s for the progress line only.
+  while (!done) {
+    await new Promise((r) => setTimeout(r, Number.isNaN(markMs) ? 250 : 5000));
     const p = (await client.workflow
       .getHandle(workflowId)
       .query<SweepProgress | null>('retentionProgress')
       .catch(() => null)) as SweepProgress | null;
-    if (p?.phase === 'handoff') markMs = performance.now() - started;
+    if (p?.phase === 'handoff' && Number.isNaN(markMs)) markMs = performance.now() - started;
+    if (p && performance.now() - reported >= 30_000) {
+      reported = performance.now();
+      const elapsed = reported - started;
+      progress(
+        `  sweep ${input.tenant}: ${p.phase}, bucket ${p.bucket}, expired ${p.totals.expired}, handed off ` +
+          `${p.totals.handedOff} after ${seconds(elapsed)} s (load ${load()})`,
+      );
+    }
   }
   const value = await result;
   const totalMs = performance.now() - started;
@@ -153,6 +185,204 @@ async function runSweep(client: Client, taskQueue: string, input: RetentionSweep
     runs.push({ runId: w.runId, historyLength: w.historyLength });
   }
   return { value, totalMs, markMs, workflowId, runs };
+}
+
+// ── Section: admission ──────────────────────────────────────────────────────────────────────────────────────────
+
+/** The activities of `ingestBatch`, in the order it runs them. */
+const INGEST_ACTIVITIES = ['admitStagedBatch', 'detectContradictions', 'indexMemories', 'discardStage'] as const;
+
+async function admissionSection(
+  base: Config,
+  connection: NativeConnection,
+  workflowBundle: { code: string },
+): Promise<void> {
+  const config = withDatabase(base, 'bench_lifecycle_admit', { LETHE_INDEX_PREFIX: 'lethe-bench-adm' });
+  const runtime: Runtime = createRuntime(config, 'lethe-bench');
+  const suffix = randomUUID().slice(0, 6);
+  const tenant = `bench-adm-wf-${suffix}`;
+  const directTenant = `bench-adm-direct-${suffix}`;
+  const taskQueue = `bench-admission-${suffix}`;
+  const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
+  const writer = 'bench-agent';
+  try {
+    await services.ensureIndexes();
+    // The retention queue's index, which the records admission writes (with their expiry bucket) land in.
+    await createExpiryQueue(runtime.db).ensureIndexes();
+    const worker = await createLetheWorker(runtime, { taskQueue, services, connection, workflowBundle });
+    const eventsCollection = runtime.db.collection<EventRecord>(Collections.events);
+    const memoriesCollection = runtime.db.collection<MemoryRecord>(Collections.memories);
+    const policies = { impact: services.impactPolicy, retention: services.retentionPolicy };
+
+    const viaWorkflow = async (batch: ReturnType<typeof admissionBatch>): Promise<void> => {
+      const result = await services.writes.submit({ id: writer, tenant, roles: ['agent'] }, batch);
+      if (result.refused)
+        throw new Error(`admission refused the batch: ${result.refused.type} at ${result.refused.field}`);
+      const notActive = result.memories.filter((m) => m.status !== 'active').length;
+      if (notActive > 0 || result.disputes.length > 0 || result.reviews.length > 0)
+        throw new Error(
+          `admission: ${notActive} memories not active, ${result.disputes.length} disputes, ${result.reviews.length} reviews`,
+        );
+      if (result.indexed !== batch.memories.length)
+        throw new Error(`admission indexed ${result.indexed} of ${batch.memories.length}`);
+    };
+    const direct = async (batch: ReturnType<typeof admissionBatch>): Promise<void> => {
+      const docs = directDocuments(directTenant, writer, batch, policies);
+      await eventsCollection.insertMany(docs.events, { ordered: false });
+      await memoriesCollection.insertMany(docs.memories, { ordered: false });
+      const { indexed, failed } = await services.index.upsert(directTenant, docs.memories, { refresh: 'wait_for' });
+      if (indexed !== docs.memories.length || failed.length > 0)
+        throw new Error(`direct: indexed ${indexed} of ${docs.memories.length}`);
+    };
+
+    const timings = await worker.runUntil(async () => {
+      // Warm-up: bundles, connections, both tenants' indices.
+      const warm = admissionBatch(ADMIT_BATCHES + 1, 20);
+      await viaWorkflow(warm);
+      await direct(admissionBatch(ADMIT_BATCHES + 2, 20));
+      progress(`admission: ${ADMIT_BATCHES} batches of ${ADMIT_SIZE} events + ${ADMIT_SIZE} memories (load ${load()})`);
+      const workflowMs: number[] = [];
+      const directMs: number[] = [];
+      for (let b = 0; b < ADMIT_BATCHES; b++) {
+        const batch = admissionBatch(b, ADMIT_SIZE);
+        const runWorkflow = async () => {
+          const started = performance.now();
+          await viaWorkflow(batch);
+          workflowMs.push(performance.now() - started);
+        };
+        const runDirect = async () => {
+          const started = performance.now();
+          await direct(batch);
+          directMs.push(performance.now() - started);
+        };
+        // Alternating which goes first, so that neither always follows the other's refresh.
+        if (b % 2 === 0) {
+          await runWorkflow();
+          await runDirect();
+        } else {
+          await runDirect();
+          await runWorkflow();
+        }
+        progress(
+          `admission: batch ${b + 1}/${ADMIT_BATCHES}: workflow ${num(workflowMs.at(-1)! / 1000)} s, direct ${num(directMs.at(-1)! / 1000)} s (load ${load()})`,
+        );
+      }
+      return { workflowMs, directMs };
+    });
+
+    // Per-activity time, from the histories of the measured workflows (the warm-up one left out).
+    const client = services.temporalClient;
+    const histories: ActivityTimings[] = [];
+    const expected = ADMIT_BATCHES + 1;
+    let listed: { workflowId: string; startTime: Date }[] = [];
+    for (let attempt = 0; attempt < 20 && listed.length < expected; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 500));
+      listed = [];
+      for await (const w of client.workflow.list({
+        query: `LetheTenant = '${tenant}' AND LetheWorkflowKind = 'ingest'`,
+      }))
+        listed.push({ workflowId: w.workflowId, startTime: w.startTime });
+    }
+    listed.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+    for (const w of listed.slice(1)) histories.push(await activityTimings(client.workflow.getHandle(w.workflowId)));
+
+    const memories = ADMIT_BATCHES * ADMIT_SIZE;
+    const workflowTotal = timings.workflowMs.reduce((a, b) => a + b, 0);
+    const directTotal = timings.directMs.reduce((a, b) => a + b, 0);
+    const workflowRate = (memories / workflowTotal) * 1000;
+    const directRate = (memories / directTotal) * 1000;
+    const activityMs = (type: string) => histories.reduce((sum, h) => sum + (h.byType.get(type) ?? 0), 0);
+    const serverMs = histories.reduce((sum, h) => sum + h.workflowMs, 0);
+    const inActivities = INGEST_ACTIVITIES.reduce((sum, type) => sum + activityMs(type), 0);
+    const [stored, active, expiring, disputes, auditHead] = await Promise.all([
+      memoriesCollection.countDocuments({ tenant }),
+      memoriesCollection.countDocuments({ tenant, status: 'active' }),
+      memoriesCollection.countDocuments({ tenant, expiryBucket: { $type: 'string' } }),
+      runtime.db.collection(Collections.disputes).countDocuments({ tenant }),
+      services.audit.head(tenant),
+    ]);
+
+    out(`### Admission — low-impact writes, ingestion workflow vs direct insert`);
+    out();
+    out(
+      `${ADMIT_BATCHES} batches of ${ADMIT_SIZE} preferences (${ATTRIBUTES.length} attributes, one subject each, no ` +
+        `contradictions) + ${ADMIT_SIZE} events, alternating workflow and direct batch by batch after a warm-up batch.`,
+    );
+    out();
+    out(
+      table(
+        ['measure', 'workflow', 'direct', 'workflow / direct'],
+        [
+          ['memories/s (each with its event)', num(workflowRate), num(directRate), ratio(workflowRate / directRate)],
+          [
+            'records/s (events + memories)',
+            num(workflowRate * 2),
+            num(directRate * 2),
+            ratio(workflowRate / directRate),
+          ],
+          [
+            `per batch of ${ADMIT_SIZE} p50 (s)`,
+            seconds(median(timings.workflowMs)),
+            seconds(median(timings.directMs)),
+            ratio(median(timings.workflowMs) / median(timings.directMs)),
+          ],
+          ['total (s)', seconds(workflowTotal), seconds(directTotal), ratio(workflowTotal / directTotal)],
+        ],
+      ),
+    );
+    out();
+    out('Workflow path, where the time goes (summed over the measured batches, from the workflow histories):');
+    out();
+    out(
+      table(
+        ['part', 's', 'share of client-observed time', 'per memory (ms)'],
+        [
+          ...INGEST_ACTIVITIES.map((type) => [
+            `activity ${type} (scheduled → completed)`,
+            seconds(activityMs(type)),
+            `${num((activityMs(type) / workflowTotal) * 100)} %`,
+            num(activityMs(type) / memories),
+          ]),
+          [
+            'workflow tasks and dispatch between activities',
+            seconds(serverMs - inActivities),
+            `${num(((serverMs - inActivities) / workflowTotal) * 100)} %`,
+            num((serverMs - inActivities) / memories),
+          ],
+          [
+            'client: stage the batch, start, await the result',
+            seconds(workflowTotal - serverMs),
+            `${num(((workflowTotal - serverMs) / workflowTotal) * 100)} %`,
+            num((workflowTotal - serverMs) / memories),
+          ],
+        ],
+      ),
+    );
+    out();
+    out(
+      `check: workflows measured ${histories.length}/${ADMIT_BATCHES}; activity retries ${histories.reduce((n, h) => n + h.retries, 0)}, ` +
+        `failures ${histories.reduce((n, h) => n + h.failures, 0)}; memories stored ${stored} (active ${active}, with an expiry bucket ` +
+        `${expiring}); disputes ${disputes}; audit entries ${auditHead?.seq ?? 0}`,
+    );
+    out();
+  } finally {
+    // A failed run may leave workflows it started (e.g. dispute reviews) with no worker left to run them.
+    try {
+      for await (const w of services.temporalClient.workflow.list({
+        query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+      })) {
+        progress(`admission: terminating ${w.workflowId}, left running`);
+        await services.temporalClient.workflow.getHandle(w.workflowId, w.runId).terminate('bench:lifecycle finished');
+      }
+    } catch (error) {
+      progress(`admission: could not clean up running workflows: ${(error as Error).message}`);
+    }
+    await Promise.allSettled([services.index.dropTenant(tenant), services.index.dropTenant(directTenant)]);
+    await runtime.db
+      .dropDatabase()
+      .catch((error: unknown) => progress(`admission: drop failed: ${(error as Error).message}`));
+    await runtime.close();
+  }
 }
 
 // ── Section: retention sweep ────────────────────────────────────────────────────────────────────────────────────
@@ -362,18 +592,26 @@ async function retentionPartB(
   }
 }
 
-async function retentionSection(): Promise<void> {
+async function retentionSection(base: Config, connection: NativeConnection, bundle: { code: string }): Promise<void> {
+  out(`## Retention sweep — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${load()}`);
+  out();
+  if (SKIP_A) out('(part A skipped: BENCH_RETENTION_SKIP_A=1)');
+  else await retentionPartA(base, connection);
+  await retentionPartB(base, connection, bundle);
+}
+
+async function main(): Promise<void> {
   const base = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
   const connection = await NativeConnection.connect({ address: base.temporal.address });
   try {
-    out(`## Retention sweep — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${load()}`);
+    out(`## bench:lifecycle — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${load()}`);
     out(`MongoDB ${base.mongo.uri} · Temporal ${base.temporal.address} · Elasticsearch ${base.elasticsearch.url}`);
     out();
-    if (SKIP_A) out('(part A skipped: BENCH_RETENTION_SKIP_A=1)');
-    else await retentionPartA(base, connection);
-    progress('B: bundling the Lethe workflows');
+    progress('bundling the Lethe workflows');
     const bundle = await bundleWorkflows();
-    await retentionPartB(base, connection, bundle);
+    if (SKIP_ADMIT) out('(admission skipped: BENCH_ADMIT_SKIP=1)');
+    else await admissionSection(base, connection, bundle);
+    await retentionSection(base, connection, bundle);
     out(`(load at the end: ${load()})`);
   } finally {
     await connection.close();
@@ -383,6 +621,6 @@ async function retentionSection(): Promise<void> {
 // ── Main ──────────────────────────────────────────────────────────────────────────────────────────────────────
 
 TemporalRuntime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: 'ERROR' } } });
-await retentionSection();
+await main();
 // Stray handles (pools, timers) must not keep the process alive.
 process.exit(0);

@@ -1,0 +1,210 @@
+/**
+ * Writes for the admission comparison of `bench/lifecycle.bench.ts`: the batch an agent submits (low-impact
+ * preferences, each with the event it was learned from), the documents admission stores for it built directly
+ * (what a plain insert writes), and the per-activity timings read back from an ingestion workflow's history.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { evaluatePolicy, type PolicyDocument } from '../../src/governance/policy/evaluate.js';
+import { retentionDecision } from '../../src/governance/retention/retention-expiry.js';
+import { expiryBucketOf } from '../../src/governance/retention/expiry-bucket.js';
+import { WriteBatchSchema, type WriteBatch } from '../../src/ingestion/write-schemas.js';
+import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
+import { sha256Hex } from '../../src/substrate/fingerprint.js';
+import type { EventRecord, MemoryRecord } from '../../src/substrate/model/records.js';
+
+/**
+ * Attributes the preferences state. None is high-impact under `memory-impact`; contradiction detection checks
+ * the records of one attribute in order and different attributes in parallel, so their number sets its fan-out.
+ */
+export const ATTRIBUTES = [
+  'contact-channel',
+  'contact-time',
+  'language',
+  'timezone',
+  'newsletter',
+  'support-tier',
+  'preferred-agent',
+  'billing-format',
+] as const;
+const NAMESPACES = ['support', 'crm', 'success', 'sales'] as const;
+const VALUES = ['e-mail', 'phone', 'chat', 'letter', 'morning', 'evening', 'en', 'pt', 'de', 'weekly', 'none'];
+
+/**
+ * `size` events and `size` memories: memory i is a preference about subject `customer-<batch>-<i>` (one per memory
+ * across batches of any size, so no write contradicts another: every record is admitted active and none opens a
+ * dispute) derived from event i. Parsed by the API's schema, so that defaults are applied as for a real request.
+ */
+export function admissionBatch(batch: number, size: number): WriteBatch {
+  const events = [];
+  const memories = [];
+  for (let i = 0; i < size; i++) {
+    const n = batch * 100_000 + i;
+    const namespace = NAMESPACES[i % NAMESPACES.length]!;
+    const attribute = ATTRIBUTES[i % ATTRIBUTES.length]!;
+    const value = VALUES[(i * 7) % VALUES.length]!;
+    const subjects = [`customer-${batch}-${i}`];
+    const occurredAt = new Date(Date.UTC(2025, 0, 1) + batch * 86_400_000 + i * 60_000).toISOString();
+    events.push({
+      source: 'bench-chat',
+      externalId: `conv-${randomUUID()}`,
+      namespace,
+      subjects,
+      content: `Conversation ${n}: the customer asked that we use ${value} for ${attribute} from now on.`,
+      occurredAt,
+      sensitivity: 'internal',
+      trustTier: 1,
+    });
+    memories.push({
+      namespace,
+      subjects,
+      kind: 'preference',
+      attribute,
+      content: `Customer ${n} prefers ${value} for ${attribute} (${randomUUID().slice(0, 8)}).`,
+      validFrom: occurredAt,
+      purpose: 'customer-support',
+      sensitivity: 'internal',
+      jurisdiction: 'PT',
+      trustTier: 1,
+      confidence: 0.8,
+      provenance: { eventIds: [`#${i}`], parentIds: [], derivationRule: 'bench-extract' },
+    });
+  }
+  return WriteBatchSchema.parse({ events, memories });
+}
+
+/**
+ * The event and memory documents admission stores for `batch`, built directly with the same fields: event ids and
+ * idempotency keys by the event store's scheme; status, impact reason, `expiresAt`, `expiryBucket` and retention
+ * class from the same policies admission evaluates.
+ */
+export function directDocuments(
+  tenant: string,
+  writer: string,
+  batch: WriteBatch,
+  policies: { impact: PolicyDocument; retention: PolicyDocument },
+): { events: EventRecord[]; memories: MemoryRecord[] } {
+  const now = new Date();
+  const events = batch.events.map((e): EventRecord => {
+    const contentHash = sha256Hex(e.content);
+    const idempotencyKey = idempotencyKeyOf(e.source, e.externalId, contentHash);
+    return {
+      _id: eventIdOf(tenant, idempotencyKey),
+      tenant,
+      namespace: e.namespace,
+      source: e.source,
+      externalId: e.externalId,
+      contentHash,
+      idempotencyKey,
+      subjects: e.subjects,
+      content: e.content,
+      sensitivity: e.sensitivity,
+      trustTier: e.trustTier,
+      occurredAt: new Date(e.occurredAt),
+      recordedAt: now,
+      correctionOf: null,
+      recordedBy: writer,
+      deleted: false,
+    };
+  });
+  const memories = batch.memories.map((m, i): MemoryRecord => {
+    const impact = evaluatePolicy(policies.impact, {
+      kind: m.kind,
+      namespace: m.namespace,
+      sensitivity: m.sensitivity,
+      trustTier: m.trustTier,
+      purpose: m.purpose,
+      attribute: m.attribute ?? '',
+    });
+    if (impact.outcome !== 'low') throw new Error(`bench memory ${i} is not low-impact (${impact.ruleId})`);
+    const retention = retentionDecision(
+      policies.retention,
+      { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
+      now,
+    );
+    return {
+      _id: `mem_${randomUUID()}`,
+      tenant,
+      namespace: m.namespace,
+      subjects: m.subjects,
+      kind: m.kind,
+      attribute: m.attribute ?? null,
+      content: m.content,
+      contentHash: sha256Hex(m.content),
+      validFrom: new Date(m.validFrom),
+      validTo: m.validTo ? new Date(m.validTo) : null,
+      recordedAt: now,
+      policy: {
+        purpose: m.purpose,
+        sensitivity: m.sensitivity,
+        jurisdiction: m.jurisdiction,
+        retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
+      },
+      provenance: {
+        eventIds: [events[i]!._id],
+        parentIds: [],
+        derivationRule: m.provenance.derivationRule,
+        modelVersion: null,
+        promptVersion: null,
+      },
+      trustTier: m.trustTier,
+      confidence: m.confidence,
+      version: 1,
+      status: 'active',
+      writtenBy: writer,
+      expiresAt: retention.expiresAt,
+      expiryBucket: expiryBucketOf(retention.expiresAt),
+      highImpact: false,
+      statusReason: impact.reason,
+      updatedAt: now,
+    };
+  });
+  return { events, memories };
+}
+
+/** Scheduled → completed time per activity type of one workflow run, and how many attempts went beyond the first. */
+export interface ActivityTimings {
+  /** Milliseconds, summed over the activities of each type. */
+  byType: Map<string, number>;
+  /** Workflow started → closed (ms), by the server's clock. */
+  workflowMs: number;
+  retries: number;
+  failures: number;
+}
+
+interface ProtoTimestamp {
+  seconds?: number | { toNumber(): number } | null;
+  nanos?: number | null;
+}
+
+const msOf = (ts: ProtoTimestamp | null | undefined): number => {
+  if (!ts) return NaN;
+  const s = ts.seconds;
+  const seconds = s == null ? 0 : typeof s === 'number' ? s : s.toNumber();
+  return seconds * 1000 + (ts.nanos ?? 0) / 1e6;
+};
+
+export async function activityTimings(handle: WorkflowHandle): Promise<ActivityTimings> {
+  const history = await handle.fetchHistory();
+  const events = history.events ?? [];
+  const scheduled = new Map<string, { type: string; at: number }>();
+  const byType = new Map<string, number>();
+  let retries = 0;
+  let failures = 0;
+  for (const e of events) {
+    const id = String(e.eventId);
+    const at = msOf(e.eventTime);
+    if (e.activityTaskScheduledEventAttributes) {
+      scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
+    } else if (e.activityTaskStartedEventAttributes) {
+      if ((e.activityTaskStartedEventAttributes.attempt ?? 1) > 1) retries++;
+    } else if (e.activityTaskCompletedEventAttributes) {
+      const s = scheduled.get(String(e.activityTaskCompletedEventAttributes.scheduledEventId));
+      if (s) byType.set(s.type, (byType.get(s.type) ?? 0) + (at - s.at));
+    } else if (e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes) {
+      failures++;
+    }
+  }
+  const workflowMs = events.length > 0 ? msOf(events[events.length - 1]!.eventTime) - msOf(events[0]!.eventTime) : NaN;
+  return { byType, workflowMs, retries, failures };
+}
