@@ -79,7 +79,10 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
     let from: MemoryStatus | null = record.status;
     if (record.status === to && record.statusReason === cause) {
       from = await deps.claims.statusBeforeLastMove(id, record.version);
-    } else if (!canTransition(record.status, to) || !(await deps.memories.transition(tenant, id, record.status, to, cause, patch))) {
+    } else if (
+      !canTransition(record.status, to) ||
+      !(await deps.memories.transition(tenant, id, record.status, to, cause, patch))
+    ) {
       return false;
     }
     await deps.audit.append({
@@ -115,7 +118,10 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
      * For records that just became active (in batch order): supersede what their source corrected, then open a
      * dispute with every held claim they contradict. Both records of a dispute become `disputed`.
      */
-    async detectContradictions(input: { tenant: string; ids: string[] }): Promise<{ disputes: DisputeStart[]; superseded: number }> {
+    async detectContradictions(input: {
+      tenant: string;
+      ids: string[];
+    }): Promise<{ disputes: DisputeStart[]; superseded: number }> {
       const { tenant } = input;
       // By id: two writes of one batch that disagree find each other, and open one dispute.
       const disputes = new Map<string, DisputeStart>();
@@ -123,20 +129,33 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // Records that share no (attribute, subject) cannot disagree with each other: those groups run in parallel,
       // and each group in batch order, so that two writes of one batch about the same thing meet exactly once.
       const order = new Map(input.ids.map((id, i) => [id, i]));
-      const loaded = (await deps.memories.getMany(tenant, input.ids)).sort((a, b) => order.get(a._id)! - order.get(b._id)!);
+      const loaded = (await deps.memories.getMany(tenant, input.ids)).sort(
+        (a, b) => order.get(a._id)! - order.get(b._id)!,
+      );
       const groups = claimGroups(loaded);
       await mapBounded(groups, DETECT_CONCURRENCY, async (group) => {
-        for (const { _id: id } of group) await detectOne(id);
+        // Only an earlier record of the same group can have moved a later one since it was loaded.
+        for (const [i, loadedRecord] of group.entries())
+          await detectOne(i === 0 ? loadedRecord : await deps.memories.get(tenant, loadedRecord._id));
       });
       return { disputes: [...disputes.values()].sort((a, b) => a.disputeId.localeCompare(b.disputeId)), superseded };
 
-      async function detectOne(id: string): Promise<void> {
-        const record = await deps.memories.get(tenant, id);
+      async function detectOne(record: MemoryRecord | null): Promise<void> {
         if (!record || (record.status !== 'active' && record.status !== 'disputed')) return;
         for (const earlier of await correctedBy(tenant, record)) {
           const cause = `superseded-by:${record._id}`;
           const validTo = supersededValidTo(earlier, record, now());
-          if (await move(tenant, earlier.id, 'superseded', cause, record.writtenBy, { by: record._id, rule: 'same-source-correction' }, { validTo })) {
+          if (
+            await move(
+              tenant,
+              earlier.id,
+              'superseded',
+              cause,
+              record.writtenBy,
+              { by: record._id, rule: 'same-source-correction' },
+              { validTo },
+            )
+          ) {
             superseded++;
             await reindex(tenant, [earlier.id]);
           }
@@ -201,7 +220,8 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       if (dispute.state === 'resolved') return statuses();
       const records = await deps.memories.getMany(tenant, dispute.memoryIds);
       const reason = await deps.disputes.reason(tenant, disputeId, input.reasonHash);
-      if (reason === null) throw ApplicationFailure.nonRetryable(`dispute ${disputeId}: reason not found`, ErrorType.NotFound);
+      if (reason === null)
+        throw ApplicationFailure.nonRetryable(`dispute ${disputeId}: reason not found`, ErrorType.NotFound);
       const at = now();
       const { event } = await deps.events.record({
         tenant,
@@ -220,9 +240,19 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       const cause = `dispute:${disputeId}:${input.outcome}`;
       for (const record of records) {
         const target = targets.get(record._id)!;
-        if (target === 'active' && (await deps.disputes.openFor(tenant, record._id)).some((d) => d._id !== disputeId)) continue;
-        const patch = target === 'superseded' && winner ? { validTo: supersededValidTo(record, winner, at) } : undefined;
-        await move(tenant, record._id, target, cause, input.reviewer, { dispute: disputeId, resolutionEvent: event._id }, patch);
+        if (target === 'active' && (await deps.disputes.openFor(tenant, record._id)).some((d) => d._id !== disputeId))
+          continue;
+        const patch =
+          target === 'superseded' && winner ? { validTo: supersededValidTo(record, winner, at) } : undefined;
+        await move(
+          tenant,
+          record._id,
+          target,
+          cause,
+          input.reviewer,
+          { dispute: disputeId, resolutionEvent: event._id },
+          patch,
+        );
       }
       await reindex(tenant, dispute.memoryIds);
       await deps.disputes.resolve(tenant, disputeId, {
@@ -239,14 +269,23 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
         action: 'dispute.resolved',
         target: disputeId,
         outcome: 'ok',
-        details: { outcome: input.outcome, memoryId: input.memoryId, reasonHash: input.reasonHash, resolutionEvent: event._id },
+        details: {
+          outcome: input.outcome,
+          memoryId: input.memoryId,
+          reasonHash: input.reasonHash,
+          resolutionEvent: event._id,
+        },
         idempotencyKey: `dispute:${disputeId}:resolved`,
       });
       await deps.disputes.forgetReason(tenant, disputeId, input.reasonHash);
       return statuses();
     },
 
-    async sendDisputeNotice(input: { tenant: string; disputeId: string; kind: 'opened' | 'reminder' | 'escalation' }): Promise<void> {
+    async sendDisputeNotice(input: {
+      tenant: string;
+      disputeId: string;
+      kind: 'opened' | 'reminder' | 'escalation';
+    }): Promise<void> {
       const text = {
         opened: `Dispute ${input.disputeId} (tenant ${input.tenant}) links two memories that disagree; it waits for adjudication.`,
         reminder: `Dispute ${input.disputeId} (tenant ${input.tenant}) is still waiting for adjudication.`,
