@@ -69,7 +69,42 @@ interface PurgeTotals {
 }
 
 const isEvent = (id: string) => id.startsWith('evt_');
+/** Well inside the long profile's heartbeat timeout (30 s), also on a loaded machine. */
+const HEARTBEAT_EVERY_MS = 5000;
+
+/**
+ * Heartbeats while `run` works. Closure, tombstone, compaction and verification take time in proportion to the
+ * closure and run on the long profile; the heartbeat keeps a large one alive and lets a dead worker be noticed
+ * within the heartbeat timeout rather than the whole start-to-close budget. These steps keep no heartbeat details.
+ */
+async function beating<T>(run: () => Promise<T>): Promise<T> {
+  let ctx: Context | null = null;
+  try {
+    ctx = Context.current();
+  } catch {
+    // Called outside an activity: nothing to report to.
+  }
+  const timer = ctx ? setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS) : null;
+  try {
+    return await run();
+  } finally {
+    if (timer) clearInterval(timer);
+  }
+}
+/**
+ * Both promises settled, then the first failure rethrown: a failed attempt must not leave the other half still
+ * writing while its retry starts.
+ */
+async function together<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
+}
+
 const PROBE_SAMPLE = 25;
+/** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
+const PROBE_CONCURRENCY = 4;
 /** The collections that may hold erased bytes; compacted after the purge. */
 const COMPACTED = [Collections.memories, Collections.events, Collections.lineage, Collections.staging, Collections.erasureProbes];
 
@@ -148,19 +183,21 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
 
     /** Step 2: everything transitively derived from the located records, by registered lineage. */
     async computeClosure(ref: ErasureRef): Promise<{ total: number; derived: number; collateral: number }> {
-      return step(ref, 'closure', async () => {
+      return beating(() => step(ref, 'closure', async () => {
         const located = (await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids;
         const walk = await deps.lineage.closure(ref.tenant, located);
-        // Lineage may name records already gone; the closure is what exists now.
-        const derived = (await describe(ref.tenant, walk.derived)).map((r) => r.id);
+        // One read of every record: lineage may name records already gone (the closure is what exists now),
+        // and collateral is decided on the subjects of the located and the derived records.
+        const described = new Map((await describe(ref.tenant, [...located, ...walk.derived])).map((r) => [r.id, r]));
+        const derived = [...walk.derived.filter(isEvent), ...walk.derived.filter((id) => !isEvent(id))].filter((id) => described.has(id));
         const ids = [...located, ...derived];
-        const locatedSubjects = new Set((await describe(ref.tenant, located)).flatMap((r) => r.subjects));
-        const collateral = (await describe(ref.tenant, derived)).filter((r) => !r.subjects.some((s) => locatedSubjects.has(s))).length;
+        const locatedSubjects = new Set(located.flatMap((id) => described.get(id)?.subjects ?? []));
+        const collateral = derived.filter((id) => !described.get(id)!.subjects.some((s) => locatedSubjects.has(s))).length;
         await deps.sets.put(ref.tenant, ref.requestId, 'closure', ids);
         const counts = { total: ids.length, located: located.length, derived: derived.length, collateral, rounds: walk.rounds };
         await deps.requests.update(ref.tenant, ref.requestId, { counts });
         return counts;
-      });
+      }));
     },
 
     /** Step 3: may this requester erase on this ground (policy, default deny)? Which records are held? */
@@ -218,7 +255,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
      * or re-derived in between. Also prepares the verification probes from the records' content.
      */
     async markDeletedAndTombstone(ref: ErasureRef): Promise<{ marked: number; tombstones: number }> {
-      return step(ref, 'tombstone', async () => {
+      return beating(() => step(ref, 'tombstone', async () => {
         const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
         const events = await deps.events.getMany(ref.tenant, ids.filter(isEvent));
         const memories = await deps.memories.getMany(ref.tenant, ids.filter((id) => !isEvent(id)));
@@ -244,10 +281,16 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
           });
         }
         const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
-        const marked = (await deps.memories.markDeleted(ref.tenant, memories.map((m) => m._id), ref.requestId)) +
-          (await deps.events.markDeleted(ref.tenant, events.map((e) => e._id)));
         const memoryIds = memories.map((m) => m._id);
-        if (memoryIds.length > 0) await deps.index.updateStatus(ref.tenant, memoryIds, 'deleted', { refresh: true });
+        // MongoDB and the index are marked side by side: nothing orders the two (each only narrows what is
+        // served), both are idempotent, and both are done before the step ends.
+        const [marked] = await together(
+          (async () =>
+            // The records just read start the marking; a record moved since then is caught by its transition guard.
+            (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories)) +
+            (await deps.events.markDeleted(ref.tenant, events.map((e) => e._id))))(),
+          memoryIds.length > 0 ? deps.index.updateStatus(ref.tenant, memoryIds, 'deleted', { refresh: true }) : Promise.resolve(null),
+        );
         await deps.audit.append({
           tenant: ref.tenant,
           actor: `erasure:${ref.requestId}`,
@@ -258,7 +301,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
           idempotencyKey: `erasure:${ref.requestId}:tombstone`,
         });
         return { marked, tombstones, records: ids.length };
-      });
+      }));
     },
 
     /** Step 4b: purge MongoDB records, lineage and index documents in chunks, heartbeating a cursor. */
@@ -307,7 +350,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
 
     /** Step 4d: rewrite the MongoDB collections that held the records (compact, force). */
     async compactStores(ref: ErasureRef): Promise<{ collections: number }> {
-      const compacted = await compactCollections(deps.db, COMPACTED);
+      const compacted = await beating(() => compactCollections(deps.db, COMPACTED));
       await deps.requests.update(ref.tenant, ref.requestId, { compacted });
       return { collections: compacted.length };
     },
@@ -315,33 +358,34 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
     /** Step 6a: probes by id, text and vector, directly and through the search path, then destroy them. */
     async verifyErasure(ref: ErasureRef): Promise<{ ok: boolean; found: number; deletedDocs: number }> {
       let result = { ok: false, found: 0, deletedDocs: 0 };
-      await step(ref, 'verify', async () => {
+      await beating(() => step(ref, 'verify', async () => {
         const probes = await deps.probes.get(ref.tenant, ref.requestId);
         const erased = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids);
         const memoryIds = [...erased].filter((id) => !isEvent(id));
         const probeResults: { kind: 'id' | 'text' | 'vector'; target: 'api' | 'mongodb' | 'elasticsearch'; checked: number; found: number }[] = [];
-        const mongoById =
-          (await deps.memories.getMany(ref.tenant, memoryIds)).length + (await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))).length;
-        probeResults.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: mongoById });
+        const remaining = [
+          ...(await deps.memories.getMany(ref.tenant, memoryIds)),
+          ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
+        ];
+        probeResults.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
         const esById = memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
         probeResults.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
-        let textFound = 0;
-        let apiFound = 0;
-        let mongoText = 0;
-        let vectorFound = 0;
-        for (const text of probes?.texts ?? []) {
-          textFound += (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
+        const byText = await mapBounded(probes?.texts ?? [], PROBE_CONCURRENCY, async (text) => {
+          const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
           const viaApi = await deps.search.search(ref.tenant, { query: text.slice(0, 2048), k: 20, intent: 'history' });
-          apiFound += viaApi.filter((r) => erased.has(r.memory._id)).length;
-        }
-        const owners = await mapBounded(probes?.contentHashes ?? [], 16, async (hash) => [
-          ...(await deps.memories.idsByContentHash(ref.tenant, hash)),
-          ...(await deps.events.idsByContentHash(ref.tenant, hash)),
-        ]);
-        mongoText = owners.flat().filter((id) => erased.has(id)).length;
-        for (const vector of probes?.vectors ?? []) {
-          vectorFound += (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length;
-        }
+          return { direct, api: viaApi.filter((r) => erased.has(r.memory._id)).length };
+        });
+        const textFound = byText.reduce((n, r) => n + r.direct, 0);
+        const apiFound = byText.reduce((n, r) => n + r.api, 0);
+        // The content hashes count an owner only when it is an erased record, and every erased record still in
+        // MongoDB was read by id above: the owners are those of them that still carry an erased hash (one lookup
+        // per hash per collection would be 2 × closure equality queries for the same answer).
+        const hashes = new Set(probes?.contentHashes ?? []);
+        const mongoText = remaining.filter((r) => hashes.has(r.contentHash)).length;
+        const byVector = await mapBounded(probes?.vectors ?? [], PROBE_CONCURRENCY, async (vector) =>
+          (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length,
+        );
+        const vectorFound = byVector.reduce((n, found) => n + found, 0);
         const texts = probes?.texts.length ?? 0;
         probeResults.push(
           { kind: 'text', target: 'elasticsearch', checked: texts, found: textFound },
@@ -360,7 +404,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
           await compactCollections(deps.db, [Collections.erasureProbes]);
         }
         return { found, deletedDocs: stats.deletedDocs, probes: probeResults.length };
-      });
+      }));
       return result;
     },
 

@@ -22,6 +22,7 @@ import {
 
 type Activities = ReturnType<typeof createErasureActivities>;
 const quick = proxyActivities<Activities>(RetryProfiles.storeWrite);
+/** Steps whose time grows with the closure (closure, tombstone, purge, compact, verify): they heartbeat. */
 const long = proxyActivities<Activities>(RetryProfiles.longPurge);
 const notify = proxyActivities<Activities>(RetryProfiles.notify);
 
@@ -116,7 +117,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   void watchDeadline();
 
   await guarded('locate', () => quick.locateTargets(ref));
-  await guarded('closure', () => quick.computeClosure(ref));
+  await guarded('closure', () => long.computeClosure(ref));
   const authorised = await guarded('authorise', () => quick.authoriseAndCheckHolds(ref));
   if (!authorised.allowed) {
     await setPhase('rejected');
@@ -128,12 +129,12 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   let held = authorised.held;
   let erasing = authorised.toErase;
   for (;;) {
-    await guarded('tombstone', () => quick.markDeletedAndTombstone(ref));
+    await guarded('tombstone', () => long.markDeletedAndTombstone(ref));
     await guarded('purge', () => long.purgeRecords(ref));
     await guarded('expunge', () => expungeUntilClean());
     await guarded('compact', () => long.compactStores(ref));
     await guarded('verify', async () => {
-      const verdict = await quick.verifyErasure(ref);
+      const verdict = await long.verifyErasure(ref);
       if (!verdict.ok) {
         throw ApplicationFailure.create({ message: `verification found ${verdict.found} residues`, type: 'VerificationFailed' });
       }

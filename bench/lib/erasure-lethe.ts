@@ -91,13 +91,13 @@ const SEQUENCE = Object.keys(ACTIVITY_STEP);
 /** startToCloseTimeout of each activity's retry profile in the workflow (RetryProfiles.storeWrite / longPurge). */
 export const ACTIVITY_TIMEOUT_MS: Record<string, number> = {
   locate: 120_000,
-  closure: 120_000,
+  closure: 30 * 60_000,
   authorise: 120_000,
-  tombstone: 120_000,
+  tombstone: 30 * 60_000,
   purge: 30 * 60_000,
   expunge: 120_000,
   compact: 30 * 60_000,
-  verify: 120_000,
+  verify: 30 * 60_000,
   certify: 120_000,
   finish: 120_000,
 };

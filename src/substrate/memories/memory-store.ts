@@ -26,13 +26,21 @@ export interface MemoryStore {
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
   /** Records whose valid time or transaction time starts within [from, to). */
   idsByTime(tenant: string, field: 'validFrom' | 'recordedAt', from: Date, to: Date): Promise<string[]>;
-  /** Marks records deleted (from any live status) so that nothing serves them while they are purged. */
-  markDeleted(tenant: string, ids: readonly string[], requestId: string): Promise<number>;
+  /**
+   * Marks records deleted (from any live status) so that nothing serves them while they are purged. `known`
+   * are records of `ids` the caller has just read: the first round starts from them instead of reading again.
+   */
+  markDeleted(tenant: string, ids: readonly string[], requestId: string, known?: readonly MemoryRecord[]): Promise<number>;
   /** Records held by a legal hold: readable only by the legal role until the hold is released. */
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   /** Physically deletes records by id (bounded parallel `_id` deletes). */
   purge(tenant: string, ids: readonly string[]): Promise<number>;
 }
+
+/** Rounds of `markDeleted` before it gives up on records that other movers keep moving. */
+const MARK_ROUNDS = 5;
+/** Guards per `insertMany`. */
+const GUARD_CHUNK = 1000;
 
 /** The one successful claim of a move from a record's version. */
 interface TransitionGuard {
@@ -61,6 +69,60 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     const found = await mapBounded([...new Set(ids)], 32, (id) => memories.findOne({ _id: id }));
     return found.filter((r): r is MemoryRecord => r !== null && r.tenant === tenant);
   };
+  /**
+   * Moves many records at once with the same guard as `transition`: one `insertMany` (unordered) of the
+   * (id, version) guards per chunk, where a duplicate key on an item means another mover owns that version.
+   * An owned move is applied; a lost one is finished forward from its winner's guard, and counts as ours
+   * when the winner was an earlier attempt of this same move. Records to read again and retry are returned.
+   */
+  const claimAndApply = async (
+    tenant: string,
+    records: readonly MemoryRecord[],
+    to: MemoryStatus,
+    reason: string,
+  ): Promise<{ moved: number; retry: string[] }> => {
+    const at = new Date();
+    const claims = records.map((record) => ({
+      record,
+      guard: { _id: `${record._id}:${record.version}`, tenant, from: record.status, to, reason, at } satisfies TransitionGuard,
+    }));
+    const lost = new Set<number>();
+    for (let i = 0; i < claims.length; i += GUARD_CHUNK) {
+      const chunk = claims.slice(i, i + GUARD_CHUNK);
+      for (const index of await insertGuards(chunk.map((c) => c.guard))) lost.add(i + index);
+    }
+    const results = await mapBounded(claims.map((_, i) => i), 32, async (i): Promise<'moved' | 'retry'> => {
+      const { record, guard } = claims[i]!;
+      if (!lost.has(i)) {
+        const applied = await apply(record, to, reason, {});
+        // Nothing matched: the record changed since it was read (a loser finished this move for us, or a write
+        // that takes no guard bumped the version). Read it again rather than count a move that may not be there.
+        return applied.matchedCount === 1 ? 'moved' : 'retry';
+      }
+      const winner = await guards.findOne({ _id: guard._id });
+      if (!winner) throw new Error(`memory ${record._id}: transition guard lost its winner`);
+      // The winner may have crashed before applying its move: finish it (recover forward).
+      await apply(record, winner.to, winner.reason, {});
+      return winner.to === to && winner.reason === reason ? 'moved' : 'retry';
+    });
+    return {
+      moved: results.filter((r) => r === 'moved').length,
+      retry: claims.filter((_, i) => results[i] === 'retry').map((c) => c.record._id),
+    };
+  };
+
+  /** Inserts guards unordered; returns the indexes (within `docs`) that another mover already holds. */
+  const insertGuards = async (docs: TransitionGuard[]): Promise<number[]> => {
+    try {
+      await guards.insertMany(docs, { ordered: false });
+      return [];
+    } catch (error) {
+      const writeErrors = duplicateWriteErrors(error);
+      if (writeErrors === null) throw error;
+      return writeErrors;
+    }
+  };
+
   const store: MemoryStore = {
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, subjects: 1 });
@@ -119,18 +181,23 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
         .toArray();
       return docs.map((d) => d._id);
     },
-    async markDeleted(tenant, ids, requestId) {
-      const moved = await mapBounded([...new Set(ids)], 32, async (id): Promise<number> => {
-        // Any live status may move to deleted; a concurrent move (e.g. a review) is retried from its result.
-        for (let attempt = 0; attempt < 5; attempt++) {
-          const record = await memories.findOne({ _id: id });
-          if (!record || record.tenant !== tenant) return 0;
-          if (record.status === 'deleted' || record.status === 'purged') return attempt === 0 ? 0 : 1;
-          if (await store.transition(tenant, id, record.status, 'deleted', `erasure:${requestId}`)) return 1;
-        }
-        throw new Error(`memory ${id}: could not be marked deleted under contention`);
-      });
-      return moved.reduce((a, b) => a + b, 0);
+    async markDeleted(tenant, ids, requestId, known = []) {
+      const reason = `erasure:${requestId}`;
+      const wanted = new Set(ids);
+      const given = new Map(known.filter((r) => wanted.has(r._id) && r.tenant === tenant).map((r) => [r._id, r]));
+      let records = [...given.values(), ...(await getMany(tenant, [...wanted].filter((id) => !given.has(id))))];
+      let moved = 0;
+      for (let round = 0; ; round++) {
+        // Any live status may move to deleted; a record found deleted after a lost round was moved meanwhile.
+        const live = records.filter((r) => r.status !== 'deleted' && r.status !== 'purged');
+        if (round > 0) moved += records.length - live.length;
+        if (live.length === 0) return moved;
+        if (round === MARK_ROUNDS) throw new Error(`${live.length} memories could not be marked deleted under contention`);
+        const outcome = await claimAndApply(tenant, live, 'deleted', reason);
+        moved += outcome.moved;
+        // A concurrent move (e.g. a review) won some claims: retry those from their current state.
+        records = await getMany(tenant, outcome.retry);
+      }
     },
     async restrict(tenant, ids, holdId) {
       const update = { $addToSet: { restrictedBy: holdId } } as unknown as UpdateFilter<MemoryRecord>;
@@ -142,4 +209,15 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
   };
   return store;
+}
+
+/**
+ * The item indexes of an unordered bulk insert's errors when every one of them is a duplicate key; null when
+ * any other error is among them (the caller rethrows it).
+ */
+function duplicateWriteErrors(error: unknown): number[] | null {
+  const raw = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
+  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  if (list.length === 0 || !list.every((e) => e.code === 11000)) return null;
+  return list.map((e) => e.index);
 }
