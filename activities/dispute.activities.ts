@@ -12,6 +12,7 @@ import {
   type Adjudication,
 } from '../src/governance/disputes/contradiction.js';
 import type { DisputeStore } from '../src/governance/disputes/dispute-store.js';
+import type { ErasureSetStore } from '../src/governance/erasure/erasure-set-store.js';
 import type { EventStore } from '../src/substrate/events/event-store.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
@@ -29,6 +30,7 @@ export interface DisputeActivityDeps {
   events: EventStore;
   lineage: LineageStore;
   disputes: DisputeStore;
+  erasureSets: ErasureSetStore;
   index: SearchIndex;
   audit: AuditLog;
   notifier: Notifier;
@@ -279,6 +281,39 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       });
       await deps.disputes.forgetReason(tenant, disputeId, input.reasonHash);
       return statuses();
+    },
+
+    /**
+     * After an erasure marked its records deleted: every open dispute over an erased record is closed without a
+     * decision (`void`), and the other side, unless erased too or still in another open dispute, is reinstated
+     * (`disputed → active`). Returns the closed disputes, whose workflows the erasure then tells.
+     */
+    async closeDisputesOfErased(input: { tenant: string; requestId: string }): Promise<{ disputeIds: string[] }> {
+      const { tenant, requestId } = input;
+      const erased = new Set((await deps.erasureSets.get(tenant, requestId, 'erase')).ids);
+      // Open disputes are few (each waits for a person), so one query for all of them beats a lookup per erased id.
+      const open = await deps.disputes.listOpen(tenant, 100_000);
+      const closing = open.filter((d) => d.memoryIds.some((id) => erased.has(id)));
+      const closingIds = new Set(closing.map((d) => d._id));
+      for (const dispute of closing) {
+        for (const id of dispute.memoryIds.filter((m) => !erased.has(m))) {
+          const others = (await deps.disputes.openFor(tenant, id)).filter((d) => !closingIds.has(d._id));
+          if (others.length > 0) continue;
+          const cause = `dispute:${dispute._id}:void`;
+          if (await move(tenant, id, 'active', cause, `erasure:${requestId}`, { dispute: dispute._id })) await reindex(tenant, [id]);
+        }
+        await deps.disputes.voidDispute(tenant, dispute._id, requestId);
+        await deps.audit.append({
+          tenant,
+          actor: `erasure:${requestId}`,
+          action: 'dispute.voided',
+          target: dispute._id,
+          outcome: 'ok',
+          details: { requestId },
+          idempotencyKey: `dispute:${dispute._id}:voided`,
+        });
+      }
+      return { disputeIds: closing.map((d) => d._id).sort() };
     },
 
     async sendDisputeNotice(input: {

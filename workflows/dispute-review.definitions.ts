@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ReviewPlan } from '../src/governance/review/review-plan.js';
 import type { Adjudication } from '../src/governance/disputes/contradiction.js';
 import type { MemoryStatus } from '../src/shared/lifecycle.js';
@@ -28,7 +28,15 @@ export interface AdjudicationResult {
   statuses: Record<string, MemoryStatus>;
 }
 
+/** The dispute's workflow ends without a decision: a record of it was erased. */
+export interface DisputeVoided {
+  disputeId: string;
+  voided: true;
+}
+
+/** Sent by an erasure that erased a record of the dispute (after the dispute was closed in the store). */
+export const disputeVoidedSignal = defineSignal('disputeVoided');
 export const adjudicateUpdate = defineUpdate<AdjudicationResult, [AdjudicationInput]>('adjudicate');
-export const disputeStateQuery = defineQuery<{ state: 'open' | 'resolved'; stage: 'waiting' | 'reminded' | 'escalated' }>(
+export const disputeStateQuery = defineQuery<{ state: 'open' | 'resolved' | 'void'; stage: 'waiting' | 'reminded' | 'escalated' }>(
   'disputeState',
 );

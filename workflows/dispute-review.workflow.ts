@@ -4,6 +4,8 @@ import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import {
   adjudicateUpdate,
   disputeStateQuery,
+  disputeVoidedSignal,
+  type DisputeVoided,
   type AdjudicationInput,
   type AdjudicationResult,
   type DisputeReviewInput,
@@ -30,13 +32,18 @@ export function adjudicationRefusal(input: DisputeReviewInput, decision: Adjudic
  * resulting statuses); reviewers are told when it opens and reminded, then the escalation contact is told. There
  * is no default: both records stay disputed, and are disclosed side by side, until someone decides.
  */
-export async function disputeReview(input: DisputeReviewInput): Promise<AdjudicationResult> {
+export async function disputeReview(input: DisputeReviewInput): Promise<AdjudicationResult | DisputeVoided> {
   let result: AdjudicationResult | undefined;
   let deciding = false;
+  let voided = false;
+  const over = () => result !== undefined || voided;
   let stage: 'waiting' | 'reminded' | 'escalated' = 'waiting';
   const ref = { tenant: input.tenant, disputeId: input.disputeId };
 
-  setHandler(disputeStateQuery, () => ({ state: result ? 'resolved' : 'open', stage }));
+  setHandler(disputeStateQuery, () => ({ state: result ? 'resolved' : voided ? 'void' : 'open', stage }));
+  setHandler(disputeVoidedSignal, () => {
+    voided = true;
+  });
   setHandler(
     adjudicateUpdate,
     async (decision: AdjudicationInput) => {
@@ -48,6 +55,7 @@ export async function disputeReview(input: DisputeReviewInput): Promise<Adjudica
     {
       validator: (decision: AdjudicationInput) => {
         if (result || deciding) throw new Error('dispute: already adjudicated');
+        if (voided) throw new Error('dispute: closed, a record of it was erased');
         const refusal = adjudicationRefusal(input, decision);
         if (refusal) throw new Error(refusal);
       },
@@ -55,14 +63,16 @@ export async function disputeReview(input: DisputeReviewInput): Promise<Adjudica
   );
 
   await notify.sendDisputeNotice({ ...ref, kind: 'opened' });
-  if (!(await condition(() => result !== undefined, input.plan.reminderMs))) {
+  if (!(await condition(over, input.plan.reminderMs))) {
     stage = 'reminded';
     await notify.sendDisputeNotice({ ...ref, kind: 'reminder' });
   }
-  if (!result && !(await condition(() => result !== undefined, Math.max(1, input.plan.escalationMs - input.plan.reminderMs)))) {
+  if (!over() && !(await condition(over, Math.max(1, input.plan.escalationMs - input.plan.reminderMs)))) {
     stage = 'escalated';
     await notify.sendDisputeNotice({ ...ref, kind: 'escalation' });
   }
-  await condition(() => result !== undefined);
-  return result!;
+  await condition(over);
+  // A decision in flight when the signal came still lands: the Update's activity has run.
+  if (deciding) await condition(() => result !== undefined);
+  return result ?? { disputeId: input.disputeId, voided: true };
 }

@@ -2,12 +2,17 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createErasureActivities } from '../activities/erasure.activities.js';
+import type { createDisputeActivities } from '../activities/dispute.activities.js';
+import { disputeVoidedSignal } from './dispute-review.definitions.js';
+import { disputeWorkflowId } from '../src/shared/workflow-ids.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import { SearchAttributes } from '../src/shared/search-attributes.js';
 import {
@@ -25,6 +30,7 @@ const quick = proxyActivities<Activities>(RetryProfiles.storeWrite);
 /** Steps whose time grows with the closure (closure, tombstone, purge, compact, verify): they heartbeat. */
 const long = proxyActivities<Activities>(RetryProfiles.longPurge);
 const notify = proxyActivities<Activities>(RetryProfiles.notify);
+const disputes = proxyActivities<ReturnType<typeof createDisputeActivities>>(RetryProfiles.storeWrite);
 
 const DAY = 24 * 60 * 60 * 1000;
 /** Soft-delete retention leases advance on a ~30 s sync: wait durably between expunge attempts, bounded. */
@@ -130,6 +136,8 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   let erasing = authorised.toErase;
   for (;;) {
     await guarded('tombstone', () => long.markDeletedAndTombstone(ref));
+    // Requests started before disputes existed replay without this step.
+    if (patched('close-disputes-of-erased')) await guarded('tombstone', () => closeDisputes());
     await guarded('purge', () => long.purgeRecords(ref));
     await guarded('expunge', () => expungeUntilClean());
     await guarded('compact', () => long.compactStores(ref));
@@ -170,6 +178,18 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   return { state: 'completed', certificateIds, erased, held: 0 };
 
   /** Force merge until `_segments` reports no deleted documents, waiting durably between attempts. */
+  /** Disputes over erased records are closed without a decision, and their workflows told so. */
+  async function closeDisputes(): Promise<void> {
+    const { disputeIds } = await disputes.closeDisputesOfErased(ref);
+    for (const id of disputeIds) {
+      try {
+        await getExternalWorkflowHandle(disputeWorkflowId(input.tenant, id)).signal(disputeVoidedSignal);
+      } catch {
+        // Already finished (or never started): the dispute is closed in the store either way.
+      }
+    }
+  }
+
   async function expungeUntilClean(): Promise<void> {
     for (let attempt = 1; attempt <= EXPUNGE_ATTEMPTS; attempt++) {
       const stats = await quick.expungeIndex(ref);

@@ -40,6 +40,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       events: services.events,
       lineage: services.lineage,
       disputes: services.disputes,
+      erasureSets: services.erasureSets,
       index: services.index,
       audit: services.audit,
       notifier: services.notifier,

@@ -178,6 +178,7 @@ export function registerReviewRoutes(
       const body = parseOrThrow(ResolutionSchema, request.body);
       const dispute = await deps.disputes.get(principal.tenant, id);
       if (!dispute) throw new DomainError(ErrorType.NotFound, 'dispute: not found', 'id');
+      if (dispute.state === 'void') throw new DomainError(ErrorType.Conflict, 'dispute: closed, a record of it was erased', 'id');
       if (dispute.state !== 'open') throw new DomainError(ErrorType.Conflict, 'dispute: already adjudicated', 'id');
       if (dispute.writers.includes(principal.id)) {
         throw new DomainError(ErrorType.Forbidden, 'reviewer: may not adjudicate a dispute over a write they made', 'reviewer');

@@ -13,7 +13,8 @@ export interface DisputeRecord {
   attribute: string;
   /** Whoever wrote either record: none of them may adjudicate. */
   writers: string[];
-  state: 'open' | 'resolved';
+  /** `void`: a record of it was erased before anyone adjudicated. */
+  state: 'open' | 'resolved' | 'void';
   openedAt: Date;
   resolution: DisputeResolution | null;
 }
@@ -52,6 +53,8 @@ export interface DisputeStore {
   openForMany(tenant: string, memoryIds: readonly string[]): Promise<Map<string, DisputeRecord[]>>;
   listOpen(tenant: string, limit: number): Promise<DisputeRecord[]>;
   resolve(tenant: string, id: string, resolution: DisputeResolution): Promise<void>;
+  /** Closes a dispute without a decision because a record of it was erased. */
+  voidDispute(tenant: string, id: string, requestId: string): Promise<void>;
   keepReason(tenant: string, disputeId: string, reasonHash: string, text: string): Promise<void>;
   reason(tenant: string, disputeId: string, reasonHash: string): Promise<string | null>;
   /** Drops a reason once its resolution event holds it (erasure then finds it there, by subject). */
@@ -103,6 +106,9 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
     async resolve(tenant, id, resolution) {
       // Written once by the dispute's own workflow, so no concurrent writer contends for it.
       await disputes.updateOne({ _id: id, tenant }, { $set: { state: 'resolved', resolution } });
+    },
+    async voidDispute(tenant, id, requestId) {
+      await disputes.updateOne({ _id: id, tenant, state: 'open' }, { $set: { state: 'void', voidedBy: requestId } });
     },
     async keepReason(tenant, disputeId, reasonHash, text) {
       await reasons.replaceOne(

@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { registerReviewCommands } from '../../../src/cli/commands/review.command.js';
 import { createCliContext } from '../../../src/cli/context.js';
 import { CliError } from '../../../src/cli/exit-codes.js';
+import { waitForState } from '../../support/erasure-fixture.js';
+import { disputeWorkflowId } from '../../../src/shared/workflow-ids.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
@@ -198,6 +200,33 @@ describe('disputes and supersession', () => {
     expect(response.statusCode, response.body).toBe(201);
     expect(response.json<{ memories: { status: string }[] }>().memories.map((m) => m.status)).toEqual(['active', 'active', 'active']);
   });
+
+  it('closes a dispute without a decision when one side is erased, and reinstates the other', async () => {
+    const tenant = uniqueTenant();
+    const first = await writeEmployer(tenant, 'agent-1', 'Works at Soylent.', '2024-01-01T00:00:00Z');
+    const second = await writeEmployer(tenant, 'agent-2', 'Works at Tyrell.', '2024-02-01T00:00:00Z');
+    const [dispute] = await app.services.disputes.openFor(tenant, first.id);
+    const filed = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/erasure-requests`,
+      token: await app.token(tenant, ['dpo'], 'dpo-1'),
+      payload: { selector: { memoryIds: [first.id] }, legalGround: 'art17-1a' },
+    });
+    expect(filed.statusCode, filed.body).toBe(202);
+    await waitForState(app, tenant, filed.json<{ id: string }>().id, ['completed'], 180_000);
+    expect(await app.services.disputes.get(tenant, dispute!._id)).toMatchObject({ state: 'void', resolution: null });
+    expect((await app.services.memories.get(tenant, second.id))?.status).toBe('active');
+    expect(await transitionsOf(tenant, second.id)).toEqual(['active>disputed', 'disputed>active']);
+    const ended = await app.services.temporalClient.workflow.getHandle(disputeWorkflowId(tenant, dispute!._id)).result();
+    expect(ended).toEqual({ disputeId: dispute!._id, voided: true });
+    const late = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/disputes/${dispute!._id}/resolution`,
+      token: await app.token(tenant, ['reviewer'], 'rita'),
+      payload: { outcome: 'keep-both', reason: 'too late' },
+    });
+    expect(late.statusCode).toBe(409);
+  }, 240_000);
 
   describe('at the command line', () => {
     let baseUrl: string;
