@@ -35,12 +35,21 @@ export function registerAuditCommands(program: Command, context: () => CliContex
     .command('verify <file>')
     .description('verify an exported chain offline: hashes, links, order, no gaps (exit 7 on the first bad entry)')
     .option('--from <seq>', 'the sequence number the export starts at', '1')
-    .action(async (file: string, options: { from: string }) => {
+    .option('--prev <hash>', 'the hash of the entry before the export (for a range that does not start at 1)')
+    .option('--head <hash>', 'the hash the last entry must have (known from elsewhere: a truncated export fails)')
+    .action(async (file: string, options: { from: string; prev?: string; head?: string }) => {
       const expectFromSeq = seqOption(options.from, '--from');
+      for (const [flag, value] of [['--prev', options.prev], ['--head', options.head]] as const) {
+        if (value !== undefined && !/^[0-9a-f]{64}$/.test(value)) throw new CliError(`${flag}: a SHA-256 hash, 64 lower-case hex digits`, ExitCode.usage);
+      }
       if (file !== '-' && !fs.existsSync(file)) throw new CliError(`file: no such file ${file}`, ExitCode.usage);
       const input = file === '-' ? process.stdin : fs.createReadStream(file, 'utf8');
       const lines = readline.createInterface({ input, crlfDelay: Infinity });
-      const result = await verifyAuditJsonlStream(lines, expectFromSeq ? { expectFromSeq } : {});
+      const result = await verifyAuditJsonlStream(lines, {
+        ...(expectFromSeq ? { expectFromSeq } : {}),
+        ...(options.prev ? { expectPrevHash: options.prev } : {}),
+        ...(options.head ? { expectHeadHash: options.head } : {}),
+      });
       const json = (program.opts() as { json?: boolean }).json;
       if (result.ok) {
         process.stdout.write(
