@@ -5,9 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { evaluatePolicy, type PolicyDocument } from '../../src/governance/policy/evaluate.js';
-import { retentionDecision } from '../../src/governance/retention/retention-expiry.js';
-import { expiryBucketOf } from '../../src/governance/retention/expiry-bucket.js';
+import type { PolicyDocument } from '../../src/governance/policy/evaluate.js';
+import { admittedRecord } from '../../src/ingestion/admit-batch.js';
 import { WriteBatchSchema, type WriteBatch } from '../../src/ingestion/write-schemas.js';
 import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
 import { sha256Hex } from '../../src/substrate/fingerprint.js';
@@ -107,57 +106,15 @@ export function directDocuments(
       deleted: false,
     };
   });
+  // The same record admission writes (status, expiry, governance fields), built by the same function.
   const memories = batch.memories.map((m, i): MemoryRecord => {
-    const impact = evaluatePolicy(policies.impact, {
-      kind: m.kind,
-      namespace: m.namespace,
-      sensitivity: m.sensitivity,
-      trustTier: m.trustTier,
-      purpose: m.purpose,
-      attribute: m.attribute ?? '',
-    });
-    if (impact.outcome !== 'low') throw new Error(`bench memory ${i} is not low-impact (${impact.ruleId})`);
-    const retention = retentionDecision(
-      policies.retention,
-      { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
-      now,
+    const { record, decision } = admittedRecord(
+      policies,
+      { tenant, writer, id: `mem_${randomUUID()}`, eventIds: [events[i]!._id], at: now },
+      m,
     );
-    return {
-      _id: `mem_${randomUUID()}`,
-      tenant,
-      namespace: m.namespace,
-      subjects: m.subjects,
-      kind: m.kind,
-      attribute: m.attribute ?? null,
-      content: m.content,
-      contentHash: sha256Hex(m.content),
-      validFrom: new Date(m.validFrom),
-      validTo: m.validTo ? new Date(m.validTo) : null,
-      recordedAt: now,
-      policy: {
-        purpose: m.purpose,
-        sensitivity: m.sensitivity,
-        jurisdiction: m.jurisdiction,
-        retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
-      },
-      provenance: {
-        eventIds: [events[i]!._id],
-        parentIds: [],
-        derivationRule: m.provenance.derivationRule,
-        modelVersion: null,
-        promptVersion: null,
-      },
-      trustTier: m.trustTier,
-      confidence: m.confidence,
-      version: 1,
-      status: 'active',
-      writtenBy: writer,
-      expiresAt: retention.expiresAt,
-      expiryBucket: expiryBucketOf(retention.expiresAt),
-      highImpact: false,
-      statusReason: impact.reason,
-      updatedAt: now,
-    };
+    if (record.status !== 'active') throw new Error(`bench memory ${i} is not low-impact (${decision.ruleId})`);
+    return record;
   });
   return { events, memories };
 }

@@ -1,5 +1,5 @@
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
-import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
+import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
 import { idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
@@ -11,7 +11,7 @@ import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
 import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
-import { retentionDecision } from '../governance/retention/retention-expiry.js';
+import { retentionDecision, type RetentionDecision } from '../governance/retention/retention-expiry.js';
 import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
 import type { Role } from '../governance/auth/principal.js';
 import type { EventInput, MemoryInput } from './write-schemas.js';
@@ -151,58 +151,12 @@ export async function admitBatch(
       const local = BATCH_REF.exec(ref);
       return local ? recorded[Number(local[1])]!._id : ref;
     });
-    const decision = evaluatePolicy(deps.impactPolicy, {
-      kind: m.kind,
-      namespace: m.namespace,
-      sensitivity: m.sensitivity,
-      trustTier: m.trustTier,
-      purpose: m.purpose,
-      attribute: m.attribute ?? '',
-    });
-    const status = decision.outcome === 'low' ? 'active' : 'candidate';
-    const at = now();
-    const retention = retentionDecision(
-      deps.retentionPolicy,
-      { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
-      at,
+    const { record, decision, retention } = admittedRecord(
+      { impact: deps.impactPolicy, retention: deps.retentionPolicy },
+      { tenant, writer: principal, id: m.id, eventIds, at: now() },
+      m,
     );
-    const record: MemoryRecord = {
-      _id: m.id,
-      tenant,
-      namespace: m.namespace,
-      subjects: m.subjects,
-      kind: m.kind,
-      attribute: m.attribute ?? null,
-      content: m.content,
-      contentHash: sha256Hex(m.content),
-      validFrom: new Date(m.validFrom),
-      validTo: m.validTo ? new Date(m.validTo) : null,
-      recordedAt: at,
-      policy: {
-        purpose: m.purpose,
-        sensitivity: m.sensitivity,
-        jurisdiction: m.jurisdiction,
-        // The writer's class if it named one, otherwise the retention rule that set the period.
-        retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
-      },
-      provenance: {
-        eventIds,
-        parentIds: m.provenance.parentIds,
-        derivationRule: m.provenance.derivationRule,
-        modelVersion: m.provenance.modelVersion ?? null,
-        promptVersion: m.provenance.promptVersion ?? null,
-      },
-      trustTier: m.trustTier,
-      confidence: m.confidence,
-      version: 1,
-      status,
-      writtenBy: principal,
-      expiresAt: retention.expiresAt,
-      expiryBucket: expiryBucketOf(retention.expiresAt),
-      highImpact: status === 'candidate',
-      statusReason: decision.reason,
-      updatedAt: at,
-    };
+    const status = record.status as 'active' | 'candidate';
     // Lineage first: a record never exists without its inputs registered.
     await deps.lineage.register(tenant, record._id, [...eventIds, ...m.provenance.parentIds]);
     const outcome = await deps.memories.insert(record);
@@ -326,4 +280,67 @@ async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, fi
   return tombstoned.length > 0
     ? { type: 'Tombstoned', field, message: `${field}: the cited record was erased; nothing may be derived from it` }
     : { type: 'LineageRefused', field, message: `${field}: no such record in this tenant` };
+}
+
+/**
+ * The record a validated memory becomes at admission, pure: its status from the impact policy (low → active,
+ * otherwise candidate), its expiry from the retention policy, every governance field set.
+ */
+export function admittedRecord(
+  policies: { impact: PolicyDocument; retention: PolicyDocument },
+  at: { tenant: string; writer: string; id: string; eventIds: string[]; at: Date },
+  m: MemoryInput,
+): { record: MemoryRecord; decision: PolicyDecision; retention: RetentionDecision } {
+  const decision = evaluatePolicy(policies.impact, {
+    kind: m.kind,
+    namespace: m.namespace,
+    sensitivity: m.sensitivity,
+    trustTier: m.trustTier,
+    purpose: m.purpose,
+    attribute: m.attribute ?? '',
+  });
+  const status = decision.outcome === 'low' ? 'active' : 'candidate';
+  const retention = retentionDecision(
+    policies.retention,
+    { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
+    at.at,
+  );
+  const record: MemoryRecord = {
+    _id: at.id,
+    tenant: at.tenant,
+    namespace: m.namespace,
+    subjects: m.subjects,
+    kind: m.kind,
+    attribute: m.attribute ?? null,
+    content: m.content,
+    contentHash: sha256Hex(m.content),
+    validFrom: new Date(m.validFrom),
+    validTo: m.validTo ? new Date(m.validTo) : null,
+    recordedAt: at.at,
+    policy: {
+      purpose: m.purpose,
+      sensitivity: m.sensitivity,
+      jurisdiction: m.jurisdiction,
+      // The writer's class if it named one, otherwise the retention rule that set the period.
+      retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
+    },
+    provenance: {
+      eventIds: at.eventIds,
+      parentIds: m.provenance.parentIds,
+      derivationRule: m.provenance.derivationRule,
+      modelVersion: m.provenance.modelVersion ?? null,
+      promptVersion: m.provenance.promptVersion ?? null,
+    },
+    trustTier: m.trustTier,
+    confidence: m.confidence,
+    version: 1,
+    status,
+    writtenBy: at.writer,
+    expiresAt: retention.expiresAt,
+    expiryBucket: expiryBucketOf(retention.expiresAt),
+    highImpact: status === 'candidate',
+    statusReason: decision.reason,
+    updatedAt: at.at,
+  };
+  return { record, decision, retention };
 }
