@@ -9,6 +9,7 @@
  *   expunge   force merge `only_expunge_deletes` + flush + `_segments`, again every second until 0 deleted
  *   compact   `compact` with `force: true` on memories, events and lineage (VACUUM FULL locally)
  */
+import { countSegments } from '../../src/substrate/search/elasticsearch-search-index.js';
 import type { Client as EsClient } from '@elastic/elasticsearch';
 import type { Db } from 'mongodb';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
@@ -33,20 +34,7 @@ export interface PlainResult {
 
 /** Deleted documents and segments of an index, as `_segments` reports them now. */
 export async function segmentStats(es: EsClient, index: string): Promise<{ deletedDocs: number; segments: number }> {
-  const response = await es.indices.segments({ index });
-  let deletedDocs = 0;
-  let segments = 0;
-  for (const indexSegments of Object.values(response.indices)) {
-    for (const copies of Object.values(indexSegments.shards)) {
-      for (const copy of Array.isArray(copies) ? copies : [copies]) {
-        for (const segment of Object.values(copy.segments)) {
-          segments++;
-          deletedDocs += segment.deleted_docs;
-        }
-      }
-    }
-  }
-  return { deletedDocs, segments };
+  return countSegments(await es.indices.segments({ index }));
 }
 
 export async function plainErasure(db: Db, es: EsClient, alias: string, tenant: string, subject: string): Promise<PlainResult> {

@@ -8,8 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { PolicyDocument } from '../../src/governance/policy/evaluate.js';
 import { admittedRecord } from '../../src/ingestion/admit-batch.js';
 import { WriteBatchSchema, type WriteBatch } from '../../src/ingestion/write-schemas.js';
-import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
-import { sha256Hex } from '../../src/substrate/fingerprint.js';
+import { eventRecordOf } from '../../src/substrate/events/event-store.js';
 import type { EventRecord, MemoryRecord } from '../../src/substrate/model/records.js';
 
 /**
@@ -84,28 +83,9 @@ export function directDocuments(
   policies: { impact: PolicyDocument; retention: PolicyDocument },
 ): { events: EventRecord[]; memories: MemoryRecord[] } {
   const now = new Date();
-  const events = batch.events.map((e): EventRecord => {
-    const contentHash = sha256Hex(e.content);
-    const idempotencyKey = idempotencyKeyOf(e.source, e.externalId, contentHash);
-    return {
-      _id: eventIdOf(tenant, idempotencyKey),
-      tenant,
-      namespace: e.namespace,
-      source: e.source,
-      externalId: e.externalId,
-      contentHash,
-      idempotencyKey,
-      subjects: e.subjects,
-      content: e.content,
-      sensitivity: e.sensitivity,
-      trustTier: e.trustTier,
-      occurredAt: new Date(e.occurredAt),
-      recordedAt: now,
-      correctionOf: null,
-      recordedBy: writer,
-      deleted: false,
-    };
-  });
+  const events = batch.events.map((e): EventRecord =>
+    eventRecordOf({ ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: writer }, now, null),
+  );
   // The same record admission writes (status, expiry, governance fields), built by the same function.
   const memories = batch.memories.map((m, i): MemoryRecord => {
     const { record, decision } = admittedRecord(

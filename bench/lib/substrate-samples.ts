@@ -3,7 +3,7 @@
  * up storing for it, built directly (what a raw `insertMany` + `_bulk` writes).
  */
 import { randomUUID } from 'node:crypto';
-import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
+import { eventRecordOf } from '../../src/substrate/events/event-store.js';
 import { sha256Hex } from '../../src/substrate/fingerprint.js';
 import type { EventInput, MemoryInput } from '../../src/ingestion/write-schemas.js';
 import type { EventRecord, MemoryRecord } from '../../src/substrate/model/records.js';
@@ -63,28 +63,9 @@ export function storedDocuments(
   batch: IngestBatch,
 ): { events: EventRecord[]; memories: MemoryRecord[] } {
   const now = new Date();
-  const events = batch.events.map((e): EventRecord => {
-    const contentHash = sha256Hex(e.content);
-    const idempotencyKey = idempotencyKeyOf(e.source, e.externalId, contentHash);
-    return {
-      _id: eventIdOf(tenant, idempotencyKey),
-      tenant,
-      namespace: e.namespace,
-      source: e.source,
-      externalId: e.externalId,
-      contentHash,
-      idempotencyKey,
-      subjects: e.subjects,
-      content: e.content,
-      sensitivity: e.sensitivity,
-      trustTier: e.trustTier,
-      occurredAt: new Date(e.occurredAt),
-      recordedAt: now,
-      correctionOf: null,
-      recordedBy: 'bench-raw',
-      deleted: false,
-    };
-  });
+  const events = batch.events.map((e): EventRecord =>
+    eventRecordOf({ ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: 'bench-raw' }, now, null),
+  );
   const memories = batch.memories.map((m, i): MemoryRecord => ({
     _id: `mem_${randomUUID()}`,
     tenant,

@@ -39,6 +39,30 @@ export function idempotencyKeyOf(source: string, externalId: string, contentHash
   return sha256Hex(`${source}\u0000${externalId}\u0000${contentHash}`);
 }
 
+/** The stored form of a new event: its id and idempotency key by the scheme above. Pure. */
+export function eventRecordOf(input: NewEvent, recordedAt: Date, correctionOf: string | null): EventRecord {
+  const contentHash = sha256Hex(input.content);
+  const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
+  return {
+    _id: eventIdOf(input.tenant, idempotencyKey),
+    tenant: input.tenant,
+    namespace: input.namespace,
+    source: input.source,
+    externalId: input.externalId,
+    contentHash,
+    idempotencyKey,
+    subjects: input.subjects,
+    content: input.content,
+    sensitivity: input.sensitivity,
+    trustTier: input.trustTier,
+    occurredAt: input.occurredAt,
+    recordedAt,
+    correctionOf,
+    recordedBy: input.recordedBy,
+    deleted: false,
+  };
+}
+
 export function eventIdOf(tenant: string, idempotencyKey: string): string {
   return `evt_${sha256Hex(`${tenant}\u0000${idempotencyKey}`).slice(0, 32)}`;
 }
@@ -63,24 +87,7 @@ export function createMongoEventStore(db: Db): EventStore {
         .sort({ recordedAt: -1 })
         .limit(1)
         .next();
-      const event: EventRecord = {
-        _id,
-        tenant: input.tenant,
-        namespace: input.namespace,
-        source: input.source,
-        externalId: input.externalId,
-        contentHash,
-        idempotencyKey,
-        subjects: input.subjects,
-        content: input.content,
-        sensitivity: input.sensitivity,
-        trustTier: input.trustTier,
-        occurredAt: input.occurredAt,
-        recordedAt: new Date(),
-        correctionOf: earlier?._id ?? null,
-        recordedBy: input.recordedBy,
-        deleted: false,
-      };
+      const event = eventRecordOf(input, new Date(), earlier?._id ?? null);
       try {
         await events.insertOne(event);
       } catch (error) {

@@ -271,20 +271,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       );
       await refresh(alias, 'expunge');
       await guarded('expunge', () => client.indices.flush({ index: alias, wait_if_ongoing: true }));
-      const response = await guarded('segments', () => client.indices.segments({ index: alias }));
-      let deletedDocs = 0;
-      let segments = 0;
-      for (const indexSegments of Object.values(response.indices)) {
-        for (const copies of Object.values(indexSegments.shards)) {
-          for (const copy of Array.isArray(copies) ? copies : [copies]) {
-            for (const segment of Object.values(copy.segments)) {
-              segments++;
-              deletedDocs += segment.deleted_docs;
-            }
-          }
-        }
-      }
-      return { deletedDocs, segments };
+      return countSegments(await guarded('segments', () => client.indices.segments({ index: alias })));
     },
 
     async probe(tenant, request) {
@@ -361,4 +348,21 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       ensured.delete(tenant);
     },
   };
+}
+
+/** Segments and deleted documents over every shard copy of an `_segments` answer. Pure. */
+export function countSegments(response: estypes.IndicesSegmentsResponse): { deletedDocs: number; segments: number } {
+  let deletedDocs = 0;
+  let segments = 0;
+  for (const indexSegments of Object.values(response.indices)) {
+    for (const copies of Object.values(indexSegments.shards)) {
+      for (const copy of Array.isArray(copies) ? copies : [copies]) {
+        for (const segment of Object.values(copy.segments)) {
+          segments++;
+          deletedDocs += segment.deleted_docs;
+        }
+      }
+    }
+  }
+  return { deletedDocs, segments };
 }
