@@ -80,7 +80,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
     if (!record) return false;
     let from: MemoryStatus | null = record.status;
     if (record.status === to && record.statusReason === cause) {
-      from = await deps.claims.statusBeforeLastMove(id, record.version);
+      from = await deps.memories.statusBeforeMove(id, record.version);
     } else if (
       !canTransition(record.status, to) ||
       !(await deps.memories.transition(tenant, id, record.status, to, cause, patch))

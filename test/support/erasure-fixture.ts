@@ -75,6 +75,23 @@ export async function fingerprintRecords(app: TestApp, tenant: string, ids: stri
   return [...events.map((e) => `${e._id}:${e.contentHash}:${e.deleted}`), ...memories.map((m) => `${m._id}:${m.contentHash}:${m.status}`)].sort();
 }
 
+/** Files an erasure request through the API as a DPO (Art. 17(1)(a) unless said otherwise); returns its id. */
+export async function fileErasure(
+  app: TestApp,
+  tenant: string,
+  selector: Record<string, unknown>,
+  legalGround = 'art17-1a',
+): Promise<string> {
+  const filed = await app.request({
+    method: 'POST',
+    url: `/v1/tenants/${tenant}/erasure-requests`,
+    token: await app.token(tenant, ['dpo'], 'dpo-1'),
+    payload: { selector, legalGround },
+  });
+  expect(filed.statusCode, filed.body).toBe(202);
+  return filed.json<{ id: string }>().id;
+}
+
 export async function waitForState(app: TestApp, tenant: string, requestId: string, states: string[], timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
+import type { MemoryRecord } from '../../substrate/model/records.js';
+import type { Role } from '../../governance/auth/principal.js';
 import type { ReviewStore } from '../../governance/review/review-store.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { parseOrThrow } from '../../shared/validation.js';
@@ -41,6 +43,16 @@ const QueueQuerySchema = z.strictObject({
   olderThanHours: z.coerce.number().min(0).max(24 * 365).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
+
+/** What a reviewer decides on: evidence ids, the writer, and — to a reviewer only (an admin sees the queue, not
+ * what is in it) — the content. */
+function evidenceOf(m: MemoryRecord, roles: readonly Role[]) {
+  return {
+    evidence: { eventIds: m.provenance.eventIds, parentIds: m.provenance.parentIds, derivationRule: m.provenance.derivationRule },
+    writtenBy: m.writtenBy,
+    ...(roles.includes('reviewer') ? { content: m.content } : {}),
+  };
+}
 
 /** The reviewer's queue of high-impact writes waiting for sign-off, and the decision on one. */
 export function registerReviewRoutes(
@@ -87,10 +99,7 @@ export function registerReviewRoutes(
         kind: m.kind,
         namespace: m.namespace,
         policyReason: m.statusReason,
-        evidence: { eventIds: m.provenance.eventIds, parentIds: m.provenance.parentIds, derivationRule: m.provenance.derivationRule },
-        writtenBy: m.writtenBy,
-        // Content only to a reviewer (an admin sees the queue, not what is in it).
-        ...(principal.roles.includes('reviewer') ? { content: m.content } : {}),
+        ...evidenceOf(m, principal.roles),
       };
     },
   );
@@ -153,9 +162,7 @@ export function registerReviewRoutes(
           validTo: m.validTo?.toISOString() ?? null,
           trustTier: m.trustTier,
           confidence: m.confidence,
-          evidence: { eventIds: m.provenance.eventIds, parentIds: m.provenance.parentIds, derivationRule: m.provenance.derivationRule },
-          writtenBy: m.writtenBy,
-          ...(principal.roles.includes('reviewer') ? { content: m.content } : {}),
+          ...evidenceOf(m, principal.roles),
         })),
       };
     },
@@ -196,6 +203,9 @@ export function registerReviewRoutes(
         return result;
       } catch (error) {
         const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;
+        // Refused by the workflow's validator (nothing ran): the reason's words must not outlive a decision that
+        // did not happen. Other failures keep them — the Update may still be applying the decision.
+        if (/already adjudicated|may not adjudicate|closed/.test(message)) await deps.disputes.forgetReason(principal.tenant, id, reasonHash);
         if (/already adjudicated/.test(message)) throw new DomainError(ErrorType.Conflict, 'dispute: already adjudicated', 'id');
         if (/may not adjudicate/.test(message)) throw new DomainError(ErrorType.Forbidden, 'reviewer: may not adjudicate a dispute over a write they made', 'reviewer');
         throw error;

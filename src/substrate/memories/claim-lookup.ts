@@ -54,21 +54,11 @@ export interface ClaimLookup {
   ensureIndexes(): Promise<void>;
   bySubjectAttribute(tenant: string, subjects: readonly string[], attribute: string): Promise<Claim[]>;
   byIds(tenant: string, ids: readonly string[]): Promise<Claim[]>;
-  /**
-   * The status a record left on its last move (from the move's guard), for a retry that finds the move done and
-   * still has to write its audit entry.
-   */
-  statusBeforeLastMove(id: string, version: number): Promise<MemoryRecord['status'] | null>;
 }
 
 export function createClaimLookup(db: Db): ClaimLookup {
   const memories = db.collection<MemoryRecord>(Collections.memories);
-  const guards = db.collection<{ _id: string; from: MemoryRecord['status'] }>(Collections.transitions);
   return {
-    async statusBeforeLastMove(id, version) {
-      const guard = await guards.findOne({ _id: `${id}:${version - 1}` });
-      return guard?.from ?? null;
-    },
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, attribute: 1 });
     },

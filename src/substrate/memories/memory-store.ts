@@ -11,6 +11,11 @@ export interface MemoryStore {
   get(tenant: string, id: string): Promise<MemoryRecord | null>;
   /** Records by id within the tenant (bounded parallel `_id` lookups); missing and foreign ids are absent. */
   getMany(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
+  /**
+   * The status a record left on the move to `version` (from that move's guard), for a retry that finds the move
+   * done and still has to write its audit entry.
+   */
+  statusBeforeMove(id: string, version: number): Promise<MemoryStatus | null>;
   /** Compare-and-set: moves the record only if it is still in `from`. Returns whether it moved. */
   transition(
     tenant: string,
@@ -144,6 +149,9 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       return record && record.tenant === tenant ? record : null;
     },
     getMany,
+    async statusBeforeMove(id, version) {
+      return (await guards.findOne({ _id: `${id}:${version - 1}` }))?.from ?? null;
+    },
     async transition(tenant, id, from, to, reason, patch = {}) {
       const record = await memories.findOne({ _id: id });
       if (!record || record.tenant !== tenant || record.status !== from) return false;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { buildSubjectGraph, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
+import { buildSubjectGraph, fileErasure, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { loadStackConfig } from '../../../stack/stack-config.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
 
@@ -43,14 +43,7 @@ describe('erasure under a legal hold', () => {
     });
     expect(placed.statusCode, placed.body).toBe(201);
     holdId = placed.json<{ id: string }>().id;
-    const filed = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${graph.tenant}/erasure-requests`,
-      token: await app.token(graph.tenant, ['dpo'], 'dpo-1'),
-      payload: { selector: { subjectId: graph.subject }, legalGround: 'art17-1a' },
-    });
-    expect(filed.statusCode, filed.body).toBe(202);
-    requestId = filed.json<{ id: string }>().id;
+    requestId = await fileErasure(app, graph.tenant, { subjectId: graph.subject });
     const settled = await waitForState(app, graph.tenant, requestId, [
       'partial',
       'completed',

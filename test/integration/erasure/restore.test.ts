@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Command } from 'commander';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { buildSubjectGraph, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
+import { buildSubjectGraph, fileErasure, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { sampleEvent } from '../../support/samples.js';
 import {
   reapplyErasures,
@@ -47,14 +47,8 @@ describe('re-applying erasures after restoring a backup', () => {
     backupEvents = await app.services.events.getMany(graph.tenant, graph.events);
     expect(backupMemories).toHaveLength(4);
     expect(backupEvents).toHaveLength(2);
-    const filed = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${graph.tenant}/erasure-requests`,
-      token: await app.token(graph.tenant, ['dpo'], 'dpo-1'),
-      payload: { selector: { subjectId: graph.subject }, legalGround: 'art17-1a' },
-    });
-    expect(filed.statusCode, filed.body).toBe(202);
-    const settled = await waitForState(app, graph.tenant, filed.json<{ id: string }>().id, [
+    const requestId = await fileErasure(app, graph.tenant, { subjectId: graph.subject });
+    const settled = await waitForState(app, graph.tenant, requestId, [
       'completed',
       'needs-operator',
       'rejected',

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { registerReviewCommands } from '../../../src/cli/commands/review.command.js';
 import { createCliContext } from '../../../src/cli/context.js';
 import { CliError } from '../../../src/cli/exit-codes.js';
-import { waitForState } from '../../support/erasure-fixture.js';
+import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { disputeWorkflowId } from '../../../src/shared/workflow-ids.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
@@ -206,14 +206,8 @@ describe('disputes and supersession', () => {
     const first = await writeEmployer(tenant, 'agent-1', 'Works at Soylent.', '2024-01-01T00:00:00Z');
     const second = await writeEmployer(tenant, 'agent-2', 'Works at Tyrell.', '2024-02-01T00:00:00Z');
     const [dispute] = await app.services.disputes.openFor(tenant, first.id);
-    const filed = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/erasure-requests`,
-      token: await app.token(tenant, ['dpo'], 'dpo-1'),
-      payload: { selector: { memoryIds: [first.id] }, legalGround: 'art17-1a' },
-    });
-    expect(filed.statusCode, filed.body).toBe(202);
-    await waitForState(app, tenant, filed.json<{ id: string }>().id, ['completed'], 180_000);
+    const requestId = await fileErasure(app, tenant, { memoryIds: [first.id] });
+    await waitForState(app, tenant, requestId, ['completed'], 180_000);
     expect(await app.services.disputes.get(tenant, dispute!._id)).toMatchObject({ state: 'void', resolution: null });
     expect((await app.services.memories.get(tenant, second.id))?.status).toBe('active');
     expect(await transitionsOf(tenant, second.id)).toEqual(['active>disputed', 'disputed>active']);
