@@ -1,5 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { DomainError } from '../shared/errors.js';
+import { PERMANENT_ERRORS } from '../shared/retry-profiles.js';
+import { SearchIndexError } from '../substrate/search/search-index-error.js';
 
 /**
  * Activity failures are stored in workflow histories, and driver errors can quote the data they refused
@@ -16,16 +19,26 @@ export class SanitizingActivityInterceptor implements ActivityInboundCallsInterc
   }
 }
 
+const permanent: ReadonlySet<string> = new Set(PERMANENT_ERRORS);
+
+/**
+ * Only a domain refusal is permanent (and only those of its types that retrying cannot change, e.g. not a
+ * legal hold that may be released). Store and index failures keep their retryability: a 429, a 503 or a
+ * timeout during a purge is retried, and exhausted retries park the erasure for an operator.
+ */
 export function sanitize(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
+  if (error instanceof DomainError) {
+    return ApplicationFailure.create({ message: error.message, type: error.type, nonRetryable: permanent.has(error.type) });
+  }
+  if (error instanceof SearchIndexError) {
+    // Its message names the operation, status and Elasticsearch's error type only (never a reason text).
+    return ApplicationFailure.create({ message: error.message, type: error.name, nonRetryable: !error.retryable });
+  }
   const e = error as { name?: string; code?: unknown; codeName?: string; type?: string; retryable?: boolean };
   if (e?.name === 'CancelledFailure' || e?.name === 'AbortError') return error;
   const type = e?.type ?? e?.name ?? 'Error';
   const code = e?.codeName ?? (e?.code !== undefined ? String(e.code) : undefined);
-  // Our own domain errors carry safe, field-naming messages and stable types.
-  if (e?.name && (error as { status?: number }).status !== undefined && typeof (error as Error).message === 'string') {
-    return ApplicationFailure.create({ message: (error as Error).message, type, nonRetryable: true });
-  }
   return ApplicationFailure.create({
     message: `${type}${code ? ` (${code})` : ''}`,
     type,

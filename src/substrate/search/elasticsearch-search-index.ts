@@ -274,9 +274,22 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       return countSegments(await guarded('segments', () => client.indices.segments({ index: alias })));
     },
 
+    async segmentStats(tenant) {
+      const { alias } = names(tenant);
+      if (!(await aliasExists(alias))) return { deletedDocs: 0, segments: 0 };
+      return countSegments(await guarded('segments', () => client.indices.segments({ index: alias })));
+    },
+
+    async indexOf(tenant) {
+      const { alias } = names(tenant);
+      if (!(await aliasExists(alias))) return null;
+      const response = await guarded('index-of', () => client.indices.getAlias({ name: alias }));
+      return Object.keys(response).sort()[0] ?? null;
+    },
+
     async probe(tenant, request) {
       const { alias } = names(tenant);
-      const empty = { found: [], byId: [], byText: [], byVector: [] };
+      const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [] };
       if (!(await aliasExists(alias))) return empty;
       // A probe must see every write so far, not only what the last periodic refresh published.
       await refresh(alias, 'probe');
@@ -329,8 +342,22 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         byVector.push(...hitIds(response.hits.hits));
       }
 
-      const found = [...new Set([...byId, ...byText, ...byVector])];
-      return { found, byId, byText, byVector };
+      const bySubject: string[] = [];
+      const subjects = [...new Set(request.subjects ?? [])];
+      if (subjects.length > 0) {
+        const response = await guarded('probe', () =>
+          client.search({
+            index: alias,
+            size: PROBE_LIMIT,
+            _source: false,
+            query: { bool: { filter: [tenantFilter, { terms: { subjects } }] } },
+          }),
+        );
+        bySubject.push(...hitIds(response.hits.hits));
+      }
+
+      const found = [...new Set([...byId, ...byText, ...byVector, ...bySubject])];
+      return { found, byId, byText, byVector, bySubject };
     },
 
     async dropTenant(tenant) {

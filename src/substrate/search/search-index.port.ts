@@ -72,6 +72,8 @@ export interface ProbeRequest {
   vector?: number[];
   /** Minimum cosine similarity for a vector hit; defaults to `DEFAULT_PROBE_SIMILARITY`. */
   similarity?: number;
+  /** Documents about any of these subjects (exact term). */
+  subjects?: string[];
 }
 
 /** Which documents each probe still reaches; `found` is their union. Ids only. */
@@ -80,6 +82,7 @@ export interface ProbeResult {
   byId: string[];
   byText: string[];
   byVector: string[];
+  bySubject: string[];
 }
 
 /** Near-duplicate threshold for vector probes: close enough to be the same text re-embedded. */
@@ -110,6 +113,10 @@ export interface SearchIndex {
    * docs can remain until the soft-delete retention lease advances (30 s by default): callers wait and retry.
    */
   expungeDeleted(tenant: string): Promise<SegmentStats>;
+  /** Reads `_segments` as it is (no refresh, no merge): what a verification may rely on. */
+  segmentStats(tenant: string): Promise<SegmentStats>;
+  /** The concrete index behind the tenant's alias, or null when the tenant has none. */
+  indexOf(tenant: string): Promise<string | null>;
   /** Which of the probed ids, phrase or vector still reach a document of the tenant. */
   probe(tenant: string, request: ProbeRequest): Promise<ProbeResult>;
   /** Deletes the tenant's index and alias (tests and tenant offboarding). */
