@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { indexUnlessErased } from '../src/substrate/search/index-unless-erased.js';
 import type { AuditLog } from '../src/governance/audit/audit-log.port.js';
 import type { Notifier } from '../src/governance/notifications/notifier.js';
 import type { PolicyDocument } from '../src/governance/policy/evaluate.js';
@@ -13,7 +14,7 @@ import {
 } from '../src/governance/disputes/contradiction.js';
 import type { DisputeStore } from '../src/governance/disputes/dispute-store.js';
 import type { ErasureSetStore } from '../src/governance/erasure/erasure-set-store.js';
-import type { EventStore } from '../src/substrate/events/event-store.js';
+import { eventRecordOf, type EventStore, type NewEvent } from '../src/substrate/events/event-store.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
@@ -225,7 +226,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       if (reason === null)
         throw ApplicationFailure.nonRetryable(`dispute ${disputeId}: reason not found`, ErrorType.NotFound);
       const at = now();
-      const { event } = await deps.events.record({
+      const resolution: NewEvent = {
         tenant,
         namespace: dispute.namespace,
         source: 'lethe-review',
@@ -236,7 +237,11 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
         trustTier: 3,
         occurredAt: at,
         recordedBy: input.reviewer,
-      });
+      };
+      // The resolution is derived from both records: registered first (invariant 3), under the id the event store
+      // will give it, so that an erasure of either record reaches the reason and subjects it carries.
+      await deps.lineage.register(tenant, eventRecordOf(resolution, at, null)._id, dispute.memoryIds);
+      const { event } = await deps.events.record(resolution);
       const targets = adjudicationTargets(dispute.memoryIds, input.outcome, input.memoryId);
       const winner = records.find((r) => targets.get(r._id) === 'active');
       const cause = `dispute:${disputeId}:${input.outcome}`;
@@ -335,7 +340,6 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
   };
 
   async function reindex(tenant: string, ids: readonly string[]): Promise<void> {
-    const records = await deps.memories.getMany(tenant, ids);
-    if (records.length > 0) await deps.index.upsert(tenant, records, { refresh: 'wait_for' });
+    await indexUnlessErased(deps.index, deps.memories, tenant, ids);
   }
 }

@@ -4,6 +4,7 @@ import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
 import type { StagingStore } from '../src/substrate/staging/staging-store.js';
 import { ErrorType } from '../src/shared/errors.js';
+import { indexUnlessErased } from '../src/substrate/search/index-unless-erased.js';
 
 export interface IngestionActivityDeps extends AdmissionDeps {
   staging: StagingStore;
@@ -21,11 +22,9 @@ export function createIngestionActivities(deps: IngestionActivityDeps) {
     },
 
     async indexMemories(input: { tenant: string; ids: string[] }): Promise<{ indexed: number }> {
-      if (input.ids.length === 0) return { indexed: 0 };
-      const records = await deps.memories.getMany(input.tenant, input.ids);
-      // wait_for: a write acknowledged to an agent is searchable by its next query.
-      const result = await deps.search.upsert(input.tenant, records, { refresh: 'wait_for' });
-      return { indexed: result.indexed };
+      // wait_for inside: a write acknowledged to an agent is searchable by its next query.
+      const { indexed } = await indexUnlessErased(deps.search, deps.memories, input.tenant, input.ids);
+      return { indexed };
     },
 
     async discardStage(input: { tenant: string; stageId: string }): Promise<void> {

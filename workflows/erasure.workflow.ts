@@ -39,6 +39,8 @@ const EXPUNGE_ATTEMPTS = 12;
 const MAX_EXTENSION_MONTHS = 2;
 /** Failures raised by the workflow itself that an operator resolves (then signals a retry). */
 const OPERATOR_FAILURES = ['ExpungeIncomplete', 'VerificationFailed'];
+/** Rounds in a row that find records written past the fence before an operator is asked to look. */
+const MAX_RACED_ROUNDS = 5;
 
 function addMonths(iso: string, months: number): string {
   const d = new Date(iso);
@@ -91,6 +93,17 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     upsertSearchAttributes([{ key: SearchAttributes.state, value: next }]);
   };
 
+  /** Parks the request in needs-operator (audited, operator e-mailed with the runbook) until an operator retries. */
+  async function parkForOperator(step: string, type: string): Promise<void> {
+    const before = phase;
+    await setPhase('needs-operator');
+    await notify.escalateToOperator({ ...ref, step, errorType: type });
+    retryRequested = false;
+    await condition(() => retryRequested);
+    await setPhase(before === 'needs-operator' ? 'running' : before);
+    await quick.setErasureState({ ...ref, state: 'running' });
+  }
+
   /** Runs a step; when its retries are exhausted, parks in needs-operator until an operator asks to retry. */
   async function guarded<T>(name: string, run: () => Promise<T>): Promise<T> {
     currentStep = name;
@@ -109,13 +122,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
         } else {
           throw error;
         }
-        const before = phase;
-        await setPhase('needs-operator');
-        await notify.escalateToOperator({ ...ref, step: name, errorType: type });
-        retryRequested = false;
-        await condition(() => retryRequested);
-        await setPhase(before === 'needs-operator' ? 'running' : before);
-        await quick.setErasureState({ ...ref, state: 'running' });
+        await parkForOperator(name, type);
       }
     }
   }
@@ -123,31 +130,47 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   void watchDeadline();
 
   await guarded('locate', () => quick.locateTargets(ref));
-  await guarded('closure', () => long.computeClosure(ref));
-  const authorised = await guarded('authorise', () => quick.authoriseAndCheckHolds(ref));
-  if (!authorised.allowed) {
-    await setPhase('rejected');
-    await notify.notifyDpo({ ...ref, kind: 'rejected' });
-    return { state: 'rejected', certificateIds, erased: 0, held: 0 };
-  }
 
   let erased = 0;
-  let held = authorised.held;
-  let erasing = authorised.toErase;
+  let round = 0;
+  let racedRounds = 0;
   for (;;) {
-    await guarded('tombstone', () => long.markDeletedAndTombstone(ref));
-    // Requests started before disputes existed replay without this step.
-    if (patched('close-disputes-of-erased')) await guarded('tombstone', () => closeDisputes());
-    await guarded('purge', () => long.purgeRecords(ref));
-    await guarded('expunge', () => expungeUntilClean());
-    await guarded('compact', () => long.compactStores(ref));
-    await guarded('verify', async () => {
-      const verdict = await long.verifyErasure(ref);
-      if (!verdict.ok) {
-        throw ApplicationFailure.create({ message: `verification found ${verdict.found} residues`, type: 'VerificationFailed' });
+    round++;
+    // Recomputed every round (a released hold, a write that raced the fence) until it stops growing.
+    await guarded('closure', () => long.computeClosure(ref));
+    const authorised = await guarded('authorise', () => quick.authoriseAndCheckHolds(ref));
+    if (!authorised.allowed) {
+      await setPhase('rejected');
+      await notify.notifyDpo({ ...ref, kind: 'rejected' });
+      return { state: 'rejected', certificateIds, erased: 0, held: 0 };
+    }
+    if (authorised.toErase > 0) {
+      await guarded('tombstone', () => long.markDeletedAndTombstone(ref));
+      // Requests started before disputes existed replay without this step.
+      if (patched('close-disputes-of-erased')) await guarded('tombstone', () => closeDisputes());
+      await guarded('purge', () => long.purgeRecords({ ...ref, round }));
+      await guarded('expunge', () => expungeUntilClean());
+      await guarded('compact', () => long.compactStores(ref));
+      erased += authorised.toErase;
+    }
+    const verdict = await guarded('verify', async () => {
+      const result = await long.verifyErasure(ref);
+      if (result.found > 0 || result.deletedDocs > 0) {
+        throw ApplicationFailure.create({ message: `verification found ${result.found} residues`, type: 'VerificationFailed' });
       }
+      return result;
     });
-    erased += erasing;
+    if (verdict.relocated > 0) {
+      // Records written about the subject or derived from its records raced the fence: erase them too, in
+      // another round, before anything is certified. A closure that keeps growing goes to an operator.
+      if (++racedRounds > MAX_RACED_ROUNDS) {
+        currentStep = 'verify';
+        await parkForOperator('verify', 'ClosureNotSettling');
+        racedRounds = 0;
+      }
+      continue;
+    }
+    const held = authorised.held;
     const status = held > 0 ? 'partial' : 'complete';
     const { certificateId } = await guarded('certify', () => quick.issueCertificate({ ...ref, status }));
     certificateIds.push(certificateId);
@@ -162,11 +185,8 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     for (;;) {
       if (seen >= 0) await condition(() => holdsReleased > seen);
       seen = holdsReleased;
-      const released = await quick.releaseHeld(ref);
-      if (released.released === 0) continue;
-      erasing = released.released;
-      held = released.stillHeld;
-      break;
+      const released = await quick.countReleased(ref);
+      if (released.released > 0) break;
     }
     await setPhase('running');
     await quick.setErasureState({ ...ref, state: 'running' });

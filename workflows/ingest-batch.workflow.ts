@@ -1,4 +1,4 @@
-import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { CancellationScope, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import { memoryReview } from './memory-review.workflow.js';
 import { startDisputeReviews } from './dispute-start.js';
 import { reviewWorkflowId } from '../src/shared/workflow-ids.js';
@@ -23,8 +23,19 @@ export type IngestBatchResult = BatchResult & { indexed: number; disputes: strin
 /**
  * The first governed path: a staged batch of events and memories is checked as a whole, written,
  * indexed, and its stage discarded. Many events per workflow, so bulk ingestion is not bound by start rate.
+ * The stage is discarded whatever happens (refusal, failure, cancellation): nothing else would ever read it,
+ * and it holds the batch's content and subjects.
  */
 export async function ingestBatch(input: IngestBatchInput): Promise<IngestBatchResult> {
+  try {
+    return await ingest(input);
+  } finally {
+    // Even when the workflow is cancelled: the discard is idempotent and must not be skipped.
+    await CancellationScope.nonCancellable(() => discardStage(input));
+  }
+}
+
+async function ingest(input: IngestBatchInput): Promise<IngestBatchResult> {
   const result = await admitStagedBatch(input);
   let indexed = 0;
   let found: Awaited<ReturnType<typeof detectContradictions>> = { disputes: [], superseded: 0 };
@@ -43,7 +54,6 @@ export async function ingestBatch(input: IngestBatchInput): Promise<IngestBatchR
       });
     }
   }
-  await discardStage(input);
   const disputedIds = new Set(found.disputes.flatMap((d) => d.memoryIds));
   const memories = result.memories.map((m) => (disputedIds.has(m.id) ? { ...m, status: 'disputed' as const } : m));
   return { ...result, memories, indexed, disputes: found.disputes.map((d) => d.disputeId), superseded: found.superseded };

@@ -327,7 +327,7 @@ async function runDirect(
     authoriseAndCheckHolds: () =>
       timedStep('authorise', () => call(() => acts.authoriseAndCheckHolds(ref)), (r) => counts({ allowed: r.allowed, toErase: r.toErase, held: r.held })),
     markDeletedAndTombstone: () => timedStep('tombstone', () => call(() => acts.markDeletedAndTombstone(ref)), counts),
-    purgeRecords: () => timedStep('purge', () => call(() => acts.purgeRecords(ref)), counts),
+    purgeRecords: () => timedStep('purge', () => call(() => acts.purgeRecords({ ...ref, round: 1 })), counts),
     expungeIndex: () =>
       timedStep(
         'expunge (10 s waits, as the workflow)',

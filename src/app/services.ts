@@ -15,7 +15,9 @@ import { createWriteGateway } from '../temporal/write-gateway.js';
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
 import { createMongoErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
 import { createMongoErasureSetStore } from '../governance/erasure/erasure-set-store.js';
+import { createMongoErasureFenceStore } from '../governance/erasure/erasure-fence-store.js';
 import { createMongoProbeStore } from '../governance/erasure/probe-store.js';
+import { createSideRecordEraser } from '../governance/erasure/side-records.js';
 import { createMongoHoldStore } from '../governance/holds/hold-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
 import { loadSigningKey } from '../governance/certificates/signing.js';
@@ -53,9 +55,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const signer = loadSigningKey(config.secrets.signingKeyFile);
   const certificates = createMongoCertificateStore(db, { signer, audit });
   const erasureRequests = createMongoErasureRequestStore(db);
-  const holds = createMongoHoldStore(db);
+  const holds = createMongoHoldStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db);
+  const reviews = createMongoReviewStore(db);
   const claims = createClaimLookup(db);
+  const fences = createMongoErasureFenceStore(db, fingerprints);
   const search = createSearchService({ index, memories, disputes });
   return {
     fingerprints,
@@ -83,18 +87,22 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     certificates,
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
+    fences,
     probes: createMongoProbeStore(db),
     holds,
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
-    reviews: createMongoReviewStore(db),
+    reviews,
     disputes,
     claims,
+    /** Erases what staging, sign-off and dispute collections keep about erased records. */
+    sideRecords: createSideRecordEraser({ staging, reviews, disputes }),
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
     erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),
     /** Creates every index the queries need; idempotent, run at start-up. */
     async ensureIndexes() {
       await events.ensureIndexes();
+      await staging.ensureIndexes();
       await memories.ensureIndexes();
       await tombstones.ensureIndexes();
       await audit.ensureIndexes();
@@ -103,6 +111,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await holds.ensureIndexes();
       await disputes.ensureIndexes();
       await claims.ensureIndexes();
+      await fences.ensureIndexes();
     },
   };
 }

@@ -15,6 +15,7 @@ import { retentionDecision, type RetentionDecision } from '../governance/retenti
 import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
 import type { Role } from '../governance/auth/principal.js';
 import type { EventInput, MemoryInput } from './write-schemas.js';
+import type { ErasureFenceStore, FenceKey } from '../governance/erasure/erasure-fence-store.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
 const WRITE_CONCURRENCY = 16;
@@ -50,6 +51,8 @@ export interface AdmissionDeps {
   memories: MemoryStore;
   lineage: LineageStore;
   tombstones: TombstoneStore;
+  /** Fences of running erasure requests: a write about their subjects or citing their records is refused. */
+  fences: ErasureFenceStore;
   audit: AuditLog;
   impactPolicy: PolicyDocument;
   writePolicy: PolicyDocument;
@@ -192,7 +195,40 @@ export async function admitBatch(
   return { refused: null, events: eventResults, memories: memoryResults, reviews };
 }
 
+/** The keys a batch touches that a running erasure may have fenced, each with the field that names it. */
+function fencedKeysOf(batch: StagedBatch): { key: FenceKey; field: string }[] {
+  const keys: { key: FenceKey; field: string }[] = [];
+  batch.events.forEach((e, i) => {
+    e.subjects.forEach((s, j) => keys.push({ key: { kind: 'subject', value: s }, field: `events.${i}.subjects.${j}` }));
+    keys.push({ key: { kind: 'content', value: sha256Hex(e.content) }, field: `events.${i}.content` });
+  });
+  batch.memories.forEach((m, i) => {
+    const f = `memories.${i}`;
+    m.subjects.forEach((s, j) => keys.push({ key: { kind: 'subject', value: s }, field: `${f}.subjects.${j}` }));
+    keys.push({ key: { kind: 'content', value: sha256Hex(m.content) }, field: `${f}.content` });
+    m.provenance.eventIds.forEach((ref, j) => {
+      if (!BATCH_REF.test(ref)) keys.push({ key: { kind: 'record', value: ref }, field: `${f}.provenance.eventIds.${j}` });
+    });
+    m.provenance.parentIds.forEach((ref, j) =>
+      keys.push({ key: { kind: 'record', value: ref }, field: `${f}.provenance.parentIds.${j}` }),
+    );
+  });
+  return keys;
+}
+
 async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
+  // A running erasure owns its subject, its content and its closure until it completes: refuse rather than
+  // admit a record it might not see (the erasure's own re-location catches a write that raced this check).
+  const keys = fencedKeysOf(batch);
+  const fenced = await deps.fences.firstFenced(tenant, keys.map((k) => k.key));
+  if (fenced) {
+    const field = keys[fenced.index]!.field;
+    return {
+      type: 'Conflict',
+      field,
+      message: `${field}: erasure request ${fenced.requestId} is in progress for this ${keys[fenced.index]!.key.kind}; nothing about it may be written until it completes`,
+    };
+  }
   // Every item is checked in parallel; the first refusal in batch order is reported.
   const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i, e]) =>
     (await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0
@@ -244,6 +280,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
         }
         const event = await deps.events.get(tenant, ref);
         if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
+        if ((event.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
         minTrust = Math.min(minTrust, event.trustTier);
       }
       const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
@@ -251,6 +288,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
         const f = `${field}.provenance.parentIds.${j}`;
         const parent = parents.find((p) => p._id === ref);
         if (!parent || !SERVABLE_STATUSES.includes(parent.status)) return refuseMissing(deps, tenant, ref, f);
+        if ((parent.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
         minTrust = Math.min(minTrust, parent.trustTier);
         minConfidence = Math.min(minConfidence, parent.confidence);
       }
@@ -273,6 +311,11 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
     },
   );
   return memoryRefusals.find((r) => r !== null) ?? null;
+}
+
+/** A record kept under a legal hold is frozen: kept for the matter, never a source of new records. */
+function refuseHeld(field: string): Refusal {
+  return { type: 'LegalHold', field, message: `${field}: the cited record is under a legal hold; nothing may be derived from it` };
 }
 
 async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, field: string): Promise<Refusal> {

@@ -68,7 +68,7 @@ export function createErasureGateway(deps: {
           receivedAt,
           dueAt,
           extensionMonths: 0,
-          extensionReason: null,
+          extensionReasonHash: null,
           state: 'received',
           steps: [],
           progress: { purged: 0, total: 0 },
@@ -91,11 +91,14 @@ export function createErasureGateway(deps: {
       }
       return waiting.length;
     },
+    /** The request keeps the reason's keyed hash only, as the workflow and the audit entry do. */
     async extendDeadline(tenant: string, requestId: string, months: number, reason: string): Promise<{ dueAt: string }> {
       const reasonHash = deps.fingerprints.of('extension-reason', tenant, reason);
-      return deps.client.workflow
+      const extended = (await deps.client.workflow
         .getHandle(erasureWorkflowId(tenant, requestId))
-        .executeUpdate('extendDeadline', { args: [{ months, reasonHash }] }) as Promise<{ dueAt: string }>;
+        .executeUpdate('extendDeadline', { args: [{ months, reasonHash }] })) as { dueAt: string };
+      await deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
+      return extended;
     },
     async retry(tenant: string, requestId: string): Promise<void> {
       await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).signal('operatorRetry');

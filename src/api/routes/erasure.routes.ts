@@ -90,7 +90,6 @@ export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: Er
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
       try {
         const { dueAt } = await deps.erasures.extendDeadline(tenant, id, body.months, body.reason);
-        await deps.requests.update(tenant, id, { extensionReason: body.reason });
         return { id, dueAt };
       } catch (error) {
         const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;

@@ -12,10 +12,12 @@ import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 
+/** A hold without its scope's clear values; a released subject hold shows the subject's keyed hash. */
 function presentHold(h: LegalHold) {
   return {
     id: h._id,
     scopeKind: holdScopeKind(h.scope),
+    ...('subjectHash' in h.scope ? { subjectHash: h.scope.subjectHash } : {}),
     caseRef: h.caseRef,
     active: h.active,
     placedBy: h.placedBy,

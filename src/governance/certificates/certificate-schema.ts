@@ -71,7 +71,7 @@ const store = z.discriminatedUnion('store', [
   z.strictObject({ store: z.literal('cache'), name: opaqueId, action: code, deleted: count }),
 ]);
 const probe = z.strictObject({
-  kind: z.enum(['id', 'text', 'vector']),
+  kind: z.enum(['id', 'text', 'vector', 'content-hash', 'subject', 'locate']),
   target: z.enum(['api', 'mongodb', 'elasticsearch']),
   checked: count,
   found: count,

@@ -91,9 +91,15 @@ export interface CacheStoreResult {
 /** Per-store actions and results. */
 export type StoreResult = MongoStoreResult | ElasticsearchStoreResult | CacheStoreResult;
 
+export type ProbeKind = 'id' | 'text' | 'vector' | 'content-hash' | 'subject' | 'locate';
+
 /** One post-purge probe: how many erased records it looked for, and how many it still found. */
 export interface ProbeResult {
-  kind: 'id' | 'text' | 'vector';
+  /**
+   * `content-hash`: MongoDB queried by the erased contents' hashes; `subject`: the index queried by the subject;
+   * `locate`: the request's selector and lineage run again after the purge.
+   */
+  kind: ProbeKind;
   target: 'api' | 'mongodb' | 'elasticsearch';
   checked: number;
   found: number;

@@ -59,6 +59,11 @@ export interface DisputeStore {
   reason(tenant: string, disputeId: string, reasonHash: string): Promise<string | null>;
   /** Drops a reason once its resolution event holds it (erasure then finds it there, by subject). */
   forgetReason(tenant: string, disputeId: string, reasonHash: string): Promise<void>;
+  /**
+   * Deletes every reason kept for any dispute (in any state) over one of these records — e.g. one left behind by
+   * a resolution that failed after the reviewer gave it; returns how many it deleted.
+   */
+  forgetReasonsOf(tenant: string, memoryIds: readonly string[]): Promise<number>;
 }
 
 export function createMongoDisputeStore(db: Db): DisputeStore {
@@ -70,6 +75,7 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
     async ensureIndexes() {
       await disputes.createIndex({ tenant: 1, memoryIds: 1 });
       await disputes.createIndex({ tenant: 1, state: 1 });
+      await reasons.createIndex({ tenant: 1, disputeId: 1 });
     },
     async open(input) {
       const memoryIds = [...input.memoryIds].sort();
@@ -123,6 +129,14 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
     },
     async forgetReason(tenant, disputeId, reasonHash) {
       await reasons.deleteOne({ _id: `${disputeId}:${reasonHash}`, tenant });
+    },
+    async forgetReasonsOf(tenant, memoryIds) {
+      const found = await mapBounded([...new Set(memoryIds)], 16, (memoryId) =>
+        disputes.find({ tenant, memoryIds: memoryId }, { projection: { _id: 1 } }).toArray(),
+      );
+      const disputeIds = [...new Set(found.flat().map((d) => d._id))];
+      const deleted = await mapBounded(disputeIds, 16, (disputeId) => reasons.deleteMany({ tenant, disputeId }));
+      return deleted.reduce((n, r) => n + r.deletedCount, 0);
     },
   };
 }

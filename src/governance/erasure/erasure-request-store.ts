@@ -14,6 +14,11 @@ export interface ErasureRequestStore {
   setProgress(tenant: string, id: string, purged: number, total: number): Promise<void>;
   update(tenant: string, id: string, patch: Partial<ErasureRequest>): Promise<void>;
   addCertificate(tenant: string, id: string, certificateId: string): Promise<void>;
+  /**
+   * Forgets the selector's clear values, keeping its kind and keyed hash: for a request that will not run on
+   * (rejected, or its workflow failed). Idempotent.
+   */
+  dropSelector(tenant: string, id: string): Promise<void>;
   /** Requests of a tenant in a state (e.g. those waiting on a hold). */
   idsInState(tenant: string, state: ErasureState): Promise<string[]>;
 }
@@ -72,6 +77,9 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     },
     async addCertificate(tenant, id, certificateId) {
       await requests.updateOne({ _id: id, tenant }, { $addToSet: { certificateIds: certificateId }, $set: { updatedAt: now() } });
+    },
+    async dropSelector(tenant, id) {
+      await requests.updateOne({ _id: id, tenant }, { $set: { selector: null, updatedAt: now() } });
     },
     async idsInState(tenant, state) {
       const docs = await requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ProbeResult } from '../certificates/certificate.js';
 
 /** GDPR Art. 17(1)(a)–(f), retention expiry, and correction. */
 export const LEGAL_GROUNDS = [
@@ -54,7 +55,10 @@ export interface StepStatus {
   counts: Record<string, number>;
 }
 
-/** The stored request. The selector is kept in the clear only until the erasure finishes; then only its keyed hash. */
+/**
+ * The stored request. The selector is kept in the clear only until the erasure finishes (or is rejected); then
+ * only its keyed hash.
+ */
 export interface ErasureRequest {
   _id: string;
   tenant: string;
@@ -67,7 +71,8 @@ export interface ErasureRequest {
   receivedAt: Date;
   dueAt: Date;
   extensionMonths: number;
-  extensionReason: string | null;
+  /** Keyed hash (HMAC) of the DPO's reason for the extension: the words are not kept. */
+  extensionReasonHash: string | null;
   state: ErasureState;
   steps: StepStatus[];
   progress: { purged: number; total: number };
@@ -77,7 +82,11 @@ export interface ErasureRequest {
   operatorNote: string | null;
   updatedAt: Date;
   policyDecision?: { policyId: string; policyVersion: number; outcome: string; ruleId: string };
-  probeResults?: { kind: 'id' | 'text' | 'vector'; target: 'api' | 'mongodb' | 'elasticsearch'; checked: number; found: number }[];
+  probeResults?: ProbeResult[];
+  /** What each round's purge removed, per store, keyed by round number (a certificate sums them). */
+  purgeRounds?: Record<string, Record<string, number>>;
+  /** The concrete Elasticsearch index the purge and the probes went to. */
+  indexName?: string | null;
   segmentsDeletedDocs?: number;
   compacted?: string[];
 }

@@ -11,6 +11,8 @@ export interface ErasureProbes {
   texts: string[];
   vectors: number[][];
   contentHashes: string[];
+  /** Subjects of the erased records: the index is probed for them after the purge. */
+  subjects: string[];
 }
 
 export interface ProbeStore {
@@ -41,7 +43,7 @@ export function createMongoProbeStore(db: Db): ProbeStore {
     async get(tenant, requestId) {
       const doc = await probes.findOne({ _id: requestId });
       if (!doc || doc.tenant !== tenant) return null;
-      return { ids: doc.ids, texts: doc.texts, vectors: doc.vectors.map(decode), contentHashes: doc.contentHashes };
+      return { ids: doc.ids, texts: doc.texts, vectors: doc.vectors.map(decode), contentHashes: doc.contentHashes, subjects: doc.subjects ?? [] };
     },
     async destroy(tenant, requestId) {
       await probes.deleteOne({ _id: requestId, tenant });

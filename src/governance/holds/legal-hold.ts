@@ -8,20 +8,28 @@ export const HoldScopeSchema = z.union([
 ]);
 export type HoldScope = z.output<typeof HoldScopeSchema>;
 
+/** A released subject hold keeps only a keyed hash of the subject: it covers nothing any more. */
+export interface ReleasedSubjectScope {
+  subjectHash: string;
+}
+
+/** The scope as stored: as placed while the hold is active, only the subject's keyed hash once a subject hold is released. */
+export type StoredHoldScope = HoldScope | ReleasedSubjectScope;
+
 export const HoldPlacementSchema = z.strictObject({
   scope: HoldScopeSchema,
   /** The matter or case reference (an id, not a narrative). */
   caseRef: z.string().min(1).max(128),
 });
 
-export function holdScopeKind(scope: HoldScope): 'subject' | 'records' | 'namespace' {
-  return 'subjectId' in scope ? 'subject' : 'recordIds' in scope ? 'records' : 'namespace';
+export function holdScopeKind(scope: StoredHoldScope): 'subject' | 'records' | 'namespace' {
+  return 'subjectId' in scope || 'subjectHash' in scope ? 'subject' : 'recordIds' in scope ? 'records' : 'namespace';
 }
 
 export interface LegalHold {
   _id: string;
   tenant: string;
-  scope: HoldScope;
+  scope: StoredHoldScope;
   caseRef: string;
   placedBy: string;
   placedAt: Date;
@@ -34,6 +42,7 @@ export interface LegalHold {
 export function holdCovers(hold: LegalHold, record: { id: string; subjects: readonly string[]; namespace: string }): boolean {
   if (!hold.active) return false;
   const scope = hold.scope;
+  if ('subjectHash' in scope) return false;
   if ('subjectId' in scope) return record.subjects.includes(scope.subjectId);
   if ('recordIds' in scope) return scope.recordIds.includes(record.id);
   return record.namespace === scope.namespace;

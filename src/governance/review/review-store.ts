@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { Collections, mapBounded } from '../../substrate/mongo/collections.js';
 
 /** A reviewer's decision with its reason in words (kept here, never in workflow histories or the audit chain). */
 export interface ReviewDecisionRecord {
@@ -14,10 +15,12 @@ export interface ReviewDecisionRecord {
 export interface ReviewStore {
   record(decision: ReviewDecisionRecord): Promise<void>;
   get(tenant: string, memoryId: string): Promise<ReviewDecisionRecord | null>;
+  /** Deletes the decisions (and their reasons) on erased records; returns how many it deleted. */
+  forget(tenant: string, memoryIds: readonly string[]): Promise<number>;
 }
 
 export function createMongoReviewStore(db: Db): ReviewStore {
-  const reviews = db.collection<ReviewDecisionRecord>('review_decisions');
+  const reviews = db.collection<ReviewDecisionRecord>(Collections.reviews);
   return {
     async record(decision) {
       await reviews.replaceOne({ _id: decision._id }, decision, { upsert: true });
@@ -25,6 +28,11 @@ export function createMongoReviewStore(db: Db): ReviewStore {
     async get(tenant, memoryId) {
       const found = await reviews.findOne({ _id: memoryId });
       return found && found.tenant === tenant ? found : null;
+    },
+    async forget(tenant, memoryIds) {
+      // A decision is keyed by its memory's id: one delete by _id each, never an `$in` the local server scans for.
+      const deleted = await mapBounded([...new Set(memoryIds)], 16, (id) => reviews.deleteOne({ _id: id, tenant }));
+      return deleted.reduce((n, r) => n + r.deletedCount, 0);
     },
   };
 }

@@ -24,8 +24,8 @@ export interface EventStore {
   /** Idempotent: a re-delivery returns the existing event; new content for a known external id is a correction. */
   record(event: NewEvent): Promise<{ event: EventRecord; outcome: RecordOutcome }>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
-  /** Ids of the tenant's live events that name the subject. */
-  idsBySubject(tenant: string, subject: string): Promise<string[]>;
+  /** Ids of the tenant's events that name the subject: live ones, or also those marked deleted but not yet purged. */
+  idsBySubject(tenant: string, subject: string, options?: { includeDeleted?: boolean }): Promise<string[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
   /** Events recorded within [from, to). */
   idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
@@ -102,9 +102,9 @@ export function createMongoEventStore(db: Db): EventStore {
       const event = await events.findOne({ _id: id });
       return event && event.tenant === tenant ? event : null;
     },
-    async idsBySubject(tenant, subject) {
+    async idsBySubject(tenant, subject, options = {}) {
       const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();
-      return docs.filter((d) => !d.deleted).map((d) => d._id);
+      return docs.filter((d) => options.includeDeleted || !d.deleted).map((d) => d._id);
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await events.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();

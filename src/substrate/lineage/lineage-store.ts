@@ -42,7 +42,10 @@ export interface LineageStore {
   closure(tenant: string, roots: readonly string[]): Promise<Closure>;
   /** Records derived directly from one input (one indexed equality lookup). */
   childrenOf(tenant: string, input: string): Promise<string[]>;
-  /** Removes the edges out of erased records; returns how many edges were removed. */
+  /**
+   * Removes the edges out of and into erased records (an edge into one would still say which input it was
+   * derived from); returns how many edges were removed.
+   */
   forget(tenant: string, ids: readonly string[]): Promise<number>;
 }
 
@@ -51,7 +54,7 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
   const concurrency = options.concurrency ?? 32;
   let indexed: Promise<void> | null = null;
   const ensureIndexes = (): Promise<void> => {
-    indexed ??= lineage.createIndex({ input: 1, tenant: 1 }).then(
+    indexed ??= Promise.all([lineage.createIndex({ input: 1, tenant: 1 }), lineage.createIndex({ child: 1, tenant: 1 })]).then(
       () => undefined,
       (error: unknown) => {
         indexed = null;
@@ -108,10 +111,10 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
     },
     async forget(tenant, ids) {
       await ensureIndexes();
-      const results = await mapBounded([...new Set(ids)], concurrency, (input) =>
-        lineage.deleteMany({ input, tenant }),
-      );
-      return results.reduce((n, r) => n + r.deletedCount, 0);
+      const unique = [...new Set(ids)];
+      const out = await mapBounded(unique, concurrency, (input) => lineage.deleteMany({ input, tenant }));
+      const into = await mapBounded(unique, concurrency, (child) => lineage.deleteMany({ child, tenant }));
+      return [...out, ...into].reduce((n, r) => n + r.deletedCount, 0);
     },
   };
 }

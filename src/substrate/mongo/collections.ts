@@ -17,6 +17,8 @@ export const Collections = {
   erasureProbes: 'erasure_probes',
   disputes: 'disputes',
   disputeReasons: 'dispute_reasons',
+  reviews: 'review_decisions',
+  erasureFences: 'erasure_fences',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

@@ -18,3 +18,12 @@ export async function compactCollections(db: Db, names: readonly string[]): Prom
   }
   return compacted;
 }
+
+/** What backs the MongoDB wire protocol: it decides what a compaction proves. */
+export type StorageBackend = 'postgresql' | 'wiredtiger';
+
+/** FerretDB announces itself in `buildInfo` (`ferretdbVersion`); anything else is taken for MongoDB's WiredTiger. */
+export async function storageBackendOf(db: Db): Promise<StorageBackend> {
+  const info = await db.command({ buildInfo: 1 });
+  return 'ferretdbVersion' in info ? 'postgresql' : 'wiredtiger';
+}

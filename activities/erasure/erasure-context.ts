@@ -1,0 +1,169 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from 'mongodb';
+import type { AuditLog } from '../../src/governance/audit/audit-log.port.js';
+import type { CertificateStore } from '../../src/governance/certificates/certificate-store.js';
+import type { ErasureFenceStore, FenceKey } from '../../src/governance/erasure/erasure-fence-store.js';
+import type { ErasureRequestStore } from '../../src/governance/erasure/erasure-request-store.js';
+import type { ErasureSetStore } from '../../src/governance/erasure/erasure-set-store.js';
+import type { ErasureStep, Selector } from '../../src/governance/erasure/erasure-request.js';
+import type { ProbeStore } from '../../src/governance/erasure/probe-store.js';
+import type { SideRecordEraser } from '../../src/governance/erasure/side-records.js';
+import type { HoldStore } from '../../src/governance/holds/hold-store.js';
+import type { Notifier } from '../../src/governance/notifications/notifier.js';
+import type { PolicyDocument } from '../../src/governance/policy/evaluate.js';
+import type { SearchService } from '../../src/retrieval/search-service.js';
+import type { EventStore } from '../../src/substrate/events/event-store.js';
+import type { Fingerprinter } from '../../src/substrate/fingerprint.js';
+import type { LineageStore } from '../../src/substrate/lineage/lineage-store.js';
+import type { MemoryStore } from '../../src/substrate/memories/memory-store.js';
+import type { Embedder } from '../../src/substrate/search/embedder.port.js';
+import type { SearchIndex } from '../../src/substrate/search/search-index.port.js';
+import type { TombstoneStore } from '../../src/substrate/tombstones/tombstone-store.js';
+import { ErrorType } from '../../src/shared/errors.js';
+
+export interface ErasureActivityDeps {
+  db: Db;
+  requests: ErasureRequestStore;
+  sets: ErasureSetStore;
+  probes: ProbeStore;
+  fences: ErasureFenceStore;
+  events: EventStore;
+  memories: MemoryStore;
+  lineage: LineageStore;
+  tombstones: TombstoneStore;
+  index: SearchIndex;
+  search: SearchService;
+  embedder: Embedder;
+  holds: HoldStore;
+  audit: AuditLog;
+  certificates: CertificateStore;
+  notifier: Notifier;
+  fingerprints: Fingerprinter;
+  /** Staged batches, sign-off and dispute reasons that name the erased records or subjects. */
+  sideRecords: SideRecordEraser;
+  erasurePolicy: PolicyDocument;
+  dpoEmail: string;
+  operatorEmail: string;
+  /** Records purged per heartbeat. */
+  purgeChunk?: number;
+}
+
+/** Workflow inputs and results of these activities: ids, counts and states only. */
+export interface ErasureRef {
+  tenant: string;
+  requestId: string;
+}
+
+export const isEvent = (id: string) => id.startsWith('evt_');
+/** Well inside the long profile's heartbeat timeout (30 s), also on a loaded machine. */
+const HEARTBEAT_EVERY_MS = 5000;
+
+/**
+ * Heartbeats while `run` works. Closure, tombstone, compaction and verification take time in proportion to the
+ * closure and run on the long profile; the heartbeat keeps a large one alive and lets a dead worker be noticed
+ * within the heartbeat timeout rather than the whole start-to-close budget. These steps keep no heartbeat details.
+ */
+export async function beating<T>(run: () => Promise<T>): Promise<T> {
+  let ctx: Context | null = null;
+  try {
+    ctx = Context.current();
+  } catch {
+    // Called outside an activity: nothing to report to.
+  }
+  const timer = ctx ? setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS) : null;
+  try {
+    return await run();
+  } finally {
+    if (timer) clearInterval(timer);
+  }
+}
+
+/**
+ * Both promises settled, then the first failure rethrown: a failed attempt must not leave the other half still
+ * writing while its retry starts.
+ */
+export async function together<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
+}
+
+/** The fence a selector raises before anything is located: its subject, its content, or its named records. */
+export function selectorFence(selector: Selector): FenceKey[] {
+  if ('subjectId' in selector) return [{ kind: 'subject', value: selector.subjectId }];
+  if ('contentFingerprint' in selector) return [{ kind: 'content', value: selector.contentFingerprint }];
+  if ('memoryIds' in selector) return selector.memoryIds.map((value) => ({ kind: 'record', value }));
+  // A time range names no key a write could be checked against: the closure's record fences and the
+  // re-location after the purge cover it.
+  return [];
+}
+
+/** What every step shares: the request, step bookkeeping, and locating and describing records. */
+export function erasureContext(deps: ErasureActivityDeps) {
+  async function request(ref: ErasureRef) {
+    const found = await deps.requests.get(ref.tenant, ref.requestId);
+    if (!found) throw ApplicationFailure.nonRetryable(`erasure request ${ref.requestId} not found`, ErrorType.NotFound);
+    return found;
+  }
+
+  async function selectorOf(ref: ErasureRef): Promise<Selector> {
+    const req = await request(ref);
+    if (!req.selector) throw ApplicationFailure.nonRetryable('the request has no selector left', ErrorType.Conflict);
+    return req.selector;
+  }
+
+  async function step<T extends Record<string, number>>(ref: ErasureRef, name: ErasureStep, run: () => Promise<T>): Promise<T> {
+    await deps.requests.stepStarted(ref.tenant, ref.requestId, name);
+    const counts = await run();
+    await deps.requests.stepFinished(ref.tenant, ref.requestId, name, counts);
+    return counts;
+  }
+
+  /**
+   * Every record the selector names now, within the tenant only — whatever its status: a record marked deleted
+   * (by this request's earlier attempt or by another) still holds its bytes until it is purged.
+   */
+  async function locateIds(tenant: string, selector: Selector): Promise<string[]> {
+    if ('subjectId' in selector) {
+      const [events, memories] = await Promise.all([
+        deps.events.idsBySubject(tenant, selector.subjectId, { includeDeleted: true }),
+        deps.memories.idsBySubject(tenant, selector.subjectId),
+      ]);
+      return [...events, ...memories];
+    }
+    if ('memoryIds' in selector) return (await deps.memories.getMany(tenant, selector.memoryIds)).map((m) => m._id);
+    if ('contentFingerprint' in selector) {
+      const [events, memories] = await Promise.all([
+        deps.events.idsByContentHash(tenant, selector.contentFingerprint),
+        deps.memories.idsByContentHash(tenant, selector.contentFingerprint),
+      ]);
+      return [...events, ...memories];
+    }
+    if ('validTime' in selector) {
+      return deps.memories.idsByTime(tenant, 'validFrom', new Date(selector.validTime.from), new Date(selector.validTime.to));
+    }
+    const from = new Date(selector.transactionTime.from);
+    const to = new Date(selector.transactionTime.to);
+    const [events, memories] = await Promise.all([
+      deps.events.idsByRecordedAt(tenant, from, to),
+      deps.memories.idsByTime(tenant, 'recordedAt', from, to),
+    ]);
+    return [...events, ...memories];
+  }
+
+  /** Subjects and namespace of each record that still exists (held-ness and collateral are decided on these). */
+  async function describe(tenant: string, ids: readonly string[]) {
+    const [events, memories] = await Promise.all([
+      deps.events.getMany(tenant, ids.filter(isEvent)),
+      deps.memories.getMany(tenant, ids.filter((id) => !isEvent(id))),
+    ]);
+    return [
+      ...events.map((e) => ({ id: e._id, subjects: e.subjects, namespace: e.namespace })),
+      ...memories.map((m) => ({ id: m._id, subjects: m.subjects, namespace: m.namespace })),
+    ];
+  }
+
+  return { request, selectorOf, step, locateIds, describe };
+}
+export type ErasureContext = ReturnType<typeof erasureContext>;

@@ -1,0 +1,163 @@
+import { Context } from '@temporalio/activity';
+import { Collections } from '../../src/substrate/mongo/collections.js';
+import { compactCollections } from '../../src/substrate/mongo/compaction.js';
+import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
+import { beating, isEvent, together, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
+
+/** What the purge removed so far, per store; heartbeated with its cursor. */
+interface PurgeTotals {
+  memories: number;
+  events: number;
+  lineage: number;
+  indexDocs: number;
+}
+
+/** Samples of erased text kept as probes (per request, across rounds). */
+const PROBE_SAMPLE = 25;
+/** Of which embedded as vector probes. */
+const VECTOR_SAMPLE = 10;
+/** The collections that may hold erased bytes; compacted after the purge. */
+export const COMPACTED = [
+  Collections.memories,
+  Collections.events,
+  Collections.lineage,
+  Collections.staging,
+  Collections.erasureProbes,
+  Collections.reviews,
+  Collections.disputeReasons,
+];
+
+/** Steps 4 and 5: mark and tombstone, purge, expunge the index, compact the collections. */
+export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
+  const chunk = deps.purgeChunk ?? 500;
+  return {
+    /**
+     * Step 4a and 5: mark deleted and write tombstones before any byte is purged, so nothing erased is served
+     * or re-derived in between. Also prepares the verification probes from the records' content.
+     */
+    async markDeletedAndTombstone(ref: ErasureRef): Promise<{ marked: number; tombstones: number }> {
+      return beating(() => ctx.step(ref, 'tombstone', async () => {
+        const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
+        const events = await deps.events.getMany(ref.tenant, ids.filter(isEvent));
+        const memories = await deps.memories.getMany(ref.tenant, ids.filter((id) => !isEvent(id)));
+        const specs: TombstoneSpec[] = [
+          ...events.flatMap((e): TombstoneSpec[] => [
+            { kind: 'idempotency-key', parts: [e.idempotencyKey] },
+            { kind: 'record', parts: [e._id] },
+            ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, e.contentHash] })),
+          ]),
+          ...memories.flatMap((m): TombstoneSpec[] => [
+            { kind: 'record', parts: [m._id] },
+            ...m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, m.contentHash] })),
+          ]),
+        ];
+        // Probes first: once the records are purged their content is gone. A later round (a released hold, a
+        // record that raced the fence) adds its own samples to those of earlier rounds not yet verified.
+        const earlier = await deps.probes.get(ref.tenant, ref.requestId);
+        const fresh = [...memories.map((m) => m.content), ...events.map((e) => e.content)].filter((t) => !earlier?.texts.includes(t));
+        const texts = [...(earlier?.texts ?? []), ...fresh.slice(0, PROBE_SAMPLE)];
+        const freshVectors = earlier && earlier.vectors.length >= VECTOR_SAMPLE ? [] : await deps.embedder.embed(fresh.slice(0, VECTOR_SAMPLE - (earlier?.vectors.length ?? 0)));
+        await deps.probes.put(ref.tenant, ref.requestId, {
+          ids: [...new Set([...(earlier?.ids ?? []), ...ids])],
+          texts,
+          vectors: [...(earlier?.vectors ?? []), ...freshVectors],
+          contentHashes: [...new Set([...(earlier?.contentHashes ?? []), ...memories.map((m) => m.contentHash), ...events.map((e) => e.contentHash)])],
+          subjects: [...new Set([...(earlier?.subjects ?? []), ...memories.flatMap((m) => m.subjects), ...events.flatMap((e) => e.subjects)])],
+        });
+        const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
+        const memoryIds = memories.map((m) => m._id);
+        // MongoDB and the index are marked side by side: nothing orders the two (each only narrows what is
+        // served), both are idempotent, and both are done before the step ends.
+        const [marked] = await together(
+          (async () =>
+            // The records just read start the marking; a record moved since then is caught by its transition guard.
+            (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories)) +
+            (await deps.events.markDeleted(ref.tenant, events.map((e) => e._id))))(),
+          memoryIds.length > 0 ? deps.index.updateStatus(ref.tenant, memoryIds, 'deleted', { refresh: true }) : Promise.resolve(null),
+        );
+        await deps.audit.append({
+          tenant: ref.tenant,
+          actor: `erasure:${ref.requestId}`,
+          action: 'erasure.marked-deleted',
+          target: ref.requestId,
+          outcome: 'ok',
+          details: { records: ids.length, tombstones: specs.length },
+          idempotencyKey: `erasure:${ref.requestId}:tombstone:${ids.length}:${tombstones}`,
+        });
+        return { marked, tombstones, records: ids.length };
+      }));
+    },
+
+    /**
+     * Step 4b: purge index documents, MongoDB records and lineage (edges out of and into erased records) in
+     * chunks, heartbeating a cursor; then what side collections keep about them.
+     */
+    async purgeRecords(ref: ErasureRef & { round: number }): Promise<{ memories: number; events: number; lineage: number; indexDocs: number }> {
+      return ctx.step(ref, 'purge', async () => {
+        const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
+        const activity = Context.current();
+        // A retry resumes at the cursor its predecessor last heartbeated, with the counts up to that cursor.
+        const resumed = activity.info.heartbeatDetails as { next?: number; totals?: PurgeTotals } | undefined;
+        const resumeAt = resumed?.next ?? 0;
+        const totals: PurgeTotals = { memories: 0, events: 0, lineage: 0, indexDocs: 0, ...resumed?.totals };
+        // Heartbeats are throttled, so a dead predecessor may have purged records past the cursor the server holds.
+        // Every record of the erase set existed when it was marked deleted: on a retry, one already gone was purged
+        // by this request and counts as such (lineage edges already removed cannot be counted again).
+        const retried = activity.info.attempt > 1;
+        let issued = 0;
+        for (let at = resumeAt; at < ids.length; at += chunk) {
+          const slice = ids.slice(at, at + chunk);
+          const memoryIds = slice.filter((id) => !isEvent(id));
+          const eventIds = slice.filter(isEvent);
+          // Index first: once a record is gone from MongoDB, nothing else would point at its document.
+          if (memoryIds.length > 0) {
+            const index = await deps.index.purge(ref.tenant, memoryIds);
+            totals.indexDocs += retried ? index.deleted + index.notFound : index.deleted;
+          }
+          const memories = await deps.memories.purge(ref.tenant, memoryIds);
+          totals.memories += retried ? memoryIds.length : memories;
+          const events = await deps.events.purge(ref.tenant, eventIds);
+          totals.events += retried ? eventIds.length : events;
+          totals.lineage += await deps.lineage.forget(ref.tenant, slice);
+          issued += slice.length;
+          const next = Math.min(at + chunk, ids.length);
+          await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
+          activity.heartbeat({ next, totals: { ...totals } });
+        }
+        const probes = await deps.probes.get(ref.tenant, ref.requestId);
+        const side = await deps.sideRecords.erase(ref.tenant, {
+          ids,
+          subjects: probes?.subjects ?? [],
+          contentHashes: probes?.contentHashes ?? [],
+        });
+        const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
+        await deps.sets.put(ref.tenant, ref.requestId, 'purged', [...new Set([...purged, ...ids])]);
+        const counts = { ...totals, ...prefixed('side', side), records: ids.length, resumedAt: resumeAt, issued };
+        await deps.requests.update(ref.tenant, ref.requestId, {
+          [`purgeRounds.${ref.round}`]: counts,
+          indexName: await deps.index.indexOf(ref.tenant),
+        } as Record<string, unknown>);
+        return counts;
+      });
+    },
+
+    /** Step 4c: make index deletions physical; the workflow waits and retries while deleted docs remain. */
+    async expungeIndex(ref: ErasureRef): Promise<{ deletedDocs: number; segments: number }> {
+      return ctx.step(ref, 'expunge', async () => {
+        const stats = await deps.index.expungeDeleted(ref.tenant);
+        return { deletedDocs: stats.deletedDocs, segments: stats.segments };
+      });
+    },
+
+    /** Step 4d: rewrite the MongoDB collections that held the records (compact, force). */
+    async compactStores(ref: ErasureRef): Promise<{ collections: number }> {
+      const compacted = await beating(() => compactCollections(deps.db, COMPACTED));
+      await deps.requests.update(ref.tenant, ref.requestId, { compacted });
+      return { collections: compacted.length };
+    },
+  };
+}
+
+function prefixed(prefix: string, counts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}:${k}`, v]));
+}

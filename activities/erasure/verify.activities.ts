@@ -1,0 +1,242 @@
+import type { AssuranceClaim, CertificateInput, ProbeResult, StoreResult } from '../../src/governance/certificates/certificate.js';
+import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
+import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
+import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
+import { COMPACTED } from './purge.activities.js';
+
+/** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
+const PROBE_CONCURRENCY = 4;
+
+export interface Verdict {
+  ok: boolean;
+  /** Erased records, documents or bytes still reachable: an operator's to look at. */
+  found: number;
+  /** Live records the selector or lineage reach again (a write that raced the fence): another round erases them. */
+  relocated: number;
+  deletedDocs: number;
+}
+
+/** Step 6: verify by probes that cannot be satisfied by the purge's own bookkeeping, then certify what was checked. */
+export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
+  let backend: Promise<StorageBackend> | null = null;
+  const storageBackend = () => (backend ??= storageBackendOf(deps.db).catch((error: unknown) => {
+    backend = null;
+    throw error;
+  }));
+
+  return {
+    /**
+     * Step 6a: look for what was erased by id, text, vector, content hash and subject, directly and through the
+     * governed search path; read `_segments` as it is; and run the selector and lineage again. Probes are
+     * destroyed once they prove the erasure.
+     */
+    async verifyErasure(ref: ErasureRef): Promise<Verdict> {
+      let verdict: Verdict = { ok: false, found: 0, relocated: 0, deletedDocs: 0 };
+      await beating(() => ctx.step(ref, 'verify', async () => {
+        const selector = await ctx.selectorOf(ref);
+        const probes = await deps.probes.get(ref.tenant, ref.requestId);
+        const erased = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids);
+        const held = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids);
+        const memoryIds = [...erased].filter((id) => !isEvent(id));
+        const results: ProbeResult[] = [];
+
+        const remaining = [
+          ...(await deps.memories.getMany(ref.tenant, memoryIds)),
+          ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
+        ];
+        results.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
+        const esById = memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
+        results.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
+
+        const texts = probes?.texts ?? [];
+        const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
+          const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
+          const viaApi = await deps.search.search(ref.tenant, { query: text.slice(0, 2048), k: 20, intent: 'history' });
+          return { direct, api: viaApi.filter((r) => erased.has(r.memory._id)).length };
+        });
+        results.push(
+          { kind: 'text', target: 'elasticsearch', checked: texts.length, found: byText.reduce((n, r) => n + r.direct, 0) },
+          { kind: 'text', target: 'api', checked: texts.length, found: byText.reduce((n, r) => n + r.api, 0) },
+        );
+
+        // MongoDB queried by the erased contents' hashes: an owner outside the held set still carries erased bytes.
+        const hashes = probes?.contentHashes ?? [];
+        const owners = await mapBounded(hashes, PROBE_CONCURRENCY, async (hash) => {
+          const [events, memories] = await Promise.all([
+            deps.events.idsByContentHash(ref.tenant, hash),
+            deps.memories.idsByContentHash(ref.tenant, hash),
+          ]);
+          return [...events, ...memories].filter((id) => erased.has(id)).length;
+        });
+        results.push({ kind: 'content-hash', target: 'mongodb', checked: hashes.length, found: owners.reduce((n, f) => n + f, 0) });
+
+        const vectors = probes?.vectors ?? [];
+        const byVector = await mapBounded(vectors, PROBE_CONCURRENCY, async (vector) =>
+          (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length,
+        );
+        results.push({ kind: 'vector', target: 'elasticsearch', checked: vectors.length, found: byVector.reduce((n, f) => n + f, 0) });
+
+        // Locate again after the purge: the selector, and lineage out of everything erased or held.
+        const again = await ctx.locateIds(ref.tenant, selector);
+        const derived = (await deps.lineage.closure(ref.tenant, [...erased, ...held])).derived;
+        const live = await ctx.describe(ref.tenant, [...new Set([...again, ...derived])]);
+        const liveIds = new Set(live.filter((r) => !held.has(r.id)).map((r) => r.id));
+        const relocated = liveIds.size;
+        results.push({ kind: 'locate', target: 'mongodb', checked: 1, found: relocated });
+
+        // The index looked up by the subject itself, not only by the ids this request erased. A document of a
+        // live record that raced the fence is the next round's; any other is a residue.
+        if ('subjectId' in selector) {
+          const bySubject = (await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] })).bySubject;
+          results.push({ kind: 'subject', target: 'elasticsearch', checked: 1, found: bySubject.filter((id) => !held.has(id) && !liveIds.has(id)).length });
+        }
+
+        // Read-only: the expunge step merged; this only reads what the segments say now.
+        const stats = await deps.index.segmentStats(ref.tenant);
+        const found = results.filter((p) => p.kind !== 'locate').reduce((n, p) => n + p.found, 0);
+        await deps.requests.update(ref.tenant, ref.requestId, { probeResults: results, segmentsDeletedDocs: stats.deletedDocs });
+        verdict = { ok: found === 0 && relocated === 0 && stats.deletedDocs === 0, found, relocated, deletedDocs: stats.deletedDocs };
+        // The probes hold erased content: destroy them once they have proven the erasure, then rewrite their
+        // collection. Otherwise they stay for the next round or the operator's retry.
+        if (verdict.ok) {
+          await deps.probes.destroy(ref.tenant, ref.requestId);
+          await compactCollections(deps.db, [Collections.erasureProbes]);
+        }
+        return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length };
+      }));
+      return verdict;
+    },
+
+    /** Step 6b: the signed, chained certificate, anchored in the audit chain; it states only what was checked. */
+    async issueCertificate(ref: ErasureRef & { status: 'complete' | 'partial' }): Promise<{ certificateId: string }> {
+      const req = await ctx.request(ref);
+      const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
+      const held = await deps.sets.get(ref.tenant, ref.requestId, 'held');
+      const located = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids);
+      const ids = [...new Set([...purged, ...held.ids])];
+      const locatedCount = ids.filter((id) => located.has(id)).length;
+      const rounds = Object.values(req.purgeRounds ?? {});
+      const sum = (key: string) => rounds.reduce((n, r) => n + (r[key] ?? 0), 0);
+      const compacted = new Set(req.compacted ?? []);
+      const indexName = req.indexName ?? (await deps.index.indexOf(ref.tenant)) ?? `none:${ref.tenant}`;
+      const backend = await storageBackend();
+      const mongo = (collection: string, deleted: number): StoreResult => ({
+        store: 'mongodb',
+        collection,
+        action: backend === 'postgresql' ? 'deleteOne+compact(force: VACUUM FULL)' : 'deleteOne+compact(force)',
+        deleted,
+        compacted: compacted.has(collection),
+      });
+      const stores: StoreResult[] = [
+        mongo(Collections.memories, sum('memories')),
+        mongo(Collections.events, sum('events')),
+        mongo(Collections.lineage, sum('lineage')),
+        mongo(Collections.staging, sum(`side:${Collections.staging}`)),
+        mongo(Collections.reviews, sum(`side:${Collections.reviews}`)),
+        mongo(Collections.disputeReasons, sum(`side:${Collections.disputeReasons}`)),
+        {
+          store: 'elasticsearch',
+          index: indexName,
+          action: 'bulk delete+forcemerge(only_expunge_deletes)+flush',
+          deleted: sum('indexDocs'),
+          deletedDocsAfter: req.segmentsDeletedDocs ?? 0,
+        },
+      ];
+      const holdIds = [...new Set(Object.values(held.holdOf))];
+      const probes = req.probeResults ?? [];
+      const input: CertificateInput = {
+        requestId: ref.requestId,
+        tenant: ref.tenant,
+        selectorHash: req.selectorHash,
+        requester: req.requester,
+        legalGround: req.legalGround,
+        policy: req.policyDecision ?? { policyId: deps.erasurePolicy.id, policyVersion: deps.erasurePolicy.version, outcome: 'allow', ruleId: 'unknown' },
+        holds: holdIds.map((holdId) => {
+          const exempted = held.ids.filter((id) => held.holdOf[id] === holdId);
+          return { holdId, exemptedCount: exempted.length, exemptedIds: exempted };
+        }),
+        status: ref.status,
+        closure: {
+          located: locatedCount,
+          derived: ids.length - locatedCount,
+          collateral: req.counts.collateral ?? 0,
+          total: ids.length,
+          ids,
+        },
+        stores,
+        probes,
+        steps: req.steps
+          .filter((s) => s.finishedAt)
+          .map((s) => ({ step: s.step, startedAt: s.startedAt.toISOString(), finishedAt: s.finishedAt!.toISOString(), counts: s.counts })),
+        assurance: assuranceClaims({ backend, indexName, probes, compacted: COMPACTED.filter((c) => compacted.has(c)) }),
+      };
+      const certificate = await deps.certificates.issue(input);
+      await deps.requests.addCertificate(ref.tenant, ref.requestId, certificate.certificateId);
+      return { certificateId: certificate.certificateId };
+    },
+  };
+}
+
+function checked(probes: readonly ProbeResult[], kind: ProbeResult['kind'], target: ProbeResult['target']): number {
+  return probes.filter((p) => p.kind === kind && p.target === target).reduce((n, p) => n + p.checked, 0);
+}
+
+/** What each place holds after the erasure, at the level the checks that ran can support. */
+export function assuranceClaims(facts: {
+  backend: StorageBackend;
+  indexName: string;
+  probes: readonly ProbeResult[];
+  compacted: readonly string[];
+}): AssuranceClaim[] {
+  const { probes } = facts;
+  const collections = facts.compacted.join(',') || 'none';
+  const mongoClaim: AssuranceClaim =
+    facts.backend === 'postgresql'
+      ? {
+          place: `postgresql:${collections}`,
+          level: 'L2',
+          statement: `records deleted by id; compact(force) ran VACUUM FULL, which rewrites each table without the deleted rows; ${checked(probes, 'id', 'mongodb')} ids and ${checked(probes, 'content-hash', 'mongodb')} content hashes queried afterwards found none`,
+        }
+      : {
+          place: `mongodb:${collections}`,
+          level: 'L3',
+          statement: `records deleted by id and ${checked(probes, 'id', 'mongodb')} ids and ${checked(probes, 'content-hash', 'mongodb')} content hashes queried afterwards found none; compact(force) returns freed blocks but WiredTiger does not scrub them, so erased bytes may remain in unallocated file space`,
+          lapses: { condition: 'freed blocks are overwritten by later writes, or the data files are rewritten by an initial sync' },
+        };
+  return [
+    {
+      place: 'api:search',
+      level: 'L1',
+      statement: `${checked(probes, 'text', 'api')} text probes through the governed search path (history intent) reach no erased record; id, vector and subject probes went to the index directly`,
+    },
+    {
+      place: `elasticsearch:${facts.indexName}`,
+      level: 'L2',
+      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checked(probes, 'id', 'elasticsearch')} id, ${checked(probes, 'text', 'elasticsearch')} text, ${checked(probes, 'vector', 'elasticsearch')} vector and ${checked(probes, 'subject', 'elasticsearch')} subject probes found none`,
+    },
+    mongoClaim,
+    {
+      place: 'mongodb:erasure_probes',
+      level: 'L2',
+      statement: 'probe samples destroyed after verification; collection compacted',
+    },
+    {
+      place: facts.backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal',
+      level: 'L3',
+      statement: 'write-ahead records of the deleted documents remain until recycled',
+      lapses: { condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)' },
+    },
+    {
+      place: 'backups and elasticsearch:snapshots',
+      level: 'L3',
+      statement: 'copies taken before the erasure keep the records; a restore re-applies tombstones and certificates first',
+      lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
+    },
+    {
+      place: 'temporal:history',
+      level: 'L3',
+      statement: 'workflow histories hold ids, keyed hashes and counts only, never content',
+      lapses: { condition: 'namespace history retention period expires' },
+    },
+  ];
+}

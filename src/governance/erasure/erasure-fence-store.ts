@@ -1,0 +1,94 @@
+import type { Db } from 'mongodb';
+import type { Fingerprinter } from '../../substrate/fingerprint.js';
+import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+
+/**
+ * What a running erasure fences off: writes about its data subject, writes of its content, and derivations
+ * citing a record of its closure (located, derived or held). Keys are keyed hashes, never clear values.
+ */
+export type FenceKind = 'subject' | 'content' | 'record';
+
+export interface FenceKey {
+  kind: FenceKind;
+  value: string;
+}
+
+interface FenceDoc {
+  /** Keyed hash of (tenant, key, request): raising the same fence twice is a duplicate, not a second fence. */
+  _id: string;
+  tenant: string;
+  /** Keyed hash of (tenant, key): what admission looks up. */
+  key: string;
+  requestId: string;
+  raisedAt: Date;
+}
+
+/** A write refused by a fence: which of the checked keys hit, and the request that holds it. */
+export interface FenceHit {
+  index: number;
+  requestId: string;
+}
+
+/**
+ * Fences of running erasure requests. Raised before the records they protect are located (the subject) or
+ * walked (the closure), lowered when the request completes; a write checks them before it writes anything.
+ */
+export interface ErasureFenceStore {
+  ensureIndexes(): Promise<void>;
+  /** Idempotent. Returns how many keys are fenced for the request after the call (new or already there). */
+  raise(tenant: string, requestId: string, keys: readonly FenceKey[]): Promise<number>;
+  /** The first of `keys` (in order) under a fence, or null. Equality lookups by keyed hash, in parallel. */
+  firstFenced(tenant: string, keys: readonly FenceKey[]): Promise<FenceHit | null>;
+  /** Removes every fence of the request (it completed or was rejected). */
+  lower(tenant: string, requestId: string): Promise<number>;
+}
+
+const CHUNK = 1000;
+
+export function createMongoErasureFenceStore(db: Db, fingerprints: Fingerprinter): ErasureFenceStore {
+  const fences = db.collection<FenceDoc>(Collections.erasureFences);
+  const keyOf = (tenant: string, k: FenceKey) => fingerprints.of('fence', tenant, k.kind, k.value);
+  return {
+    async ensureIndexes() {
+      await fences.createIndex({ key: 1 });
+      await fences.createIndex({ tenant: 1, requestId: 1 });
+    },
+    async raise(tenant, requestId, keys) {
+      const unique = [...new Map(keys.map((k) => [keyOf(tenant, k), k])).keys()];
+      const raisedAt = new Date();
+      for (let i = 0; i < unique.length; i += CHUNK) {
+        const docs = unique.slice(i, i + CHUNK).map((key) => ({
+          _id: fingerprints.of('fence-of', key, requestId),
+          tenant,
+          key,
+          requestId,
+          raisedAt,
+        }));
+        try {
+          await fences.insertMany(docs, { ordered: false });
+        } catch (error) {
+          if (!onlyDuplicates(error)) throw error;
+        }
+      }
+      return unique.length;
+    },
+    async firstFenced(tenant, keys) {
+      const hits = await mapBounded([...keys.entries()], 16, async ([index, k]) => {
+        const found = await fences.findOne({ key: keyOf(tenant, k) }, { projection: { requestId: 1, tenant: 1 } });
+        return found && found.tenant === tenant ? { index, requestId: found.requestId } : null;
+      });
+      return hits.find((h) => h !== null) ?? null;
+    },
+    async lower(tenant, requestId) {
+      const result = await fences.deleteMany({ tenant, requestId });
+      return result.deletedCount;
+    },
+  };
+}
+
+function onlyDuplicates(error: unknown): boolean {
+  if (isDuplicateKey(error) && !(error as { writeErrors?: unknown }).writeErrors) return true;
+  const raw = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
+  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  return list.length > 0 && list.every((e) => e.code === 11000);
+}

@@ -1,0 +1,50 @@
+import { Collections } from '../../substrate/mongo/collections.js';
+import type { StagingStore } from '../../substrate/staging/staging-store.js';
+import type { DisputeStore } from '../disputes/dispute-store.js';
+import type { ReviewStore } from '../review/review-store.js';
+
+/** What an erasure removed: its records' ids (memories and events), their subjects and content hashes. */
+export interface SideRecordTarget {
+  ids: string[];
+  subjects: string[];
+  /** SHA-256 hex digests of the erased content. */
+  contentHashes: string[];
+}
+
+/** Removed documents per collection: counts only, never what they held. */
+export type SideRecordCounts = Record<string, number>;
+
+export interface SideRecordEraser {
+  /** Idempotent: a retry finds nothing left and counts zero. */
+  erase(tenant: string, target: SideRecordTarget): Promise<SideRecordCounts>;
+}
+
+const isEvent = (id: string) => id.startsWith('evt_');
+
+/**
+ * Erases what the side collections keep about erased records, outside the event log, the memories and
+ * lineage: staged write batches that mention them (left by an ingestion that never finished), reviewers'
+ * sign-off reasons, and dispute reasons still waiting for a resolution event.
+ */
+export function createSideRecordEraser(deps: {
+  staging: StagingStore;
+  reviews: ReviewStore;
+  disputes: DisputeStore;
+}): SideRecordEraser {
+  return {
+    async erase(tenant, target) {
+      // Sign-offs and disputes are about memories: event ids would only cost lookups that find nothing.
+      const memoryIds = [...new Set(target.ids.filter((id) => !isEvent(id)))];
+      const [staged, reviews, reasons] = await Promise.all([
+        deps.staging.eraseMentioning(tenant, target),
+        deps.reviews.forget(tenant, memoryIds),
+        deps.disputes.forgetReasonsOf(tenant, memoryIds),
+      ]);
+      return {
+        [Collections.staging]: staged,
+        [Collections.reviews]: reviews,
+        [Collections.disputeReasons]: reasons,
+      };
+    },
+  };
+}
