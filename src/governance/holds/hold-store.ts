@@ -43,7 +43,9 @@ export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldS
       if (!hold?.active) return false;
       // Two releases racing compute the same hash, so whichever write lands last leaves the same scope.
       const scope: StoredHoldScope =
-        'subjectId' in hold.scope ? { subjectHash: holdSubjectHash(fingerprints, tenant, hold.scope.subjectId) } : hold.scope;
+        'subjectId' in hold.scope
+          ? { subjectHash: holdSubjectHash(fingerprints, tenant, hold.scope.subjectId) }
+          : hold.scope;
       const result = await holds.updateOne(
         { _id: id, tenant, active: true },
         { $set: { active: false, releasedBy: by, releasedAt: new Date(), scope } },

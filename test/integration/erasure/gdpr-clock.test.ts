@@ -108,7 +108,7 @@ describe('the GDPR clock of an erasure request', () => {
       receivedAt,
       dueAt,
       extensionMonths: 0,
-      extensionReason: null,
+      extensionReasonHash: null,
       state: 'received',
       steps: [],
       progress: { purged: 0, total: 0 },

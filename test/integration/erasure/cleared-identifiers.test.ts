@@ -1,0 +1,151 @@
+/**
+ * Records about an erasure that outlive it keep no clear identifiers or words: a released subject hold keeps a
+ * keyed hash of the subject, a deadline extension a keyed hash of its reason, and a request that will not run
+ * (rejected, or its workflow failed) can drop its selector while keeping the selector's keyed hash.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdSubjectHash } from '../../../src/governance/holds/hold-store.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { canonicalJson } from '../../../src/shared/canonical-json.js';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
+import { sampleEvent, sampleMemory } from '../../support/samples.js';
+
+describe('identifiers kept after an erasure', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const raw = (name: string) => app.runtime.db.collection<{ _id: string }>(name);
+
+  async function writeAbout(tenant: string, subject: string) {
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/batches`,
+      token: await app.token(tenant, ['agent']),
+      payload: { events: [sampleEvent({ subjects: [subject] })], memories: [sampleMemory({ subjects: [subject] })] },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+  }
+
+  async function placeSubjectHold(tenant: string, subject: string) {
+    const placed = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/legal-holds`,
+      token: await app.token(tenant, ['legal'], 'counsel-1'),
+      payload: { scope: { subjectId: subject }, caseRef: 'case-2026-031' },
+    });
+    expect(placed.statusCode, placed.body).toBe(201);
+    return placed.json<{ id: string }>().id;
+  }
+
+  const release = async (tenant: string, holdId: string) =>
+    app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/legal-holds/${holdId}/release`,
+      token: await app.token(tenant, ['legal'], 'counsel-1'),
+    });
+
+  it('a released subject hold keeps only a keyed hash of the subject', async () => {
+    const tenant = uniqueTenant();
+    const subject = `subject-${randomUUID()}`;
+    const holdId = await placeSubjectHold(tenant, subject);
+    // While the hold is active it names the subject: that is how it covers the subject's records.
+    expect(await raw(Collections.holds).findOne({ _id: holdId })).toMatchObject({
+      active: true,
+      scope: { subjectId: subject },
+    });
+
+    const released = await release(tenant, holdId);
+    expect(released.statusCode, released.body).toBe(200);
+    const subjectHash = holdSubjectHash(app.services.fingerprints, tenant, subject);
+    expect(released.json()).toMatchObject({ id: holdId, active: false, scopeKind: 'subject', subjectHash });
+    const hold = await raw(Collections.holds).findOne({ _id: holdId });
+    expect(hold).toMatchObject({ active: false, releasedBy: 'counsel-1', scope: { subjectHash } });
+    expect(JSON.stringify(hold)).not.toContain(subject);
+    // Releasing again changes nothing and still shows the hash.
+    expect((await release(tenant, holdId)).json()).toMatchObject({ active: false, scopeKind: 'subject', subjectHash });
+  });
+
+  it('a deadline extension keeps only a keyed hash of its reason', async () => {
+    const tenant = uniqueTenant();
+    const subject = `subject-${randomUUID()}`;
+    await writeAbout(tenant, subject);
+    const holdId = await placeSubjectHold(tenant, subject);
+    // The erasure waits on the hold, so its deadline can still be extended.
+    const requestId = await fileErasure(app, tenant, { subjectId: subject });
+    expect(
+      (await waitForState(app, tenant, requestId, ['partial', 'completed', 'needs-operator', 'rejected'])).state,
+    ).toBe('partial');
+    const reason = `Backlog after the migration, ticket ${randomUUID()}`;
+    const extended = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/erasure-requests/${requestId}/extension`,
+      token: await app.token(tenant, ['dpo'], 'dpo-1'),
+      payload: { months: 1, reason },
+    });
+    expect(extended.statusCode, extended.body).toBe(200);
+    const request = await raw(Collections.erasures).findOne({ _id: requestId });
+    expect(request).toMatchObject({
+      extensionMonths: 1,
+      extensionReasonHash: app.services.fingerprints.of('extension-reason', tenant, reason),
+    });
+    expect(JSON.stringify(request)).not.toContain(reason);
+
+    // The release frees the erasure, which then finishes.
+    expect((await release(tenant, holdId)).statusCode).toBe(200);
+    expect((await waitForState(app, tenant, requestId, ['completed', 'needs-operator'])).state).toBe('completed');
+  }, 240_000);
+
+  it("a request that will not run drops its selector on demand, keeping the selector's keyed hash", async () => {
+    const tenant = uniqueTenant();
+    const selector = { subjectId: `subject-${randomUUID()}` };
+    const selectorHash = app.services.fingerprints.of('erasure-selector', tenant, canonicalJson(selector));
+    const requestId = `era_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    const at = new Date();
+    // As the store holds a request whose workflow failed before it finished: the selector still in the clear.
+    await app.services.erasureRequests.create({
+      _id: requestId,
+      tenant,
+      selector,
+      selectorKind: 'subjectId',
+      selectorHash,
+      legalGround: 'art17-1a',
+      requester: 'dpo-1',
+      requesterRoles: ['dpo'],
+      receivedAt: at,
+      dueAt: new Date(at.getTime() + 30 * 86_400_000),
+      extensionMonths: 0,
+      extensionReasonHash: null,
+      state: 'rejected',
+      steps: [],
+      progress: { purged: 0, total: 0 },
+      counts: {},
+      holdIds: [],
+      certificateIds: [],
+      operatorNote: null,
+      updatedAt: at,
+    });
+    expect(await raw(Collections.erasures).findOne({ _id: requestId })).toMatchObject({ selector, selectorHash });
+
+    await app.services.erasureRequests.dropSelector(tenant, requestId);
+    // Idempotent, and confined to its tenant.
+    await app.services.erasureRequests.dropSelector(tenant, requestId);
+    await app.services.erasureRequests.dropSelector(uniqueTenant(), requestId);
+
+    const request = await raw(Collections.erasures).findOne({ _id: requestId });
+    expect(request).toMatchObject({ state: 'rejected', selector: null, selectorKind: 'subjectId', selectorHash });
+    expect(JSON.stringify(request)).not.toContain(selector.subjectId);
+    const shown = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/erasure-requests/${requestId}`,
+      token: await app.token(tenant, ['dpo'], 'dpo-1'),
+    });
+    expect(shown.json()).toMatchObject({ state: 'rejected', selectorKind: 'subjectId', selectorHash });
+  });
+});

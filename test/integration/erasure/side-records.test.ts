@@ -1,0 +1,206 @@
+/**
+ * What an erasure leaves outside the event log, the memories and lineage: staged batches of ingests that never
+ * finished, reviewers' sign-off reasons, and dispute reasons kept after a resolution that failed. The side-record
+ * eraser removes those that concern the erased records, subjects or content, and nothing else.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../../src/substrate/fingerprint.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { disputeWorkflowId } from '../../../src/shared/workflow-ids.js';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { sampleEvent, sampleMemory } from '../../support/samples.js';
+
+describe('side-record erasure', () => {
+  let app: TestApp;
+  const tenant = uniqueTenant();
+  const otherTenant = uniqueTenant();
+  const canary = `CANARY-${randomUUID()}`;
+  const subject = 'subject-erase';
+  const kept = 'subject-keep';
+  /** Content erased by fingerprint: only its hash is named to the eraser. */
+  const erasedContent = `Ana's passport number is ${canary}.`;
+
+  let signedOff: string;
+  let signedOffControl: string;
+  let disputed: string[];
+  let disputeId: string;
+  let controlDisputeId: string;
+  let erasedEventId: string;
+  let redelivered: { source: string; externalId: string; content: string };
+  const stages: Record<'bySubject' | 'byParent' | 'byContent' | 'byEventId' | 'control' | 'otherTenant', string> = {
+    bySubject: `stg_${randomUUID()}`,
+    byParent: `stg_${randomUUID()}`,
+    byContent: `stg_${randomUUID()}`,
+    byEventId: `stg_${randomUUID()}`,
+    control: `stg_${randomUUID()}`,
+    otherTenant: `stg_${randomUUID()}`,
+  };
+
+  const raw = (name: string) => app.runtime.db.collection<{ _id: string; tenant: string }>(name);
+  const stageIds = async (t: string) =>
+    (await raw(Collections.staging).find({ tenant: t }).toArray()).map((d) => d._id).sort();
+  const reasonsOf = async (id: string) => raw(Collections.disputeReasons).countDocuments({ tenant, disputeId: id });
+
+  async function write(writer: string, payload: object) {
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/batches`,
+      token: await app.token(tenant, ['agent'], writer),
+      payload,
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
+  }
+
+  /** A high-impact write signed off through the API, with a reason in words. */
+  async function signOff(about: string, reason: string) {
+    const { memories } = await write('agent-1', {
+      events: [sampleEvent({ namespace: 'hr', subjects: [about] })],
+      memories: [
+        sampleMemory({
+          namespace: 'hr',
+          subjects: [about],
+          kind: 'fact',
+          attribute: 'salary',
+          content: 'Salary is 52k.',
+        }),
+      ],
+    });
+    expect(memories[0]!.status).toBe('candidate');
+    const decided = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/review-queue/${memories[0]!.id}/decision`,
+      token: await app.token(tenant, ['reviewer'], 'rita'),
+      payload: { decision: 'approve', reason },
+    });
+    expect(decided.statusCode, decided.body).toBe(200);
+    return memories[0]!.id;
+  }
+
+  /** Two writes about one subject's employer that disagree: a dispute. */
+  async function dispute(about: string) {
+    const a = await write('agent-1', {
+      events: [sampleEvent({ subjects: [about], content: 'Call note: works at Acme.' })],
+      memories: [sampleMemory({ subjects: [about], kind: 'fact', attribute: 'employer', content: 'Works at Acme.' })],
+    });
+    const b = await write('agent-2', {
+      events: [sampleEvent({ subjects: [about], content: 'Call note: works at Globex.' })],
+      memories: [sampleMemory({ subjects: [about], kind: 'fact', attribute: 'employer', content: 'Works at Globex.' })],
+    });
+    const ids = [a.memories[0]!.id, b.memories[0]!.id];
+    const [open] = await app.services.disputes.openFor(tenant, ids[0]!);
+    expect(open?.memoryIds).toEqual([...ids].sort());
+    return { ids, disputeId: open!._id };
+  }
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    signedOff = await signOff(subject, `Approved: the payslip for ${canary} shows it.`);
+    signedOffControl = await signOff(kept, 'Approved: matches the contract.');
+
+    ({ ids: disputed, disputeId } = await dispute(subject));
+    // A resolution whose Update fails for a reason other than the workflow's validator (here, its workflow is
+    // gone) keeps the reviewer's words: the Update might still have been applying the decision.
+    await app.worker.client.workflow
+      .getHandle(disputeWorkflowId(tenant, disputeId))
+      .terminate('test: the workflow is gone');
+    const failed = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/disputes/${disputeId}/resolution`,
+      token: await app.token(tenant, ['reviewer'], 'rita'),
+      payload: { outcome: 'keep-one', memoryId: disputed[1], reason: `HR confirmed it for ${canary}` },
+    });
+    expect(failed.statusCode, failed.body).not.toBe(200);
+    const control = await dispute(kept);
+    controlDisputeId = control.disputeId;
+    await app.services.disputes.keepReason(tenant, controlDisputeId, 'h', 'a reason about someone else');
+
+    // Stages left by ingests that never ran to the end (e.g. the API stopped between staging and starting).
+    const erased = await write('agent-1', {
+      events: [sampleEvent({ subjects: [kept], content: `Delivery note ${canary}.` })],
+    });
+    erasedEventId = erased.events[0]!.id;
+    const stored = (await app.services.events.get(tenant, erasedEventId))!;
+    redelivered = { source: stored.source, externalId: stored.externalId, content: stored.content };
+    const stage = async (id: string, t: string, body: object) =>
+      app.services.staging.put({
+        _id: id,
+        tenant: t,
+        principal: 'agent-1',
+        body: { roles: ['agent'], events: [], memories: [], ...body },
+        createdAt: new Date(),
+      });
+    await stage(stages.bySubject, tenant, {
+      events: [sampleEvent({ subjects: [subject], content: `Ana's codeword is ${canary}.` })],
+      memories: [
+        { ...sampleMemory({ subjects: [subject], content: `Codeword ${canary}.` }), id: `mem_${randomUUID()}` },
+      ],
+    });
+    await stage(stages.byParent, tenant, {
+      memories: [
+        {
+          ...sampleMemory({
+            subjects: ['segment-porto'],
+            kind: 'summary',
+            content: 'Summary of salaries.',
+            provenance: { eventIds: [], parentIds: [signedOff], derivationRule: 'summarise' },
+          }),
+          id: `mem_${randomUUID()}`,
+        },
+      ],
+    });
+    await stage(stages.byContent, tenant, { events: [sampleEvent({ subjects: [kept], content: erasedContent })] });
+    await stage(stages.byEventId, tenant, {
+      events: [sampleEvent({ subjects: [kept], ...redelivered, namespace: stored.namespace })],
+    });
+    await stage(stages.control, tenant, {
+      events: [sampleEvent({ subjects: [kept], content: 'Ben prefers phone calls.' })],
+    });
+    await stage(stages.otherTenant, otherTenant, {
+      events: [sampleEvent({ subjects: [subject], content: erasedContent })],
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("removes the subject's staged batches, sign-off reasons and dispute reasons, and nothing else", async () => {
+    // Before: every one of them is there, with its words.
+    expect(await stageIds(tenant)).toEqual(
+      [stages.bySubject, stages.byParent, stages.byContent, stages.byEventId, stages.control].sort(),
+    );
+    expect((await app.services.reviews.get(tenant, signedOff))?.reason).toContain(canary);
+    expect(await reasonsOf(disputeId)).toBe(1);
+
+    const counts = await app.services.sideRecords.erase(tenant, {
+      ids: [signedOff, disputed[0]!, erasedEventId],
+      subjects: [subject],
+      contentHashes: [sha256Hex(erasedContent)],
+    });
+
+    expect(counts).toEqual({ staged_writes: 4, review_decisions: 1, dispute_reasons: 1 });
+    expect(await stageIds(tenant)).toEqual([stages.control]);
+    expect(await app.services.reviews.get(tenant, signedOff)).toBeNull();
+    expect(await reasonsOf(disputeId)).toBe(0);
+    // Nothing of the tenant's side collections still holds the canary.
+    for (const name of [Collections.staging, Collections.reviews, Collections.disputeReasons]) {
+      const left = await raw(name).find({ tenant }).toArray();
+      expect(JSON.stringify(left), name).not.toContain(canary);
+    }
+    // Other subjects' records and other tenants' stages are untouched.
+    expect((await app.services.reviews.get(tenant, signedOffControl))?.reason).toBe('Approved: matches the contract.');
+    expect(await reasonsOf(controlDisputeId)).toBe(1);
+    expect(await stageIds(otherTenant)).toEqual([stages.otherTenant]);
+
+    // Idempotent: a retry of the purge step finds nothing left.
+    expect(
+      await app.services.sideRecords.erase(tenant, {
+        ids: [signedOff, disputed[0]!, erasedEventId],
+        subjects: [subject],
+        contentHashes: [sha256Hex(erasedContent)],
+      }),
+    ).toEqual({ staged_writes: 0, review_decisions: 0, dispute_reasons: 0 });
+  });
+});
