@@ -79,8 +79,8 @@ function memoryTombstones(m: MemoryInput): TombstoneSpec[] {
 }
 
 /**
- * Checks a whole batch before writing any of it (tombstones, lineage, trust), then writes it in an order
- * that a retry repairs: events, lineage, records, then one chained audit append keyed by stage and id.
+ * Checks a whole batch before writing any of it (erasure fences, tombstones, lineage, trust), writes it,
+ * checks the fences again, then makes one chained audit append keyed by stage and id.
  */
 export async function admitBatch(
   deps: AdmissionDeps,
@@ -91,24 +91,89 @@ export async function admitBatch(
 ): Promise<BatchResult> {
   const refusal = await checkBatch(deps, tenant, batch);
   if (refusal) {
-    await deps.audit.append({
-      tenant,
-      actor: principal,
-      action: 'write.refused',
-      outcome: 'refused',
-      details: {
-        stageId,
-        type: refusal.type,
-        field: refusal.field,
-        ...(refusal.policy
-          ? { policyId: refusal.policy.id, policyVersion: refusal.policy.version, rule: refusal.policy.rule }
-          : {}),
-      },
-      idempotencyKey: `stage:${stageId}:refused`,
-    });
-    return { refused: refusal, events: [], memories: [], reviews: [] };
+    // A fence refusal on a retry may follow an attempt that wrote this stage's memories (their ids are the
+    // stage's own) and then failed: take them back so nothing lands behind the fence.
+    if (refusal.type === 'Conflict')
+      await rollBack(
+        deps,
+        tenant,
+        batch.memories.map((m) => m.id),
+        [],
+      );
+    return refuse(deps, tenant, principal, stageId, refusal);
   }
+  const written = await writeBatch(deps, tenant, principal, stageId, batch);
+  // Checked again after writing: an erasure raises its fence before it locates, so a write either landed
+  // before the fence (and the erasure's locate sees it) or sees the fence here and takes itself back.
+  const late = await fenceRefusal(deps, tenant, batch);
+  if (late) {
+    await rollBack(
+      deps,
+      tenant,
+      written.memories.filter((m) => m.outcome === 'created').map((m) => m.id),
+      written.events.filter((e) => e.outcome !== 'duplicate').map((e) => e.id),
+    );
+    return refuse(deps, tenant, principal, stageId, late);
+  }
+  if (written.audit.length > 0) await deps.audit.appendMany(written.audit);
+  const reviews = batch.memories
+    .filter((_, i) => written.memories[i]!.status === 'candidate')
+    .map((m) => ({
+      memoryId: m.id,
+      writtenBy: principal,
+      plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, m.sensitivity),
+    }));
+  return { refused: null, events: written.events, memories: written.memories, reviews };
+}
 
+/** Removes what this admission wrote (records and the lineage edges they registered). */
+async function rollBack(deps: AdmissionDeps, tenant: string, memoryIds: string[], eventIds: string[]): Promise<void> {
+  if (memoryIds.length > 0) {
+    await deps.memories.purge(tenant, memoryIds);
+    await deps.lineage.forget(tenant, memoryIds);
+  }
+  if (eventIds.length > 0) await deps.events.purge(tenant, eventIds);
+}
+
+async function refuse(
+  deps: AdmissionDeps,
+  tenant: string,
+  principal: string,
+  stageId: string,
+  refusal: Refusal,
+): Promise<BatchResult> {
+  await deps.audit.append({
+    tenant,
+    actor: principal,
+    action: 'write.refused',
+    outcome: 'refused',
+    details: {
+      stageId,
+      type: refusal.type,
+      field: refusal.field,
+      ...(refusal.policy
+        ? { policyId: refusal.policy.id, policyVersion: refusal.policy.version, rule: refusal.policy.rule }
+        : {}),
+    },
+    idempotencyKey: `stage:${stageId}:refused`,
+  });
+  return { refused: refusal, events: [], memories: [], reviews: [] };
+}
+
+interface WrittenBatch {
+  events: BatchResult['events'];
+  memories: { id: string; status: 'active' | 'candidate'; outcome: 'created' | 'exists' }[];
+  audit: AuditEntryInput[];
+}
+
+/** Writes in an order that a retry repairs: events, lineage, records; the audit entries are returned. */
+async function writeBatch(
+  deps: AdmissionDeps,
+  tenant: string,
+  principal: string,
+  stageId: string,
+  batch: StagedBatch,
+): Promise<WrittenBatch> {
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
   const recorded: EventRecord[] = new Array(batch.events.length);
@@ -184,15 +249,7 @@ export async function admitBatch(
     };
   });
   audit.push(...memoryAudit);
-  if (audit.length > 0) await deps.audit.appendMany(audit);
-  const reviews = batch.memories
-    .filter((_, i) => memoryResults[i]!.status === 'candidate')
-    .map((m) => ({
-      memoryId: m.id,
-      writtenBy: principal,
-      plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, m.sensitivity),
-    }));
-  return { refused: null, events: eventResults, memories: memoryResults, reviews };
+  return { events: eventResults, memories: memoryResults as WrittenBatch['memories'], audit };
 }
 
 /** The keys a batch touches that a running erasure may have fenced, each with the field that names it. */
@@ -207,7 +264,8 @@ function fencedKeysOf(batch: StagedBatch): { key: FenceKey; field: string }[] {
     m.subjects.forEach((s, j) => keys.push({ key: { kind: 'subject', value: s }, field: `${f}.subjects.${j}` }));
     keys.push({ key: { kind: 'content', value: sha256Hex(m.content) }, field: `${f}.content` });
     m.provenance.eventIds.forEach((ref, j) => {
-      if (!BATCH_REF.test(ref)) keys.push({ key: { kind: 'record', value: ref }, field: `${f}.provenance.eventIds.${j}` });
+      if (!BATCH_REF.test(ref))
+        keys.push({ key: { kind: 'record', value: ref }, field: `${f}.provenance.eventIds.${j}` });
     });
     m.provenance.parentIds.forEach((ref, j) =>
       keys.push({ key: { kind: 'record', value: ref }, field: `${f}.provenance.parentIds.${j}` }),
@@ -216,19 +274,25 @@ function fencedKeysOf(batch: StagedBatch): { key: FenceKey; field: string }[] {
   return keys;
 }
 
-async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
-  // A running erasure owns its subject, its content and its closure until it completes: refuse rather than
-  // admit a record it might not see (the erasure's own re-location catches a write that raced this check).
+/** A running erasure owns its subject, its content and its closure until it completes. */
+async function fenceRefusal(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
   const keys = fencedKeysOf(batch);
-  const fenced = await deps.fences.firstFenced(tenant, keys.map((k) => k.key));
-  if (fenced) {
-    const field = keys[fenced.index]!.field;
-    return {
-      type: 'Conflict',
-      field,
-      message: `${field}: erasure request ${fenced.requestId} is in progress for this ${keys[fenced.index]!.key.kind}; nothing about it may be written until it completes`,
-    };
-  }
+  const fenced = await deps.fences.firstFenced(
+    tenant,
+    keys.map((k) => k.key),
+  );
+  if (!fenced) return null;
+  const field = keys[fenced.index]!.field;
+  return {
+    type: 'Conflict',
+    field,
+    message: `${field}: erasure request ${fenced.requestId} is in progress for this ${keys[fenced.index]!.key.kind}; nothing about it may be written until it completes`,
+  };
+}
+
+async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
+  const fenced = await fenceRefusal(deps, tenant, batch);
+  if (fenced) return fenced;
   // Every item is checked in parallel; the first refusal in batch order is reported.
   const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i, e]) =>
     (await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0
@@ -315,7 +379,11 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
 
 /** A record kept under a legal hold is frozen: kept for the matter, never a source of new records. */
 function refuseHeld(field: string): Refusal {
-  return { type: 'LegalHold', field, message: `${field}: the cited record is under a legal hold; nothing may be derived from it` };
+  return {
+    type: 'LegalHold',
+    field,
+    message: `${field}: the cited record is under a legal hold; nothing may be derived from it`,
+  };
 }
 
 async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, field: string): Promise<Refusal> {

@@ -3,6 +3,7 @@ import {
   NativeConnection,
   Worker,
   bundleWorkflowCode,
+  type ActivityInterceptorsFactory,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { Runtime } from '../app/runtime.js';
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   connection?: NativeConnection;
   services?: Services;
+  /** Further activity interceptors, inside the sanitizing one (tests gate steps with them). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 export function bundleWorkflows() {
@@ -31,7 +34,9 @@ export async function createLetheWorker(runtime: Runtime, options: WorkerOptions
     namespace: runtime.config.temporal.namespace,
     taskQueue: options.taskQueue ?? runtime.config.temporal.taskQueue,
     activities: createAllActivities(runtime, options.services ?? createServices(runtime)),
-    interceptors: { activity: [() => ({ inbound: new SanitizingActivityInterceptor() })] },
+    interceptors: {
+      activity: [() => ({ inbound: new SanitizingActivityInterceptor() }), ...(options.activityInterceptors ?? [])],
+    },
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions }),

@@ -4,6 +4,7 @@
  * need not wait 30 s; production keeps the default.
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createServices, type Services } from '../../src/app/services.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { buildApiServer } from '../../src/api/server.js';
@@ -23,12 +24,17 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Activity interceptors for the worker (e.g. a gate that holds an erasure at a step boundary). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const runtime = testRuntime();
   const taskQueue = uniqueId('tq');
   const services = createServices(runtime, { taskQueue, indexSettings: TEST_INDEX_SETTINGS });
   await services.ensureIndexes();
-  const worker = await startWorker(runtime, taskQueue, services);
+  const worker = await startWorker(runtime, taskQueue, services, options.activityInterceptors);
   const api = await buildApiServer({
     log: runtime.log,
     probes: runtime.probes,

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/config.js';
 import { createRuntime, type Runtime } from '../../src/app/runtime.js';
@@ -39,11 +39,13 @@ export async function startWorker(
   runtime: Runtime,
   taskQueue = uniqueId('tq'),
   services?: Services,
+  activityInterceptors?: ActivityInterceptorsFactory[],
 ): Promise<RunningWorker> {
   const worker = await createLetheWorker(runtime, {
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath() },
     ...(services ? { services } : {}),
+    ...(activityInterceptors ? { activityInterceptors } : {}),
   });
   const running = worker.run();
   const client = new Client({ connection: runtime.temporal, namespace: runtime.config.temporal.namespace });
