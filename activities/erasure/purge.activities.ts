@@ -2,7 +2,15 @@ import { Context } from '@temporalio/activity';
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
 import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
-import { beating, isEvent, together, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
+import type { Selector } from '../../src/governance/erasure/erasure-request.js';
+import {
+  beating,
+  isEvent,
+  together,
+  type ErasureActivityDeps,
+  type ErasureContext,
+  type ErasureRef,
+} from './erasure-context.js';
 
 /** What the purge removed so far, per store; heartbeated with its cursor. */
 interface PurgeTotals {
@@ -30,69 +38,112 @@ export const COMPACTED = [
 /** Steps 4 and 5: mark and tombstone, purge, expunge the index, compact the collections. */
 export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
   const chunk = deps.purgeChunk ?? 500;
+  /** Index documents the selector reaches whose memory is missing from MongoDB or already deleted. */
+  async function indexOrphans(tenant: string, selector: Selector): Promise<string[]> {
+    const reached =
+      'subjectId' in selector
+        ? (await deps.index.probe(tenant, { subjects: [selector.subjectId] })).bySubject
+        : 'memoryIds' in selector
+          ? (await deps.index.probe(tenant, { ids: selector.memoryIds })).byId
+          : [];
+    if (reached.length === 0) return [];
+    const standing = await deps.memories.getMany(tenant, reached);
+    const live = new Set(standing.filter((m) => m.status !== 'deleted' && m.status !== 'purged').map((m) => m._id));
+    return reached.filter((id) => !live.has(id));
+  }
+
   return {
     /**
      * Step 4a and 5: mark deleted and write tombstones before any byte is purged, so nothing erased is served
      * or re-derived in between. Also prepares the verification probes from the records' content.
      */
     async markDeletedAndTombstone(ref: ErasureRef): Promise<{ marked: number; tombstones: number }> {
-      return beating(() => ctx.step(ref, 'tombstone', async () => {
-        const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
-        const events = await deps.events.getMany(ref.tenant, ids.filter(isEvent));
-        const memories = await deps.memories.getMany(ref.tenant, ids.filter((id) => !isEvent(id)));
-        const specs: TombstoneSpec[] = [
-          ...events.flatMap((e): TombstoneSpec[] => [
-            { kind: 'idempotency-key', parts: [e.idempotencyKey] },
-            { kind: 'record', parts: [e._id] },
-            ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, e.contentHash] })),
-          ]),
-          ...memories.flatMap((m): TombstoneSpec[] => [
-            { kind: 'record', parts: [m._id] },
-            ...m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, m.contentHash] })),
-          ]),
-        ];
-        // Probes first: once the records are purged their content is gone. A later round (a released hold, a
-        // record that raced the fence) adds its own samples to those of earlier rounds not yet verified.
-        const earlier = await deps.probes.get(ref.tenant, ref.requestId);
-        const fresh = [...memories.map((m) => m.content), ...events.map((e) => e.content)].filter((t) => !earlier?.texts.includes(t));
-        const texts = [...(earlier?.texts ?? []), ...fresh.slice(0, PROBE_SAMPLE)];
-        const freshVectors = earlier && earlier.vectors.length >= VECTOR_SAMPLE ? [] : await deps.embedder.embed(fresh.slice(0, VECTOR_SAMPLE - (earlier?.vectors.length ?? 0)));
-        await deps.probes.put(ref.tenant, ref.requestId, {
-          ids: [...new Set([...(earlier?.ids ?? []), ...ids])],
-          texts,
-          vectors: [...(earlier?.vectors ?? []), ...freshVectors],
-          contentHashes: [...new Set([...(earlier?.contentHashes ?? []), ...memories.map((m) => m.contentHash), ...events.map((e) => e.contentHash)])],
-          subjects: [...new Set([...(earlier?.subjects ?? []), ...memories.flatMap((m) => m.subjects), ...events.flatMap((e) => e.subjects)])],
-        });
-        const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
-        const memoryIds = memories.map((m) => m._id);
-        // MongoDB and the index are marked side by side: nothing orders the two (each only narrows what is
-        // served), both are idempotent, and both are done before the step ends.
-        const [marked] = await together(
-          (async () =>
-            // The records just read start the marking; a record moved since then is caught by its transition guard.
-            (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories)) +
-            (await deps.events.markDeleted(ref.tenant, events.map((e) => e._id))))(),
-          memoryIds.length > 0 ? deps.index.updateStatus(ref.tenant, memoryIds, 'deleted', { refresh: true }) : Promise.resolve(null),
-        );
-        await deps.audit.append({
-          tenant: ref.tenant,
-          actor: `erasure:${ref.requestId}`,
-          action: 'erasure.marked-deleted',
-          target: ref.requestId,
-          outcome: 'ok',
-          details: { records: ids.length, tombstones: specs.length },
-          idempotencyKey: `erasure:${ref.requestId}:tombstone:${ids.length}:${tombstones}`,
-        });
-        return { marked, tombstones, records: ids.length };
-      }));
+      return beating(() =>
+        ctx.step(ref, 'tombstone', async () => {
+          const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
+          const events = await deps.events.getMany(ref.tenant, ids.filter(isEvent));
+          const memories = await deps.memories.getMany(
+            ref.tenant,
+            ids.filter((id) => !isEvent(id)),
+          );
+          const specs: TombstoneSpec[] = [
+            ...events.flatMap((e): TombstoneSpec[] => [
+              { kind: 'idempotency-key', parts: [e.idempotencyKey] },
+              { kind: 'record', parts: [e._id] },
+              ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, e.contentHash] })),
+            ]),
+            ...memories.flatMap((m): TombstoneSpec[] => [
+              { kind: 'record', parts: [m._id] },
+              ...m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, m.contentHash] })),
+            ]),
+          ];
+          // Probes first: once the records are purged their content is gone. A later round (a released hold, a
+          // record that raced the fence) adds its own samples to those of earlier rounds not yet verified.
+          const earlier = await deps.probes.get(ref.tenant, ref.requestId);
+          const fresh = [...memories.map((m) => m.content), ...events.map((e) => e.content)].filter(
+            (t) => !earlier?.texts.includes(t),
+          );
+          const texts = [...(earlier?.texts ?? []), ...fresh.slice(0, PROBE_SAMPLE)];
+          const freshVectors =
+            earlier && earlier.vectors.length >= VECTOR_SAMPLE
+              ? []
+              : await deps.embedder.embed(fresh.slice(0, VECTOR_SAMPLE - (earlier?.vectors.length ?? 0)));
+          await deps.probes.put(ref.tenant, ref.requestId, {
+            ids: [...new Set([...(earlier?.ids ?? []), ...ids])],
+            texts,
+            vectors: [...(earlier?.vectors ?? []), ...freshVectors],
+            contentHashes: [
+              ...new Set([
+                ...(earlier?.contentHashes ?? []),
+                ...memories.map((m) => m.contentHash),
+                ...events.map((e) => e.contentHash),
+              ]),
+            ],
+            subjects: [
+              ...new Set([
+                ...(earlier?.subjects ?? []),
+                ...memories.flatMap((m) => m.subjects),
+                ...events.flatMap((e) => e.subjects),
+              ]),
+            ],
+          });
+          const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
+          const memoryIds = memories.map((m) => m._id);
+          // MongoDB and the index are marked side by side: nothing orders the two (each only narrows what is
+          // served), both are idempotent, and both are done before the step ends.
+          const [marked] = await together(
+            (async () =>
+              // The records just read start the marking; a record moved since then is caught by its transition guard.
+              (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories)) +
+              (await deps.events.markDeleted(
+                ref.tenant,
+                events.map((e) => e._id),
+              )))(),
+            memoryIds.length > 0
+              ? deps.index.updateStatus(ref.tenant, memoryIds, 'deleted', { refresh: true })
+              : Promise.resolve(null),
+          );
+          await deps.audit.append({
+            tenant: ref.tenant,
+            actor: `erasure:${ref.requestId}`,
+            action: 'erasure.marked-deleted',
+            target: ref.requestId,
+            outcome: 'ok',
+            details: { records: ids.length, tombstones: specs.length },
+            idempotencyKey: `erasure:${ref.requestId}:tombstone:${ids.length}:${tombstones}`,
+          });
+          return { marked, tombstones, records: ids.length };
+        }),
+      );
     },
 
     /**
      * Step 4b: purge index documents, MongoDB records and lineage (edges out of and into erased records) in
      * chunks, heartbeating a cursor; then what side collections keep about them.
      */
-    async purgeRecords(ref: ErasureRef & { round: number }): Promise<{ memories: number; events: number; lineage: number; indexDocs: number }> {
+    async purgeRecords(
+      ref: ErasureRef & { round: number },
+    ): Promise<{ memories: number; events: number; lineage: number; indexDocs: number }> {
       return ctx.step(ref, 'purge', async () => {
         const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
         const activity = Context.current();
@@ -124,6 +175,10 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
           activity.heartbeat({ next, totals: { ...totals } });
         }
+        // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
+        // request): no record names them any more, so only the selector reaches them.
+        const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));
+        if (orphans.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, orphans)).deleted;
         const probes = await deps.probes.get(ref.tenant, ref.requestId);
         const side = await deps.sideRecords.erase(ref.tenant, {
           ids,
@@ -131,8 +186,15 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           contentHashes: probes?.contentHashes ?? [],
         });
         const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
-        await deps.sets.put(ref.tenant, ref.requestId, 'purged', [...new Set([...purged, ...ids])]);
-        const counts = { ...totals, ...prefixed('side', side), records: ids.length, resumedAt: resumeAt, issued };
+        await deps.sets.put(ref.tenant, ref.requestId, 'purged', [...new Set([...purged, ...ids, ...orphans])]);
+        const counts = {
+          ...totals,
+          ...prefixed('side', side),
+          records: ids.length,
+          indexOrphans: orphans.length,
+          resumedAt: resumeAt,
+          issued,
+        };
         await deps.requests.update(ref.tenant, ref.requestId, {
           [`purgeRounds.${ref.round}`]: counts,
           indexName: await deps.index.indexOf(ref.tenant),

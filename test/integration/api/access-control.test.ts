@@ -1,21 +1,57 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { recordRoutes, type RegisteredRoute } from '../../support/route-recorder.js';
 import { ROLES, type Role } from '../../../src/governance/auth/principal.js';
-import { ACTION_ROLES } from '../../../src/governance/auth/permissions.js';
-import type { TenantRoute } from '../../../src/api/server.js';
+import { ACTION_ROLES, type Action } from '../../../src/governance/auth/permissions.js';
+import { buildApiServer, type TenantRoute } from '../../../src/api/server.js';
 
 /**
- * A table generated from the API's own route registry: every tenant-scoped endpoint × every role × own or
- * foreign tenant, plus missing, forged and expired tokens. Each refusal must be audited in the chain of
- * the tenant named in the path.
+ * Routes that answer without a token, and why each may. Every other route must declare `config.action`: the
+ * authentication hook skips a route without one, so it would be served to anyone, for any tenant.
+ */
+const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
+  '/healthz': 'liveness probe for the process supervisor: answers {status: ok}, nothing else',
+  '/readyz': 'readiness probe for the load balancer: which dependencies are up, no tenant data',
+  '/openapi.json': 'the API description generated from the route schemas: no tenant data',
+};
+
+const TENANT_SCOPE = '/v1/tenants/:tenant/';
+
+/** What is wrong with the gating of a server's routes, one line per route; empty when every route is gated. */
+function routeGateProblems(routes: readonly RegisteredRoute[], publicRoutes: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const { method, url, action } of routes) {
+    if (action === undefined) {
+      if (!(url in publicRoutes)) problems.push(`${method} ${url}: no config.action, so no authentication, role gate or tenant check`);
+    } else if (!(action in ACTION_ROLES)) {
+      problems.push(`${method} ${url}: action ${action} is not in the role table`);
+    } else if (!url.startsWith(TENANT_SCOPE)) {
+      problems.push(`${method} ${url}: gated, but the gate confines to the :tenant of the path and there is none`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * A table generated from every route the API registers (recorded by an onRoute hook attached when the server is
+ * created): every tenant-scoped endpoint × every role × own or foreign tenant, plus missing, forged and expired
+ * tokens. Each refusal must be audited in the chain of the tenant named in the path.
  */
 describe('who is asking: every endpoint refuses unauthenticated, wrong-role and cross-tenant calls, and audits it', () => {
   let app: TestApp;
+  let registered: RegisteredRoute[];
+  /** The gated routes, one per method (HEAD answers like its GET and is left out, as in the server's registry). */
+  let gated: TenantRoute[];
   const home = uniqueTenant();
   const foreign = uniqueTenant();
   beforeAll(async () => {
-    app = await startTestApp();
+    const recording = await recordRoutes(() => startTestApp());
+    app = recording.built;
+    registered = recording.routesOf(app.api);
+    gated = registered
+      .filter((r) => r.action !== undefined && r.method !== 'HEAD')
+      .map((r) => ({ method: r.method, url: r.url, action: r.action as Action }));
   });
   afterAll(async () => {
     await app?.close();
@@ -32,8 +68,47 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     return n;
   };
 
-  it('covers every tenant-scoped route', () => {
-    expect(app.api.tenantRoutes.length).toBeGreaterThanOrEqual(7);
+  it('gives every registered route an action, except the public probes and the API description', () => {
+    expect(registered.length).toBeGreaterThan(Object.keys(PUBLIC_ROUTES).length);
+    expect(routeGateProblems(registered, PUBLIC_ROUTES)).toEqual([]);
+    // The public list names routes that exist: an entry left behind by a removed route is not a free pass.
+    expect(Object.keys(PUBLIC_ROUTES).filter((url) => !registered.some((r) => r.url === url))).toEqual([]);
+    // The server's own registry, which the role tables below used to come from, lists the same routes.
+    const key = (r: TenantRoute) => `${r.method} ${r.url} ${r.action}`;
+    expect(app.api.tenantRoutes.map(key).sort()).toEqual(gated.map(key).sort());
+    expect(gated.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('flags a route registered without an action, which the server would serve to anyone without a token', async () => {
+    const recording = await recordRoutes(async () => {
+      const leaky = await buildApiServer({
+        log: app.runtime.log,
+        probes: [],
+        services: app.services,
+        tokenSecret: app.runtime.config.secrets.tokenSecret,
+      });
+      // Registered after the server was built, the way a forgotten route in a later plugin would be.
+      leaky.get('/v1/tenants/:tenant/everything', async () => ({ leaked: true }));
+      leaky.get('/v1/tenants/:tenant/typo', { config: { action: 'memory.reed' as Action } }, async () => ({}));
+      leaky.get('/v1/stats', { config: { action: 'audit.export' } }, async () => ({}));
+      return leaky;
+    });
+    const leaky = recording.built;
+    try {
+      expect(routeGateProblems(recording.routesOf(leaky), PUBLIC_ROUTES)).toEqual([
+        'GET /v1/tenants/:tenant/everything: no config.action, so no authentication, role gate or tenant check',
+        'HEAD /v1/tenants/:tenant/everything: no config.action, so no authentication, role gate or tenant check',
+        'GET /v1/tenants/:tenant/typo: action memory.reed is not in the role table',
+        'HEAD /v1/tenants/:tenant/typo: action memory.reed is not in the role table',
+        'GET /v1/stats: gated, but the gate confines to the :tenant of the path and there is none',
+        'HEAD /v1/stats: gated, but the gate confines to the :tenant of the path and there is none',
+      ]);
+      // What the check guards against: without an action the route answers a caller with no token at all.
+      const anonymous = await leaky.inject({ method: 'GET', url: `/v1/tenants/${foreign}/everything` });
+      expect(anonymous.statusCode).toBe(200);
+    } finally {
+      await leaky.close();
+    }
   });
 
   it('answers 401 without a token, with a forged token and with an expired token', async () => {
@@ -47,7 +122,7 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
       .sign(new TextEncoder().encode('not-the-server-secret-but-long-enough-to-sign'));
     const expired = await app.token(home, [...ROLES], 'late', -10);
     let sent = 0;
-    for (const route of app.api.tenantRoutes) {
+    for (const route of gated) {
       for (const token of [undefined, forged, expired, 'not.a.jwt']) {
         const response = await app.request({
           method: route.method as 'GET',
@@ -66,7 +141,7 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
   it('answers 403 to every role the action does not allow, and lets every allowed role past the gate', async () => {
     const before = await refusalsIn(home);
     let refused = 0;
-    for (const route of app.api.tenantRoutes) {
+    for (const route of gated) {
       const allowed: readonly Role[] = ACTION_ROLES[route.action];
       for (const role of ROLES) {
         const response = await app.request({
@@ -91,7 +166,7 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
   it('answers 403 to a principal of another tenant, whatever its roles, and audits it in the tenant it tried', async () => {
     const before = await refusalsIn(foreign);
     const intruder = await app.token(home, [...ROLES]);
-    for (const route of app.api.tenantRoutes) {
+    for (const route of gated) {
       const response = await app.request({
         method: route.method as 'GET',
         url: urlFor(route, foreign),
@@ -100,6 +175,6 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
       });
       expect(response.statusCode, `${route.method} ${route.url}`).toBe(403);
     }
-    expect(await refusalsIn(foreign)).toBe(before + app.api.tenantRoutes.length);
+    expect(await refusalsIn(foreign)).toBe(before + gated.length);
   });
 });
