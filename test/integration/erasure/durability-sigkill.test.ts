@@ -1,7 +1,9 @@
 /**
  * Durability: the worker is a process of its own, SIGKILLed in the middle of the purge of a large subject,
- * then replaced by a new one. The purge resumes from its heartbeated cursor and the request finishes exactly
- * once: one certificate, no duplicate audit entries, nothing of the subject left.
+ * then replaced by a new one. The purge resumes from its heartbeated cursor — proved by tripwires: while no worker
+ * runs, one lineage edge is added out of every record of the erase set; the purge removes the edges out of each
+ * record it purges, so the edges left standing name exactly the records the new attempt never touched — and the
+ * request finishes exactly once: one certificate, no duplicate audit entries, nothing of the subject left.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +17,8 @@ import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
 import { TEST_INDEX_SETTINGS, uniqueTenant } from '../../support/app.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { lineageEdgeDoc, type LineageEdgeDoc } from '../../../src/substrate/lineage/lineage-store.js';
+import { Collections, mapBounded } from '../../../src/substrate/mongo/collections.js';
 import { startWorkerProcess, tail, type WorkerProcess } from '../../support/worker-process.js';
 
 /**
@@ -24,6 +28,14 @@ import { startWorkerProcess, tail, type WorkerProcess } from '../../support/work
 const MEMORIES = 500;
 const BATCH = 500;
 const SUBJECT = 'subject-bulk';
+
+/** What the purge heartbeats: where a retry starts, and what it had removed up to there. */
+interface PurgeHeartbeat {
+  next: number;
+  totals: { memories: number; events: number; lineage: number; indexDocs: number };
+}
+
+const isEvent = (id: string) => id.startsWith('evt_');
 
 describe('a worker SIGKILLed in the middle of the purge', () => {
   const tenant = uniqueTenant();
@@ -35,8 +47,13 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
   let eventIds: string[] = [];
   let memoryIds: string[] = [];
   let requestId: string;
-  /** The cursor the server held for the purge when the worker died. */
-  let cursorAtKill: number | undefined;
+  /** The heartbeat the server held for the purge when the worker died: the cursor the next attempt starts at. */
+  let atKill: PurgeHeartbeat;
+  /** The erase set, in the order the purge walks it, split at that cursor. */
+  let purgedBeforeKill: string[] = [];
+  let leftAtKill: string[] = [];
+  /** Lineage edges touching a record after the cursor, still there when the worker died: the next attempt's to remove. */
+  let edgesLeftAtKill = 0;
   let final: ErasureRequest;
 
   const token = (roles: ('agent' | 'dpo')[], principal = uniqueId('p')) =>
@@ -55,6 +72,12 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
   }
 
   const current = async () => (await services.erasureRequests.get(tenant, requestId))!;
+  const lineage = () => runtime.db.collection<LineageEdgeDoc>(Collections.lineage);
+  const tripwire = (id: string) => lineageEdgeDoc(tenant, id, `mem_tripwire-${id}`);
+  /** How many of `ids` (events and memories) are still in MongoDB. */
+  const stillStored = async (ids: readonly string[]) =>
+    (await services.events.getMany(tenant, ids.filter(isEvent))).length +
+    (await services.memories.getMany(tenant, ids.filter((id) => !isEvent(id)))).length;
 
   beforeAll(async () => {
     runtime = testRuntime();
@@ -131,23 +154,49 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
     expect(caught.progress.total).toBe(2 * MEMORIES);
     // The first heartbeat goes out at once (later ones are throttled): let the server hold a cursor, then kill.
     const handle = services.temporalClient.workflow.getHandle(erasureWorkflowId(tenant, requestId));
-    const serverCursor = async () => {
+    const serverHeartbeat = async () => {
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
       const details = pending.find((a) => a.activityType?.name === 'purgeRecords')?.heartbeatDetails?.payloads?.[0];
-      return details ? defaultPayloadConverter.fromPayload<{ next?: number }>(details).next : undefined;
+      return details ? defaultPayloadConverter.fromPayload<PurgeHeartbeat>(details) : undefined;
     };
-    await until('a heartbeat of the purge', serverCursor, 5_000, 50).catch(() => undefined);
+    await until('a heartbeat of the purge', serverHeartbeat, 5_000, 50).catch(() => undefined);
     const first = workers[0]!;
     first.kill('SIGKILL');
     expect(await first.waitExit()).toMatchObject({ signal: 'SIGKILL' });
-    const atKill = (await current()).progress;
-    expect(atKill.purged, 'the purge was still running when the worker died').toBeLessThan(atKill.total);
+    const progress = (await current()).progress;
+    expect(progress.purged, 'the purge was still running when the worker died').toBeLessThan(progress.total);
 
-    // The cursor the server keeps for the dead attempt: where the next one starts.
-    cursorAtKill = await serverCursor();
-    expect(cursorAtKill).toBeGreaterThan(0);
-    expect(cursorAtKill).toBeLessThan(2 * MEMORIES);
-    console.log(`SIGKILL at progress ${atKill.purged}/${atKill.total}; the server's purge cursor: ${cursorAtKill}`);
+    // The heartbeat the server keeps for the dead attempt: where the next one starts, and its counts so far.
+    const beat = await serverHeartbeat();
+    expect(beat, 'the server holds a heartbeat of the dead attempt').toBeDefined();
+    atKill = beat!;
+    expect(atKill.next).toBeGreaterThan(0);
+    expect(atKill.next).toBeLessThan(2 * MEMORIES);
+    const eraseSet = (await services.erasureSets.get(tenant, requestId, 'erase')).ids;
+    expect([...eraseSet].sort()).toEqual([...eventIds, ...memoryIds].sort());
+    purgedBeforeKill = eraseSet.slice(0, atKill.next);
+    leftAtKill = eraseSet.slice(atKill.next);
+    // Everything before the cursor is gone from MongoDB, with its lineage: the dead attempt's work is durable.
+    expect(await stillStored(purgedBeforeKill)).toBe(0);
+    const edgesOf = async (ids: readonly string[]) => {
+      // Two equality lookups per record (out of it, into it): the local server pushes those down, not an $or.
+      const found = await mapBounded(
+        ids.flatMap((id) => [{ tenant, input: id }, { tenant, child: id }]),
+        32,
+        (filter) => lineage().find(filter, { projection: { _id: 1 } }).toArray(),
+      );
+      return new Set(found.flat().map((e) => e._id)).size;
+    };
+    expect(await edgesOf(purgedBeforeKill)).toBe(0);
+    edgesLeftAtKill = await edgesOf(leftAtKill);
+    const storedAtKill = await stillStored(leftAtKill);
+    console.log(
+      `SIGKILL at progress ${progress.purged}/${progress.total}; the server's purge cursor: ${atKill.next}; ` +
+        `records still in MongoDB: ${storedAtKill}; lineage edges left: ${edgesLeftAtKill}`,
+    );
+
+    // The tripwires, laid while no worker runs (the dead one can no longer remove any).
+    await lineage().insertMany(eraseSet.map(tripwire));
 
     // A new worker takes over once the dead attempt's heartbeat times out (30 s after its last heartbeat).
     const second = startWorkerProcess({ taskQueue });
@@ -179,6 +228,23 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
     expect(started?.activityTaskStartedEventAttributes?.identity).toMatch(new RegExp(`^${second.pid}@`));
   }, 240_000);
 
+  it('resumes at the heartbeated cursor: the new attempt purges only the records from the cursor on', async () => {
+    expect(final?.state).toBe('completed');
+    const standing = await mapBounded([...purgedBeforeKill, ...leftAtKill], 32, async (id) => ({
+      id,
+      standing: (await lineage().countDocuments({ _id: tripwire(id)._id })) === 1,
+    }));
+    const untouched = standing.filter((t) => t.standing).map((t) => t.id);
+    const touched = standing.filter((t) => !t.standing).map((t) => t.id);
+    // Not one record the dead attempt had purged was purged again, and every record after the cursor was.
+    expect(untouched).toEqual(purgedBeforeKill);
+    expect(touched).toEqual(leftAtKill);
+    expect(touched.length).toBeLessThan(2 * MEMORIES);
+    // The tripwires were the test's own: no edge out of an erased record may stay behind.
+    await mapBounded(untouched, 32, (id) => lineage().deleteOne({ _id: tripwire(id)._id }));
+    expect(await lineage().countDocuments({ tenant })).toBe(0);
+  });
+
   it('ends with the progress at the total and every step done', () => {
     expect(final.progress).toEqual({ purged: 2 * MEMORIES, total: 2 * MEMORIES });
     expect(final.steps.map((s) => s.step)).toEqual(['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify']);
@@ -209,9 +275,12 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
       certificate.stores.map((s) => [s.store === 'mongodb' ? s.collection : s.store, s.deleted]),
     );
     expect(deleted).toMatchObject({ memories: MEMORIES, events: MEMORIES, elasticsearch: MEMORIES });
-    // Edges removed by the dead attempt after its last recorded heartbeat cannot be counted again.
-    expect(deleted['lineage']).toBeGreaterThan(0);
-    expect(deleted['lineage']).toBeLessThanOrEqual(MEMORIES);
+    // The new attempt started from the heartbeated counts and added only what it purged from the cursor on.
+    expect(deleted['memories']).toBe(atKill.totals.memories + leftAtKill.filter((id) => !isEvent(id)).length);
+    expect(deleted['events']).toBe(atKill.totals.events + leftAtKill.filter(isEvent).length);
+    expect(deleted['elasticsearch']).toBe(atKill.totals.indexDocs + leftAtKill.filter((id) => !isEvent(id)).length);
+    // Its lineage count: the edges left at the kill and one tripwire per record after the cursor, none before it.
+    expect(deleted['lineage']).toBe(atKill.totals.lineage + edgesLeftAtKill + leftAtKill.length);
   });
 
   it('writes each audit entry of the request once', async () => {
