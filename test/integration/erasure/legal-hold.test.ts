@@ -4,6 +4,9 @@ import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, fileErasure, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { loadStackConfig } from '../../../stack/stack-config.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
+import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { admittedRecord } from '../../../src/ingestion/admit-batch.js';
+import { MemoryInputSchema } from '../../../src/ingestion/write-schemas.js';
 
 const stack = loadStackConfig();
 
@@ -148,6 +151,61 @@ describe('erasure under a legal hold', () => {
     expect(mail.text).not.toContain(graph.canary);
   });
 
+  /** Written straight into the stores while the request was partial, as a path around admission would. */
+  let derivedBehindAdmission: string;
+
+  it('freezes the held records and the subject while partial: derivations and new records answer 409', async () => {
+    const agent = await app.token(graph.tenant, ['agent'], 'agent-late');
+    const derivation = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${graph.tenant}/batches`,
+      token: agent,
+      payload: {
+        memories: [
+          sampleMemory({
+            subjects: ['segment-late'],
+            kind: 'summary',
+            content: 'A summary built on a held record.',
+            confidence: 0.5,
+            provenance: { eventIds: [], parentIds: [held[0]!], derivationRule: 'summarise' },
+          }),
+        ],
+      },
+    });
+    expect(derivation.statusCode, derivation.body).toBe(409);
+    expect(derivation.json<{ error: { field: string } }>().error.field).toBe('memories.0.provenance.parentIds.0');
+    const aboutSubject = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${graph.tenant}/events`,
+      token: agent,
+      payload: sampleEvent({ subjects: [graph.subject], content: `Another note ${graph.canary}` }),
+    });
+    expect(aboutSubject.statusCode, aboutSubject.body).toBe(409);
+    expect(aboutSubject.body).toContain(requestId);
+    expect(aboutSubject.body).not.toContain(graph.canary);
+
+    // A derivation that reached the stores anyway: the closure after the release starts from the held records.
+    const s = app.services;
+    const input = MemoryInputSchema.parse(
+      sampleMemory({
+        subjects: ['segment-late'],
+        kind: 'summary',
+        content: `Derived behind admission from ${graph.canary}.`,
+        confidence: 0.5,
+        provenance: { eventIds: [], parentIds: [held[0]!], derivationRule: 'summarise' },
+      }),
+    );
+    const { record } = admittedRecord(
+      { impact: s.impactPolicy, retention: s.retentionPolicy },
+      { tenant: graph.tenant, writer: 'agent-late', id: `mem_${randomUUID()}`, eventIds: [], at: new Date() },
+      input,
+    );
+    await s.lineage.register(graph.tenant, record._id, [held[0]!]);
+    await s.memories.insert(record);
+    await s.index.upsert(graph.tenant, [record], { refresh: true });
+    derivedBehindAdmission = record._id;
+  });
+
   describe('once legal releases the hold', () => {
     beforeAll(async () => {
       const released = await app.request({
@@ -181,6 +239,13 @@ describe('erasure under a legal hold', () => {
       ).toEqual([]);
       const legal = await app.token(graph.tenant, ['legal']);
       for (const id of held) expect((await get(kindOf(id), id, legal)).statusCode, id).toBe(404);
+    });
+
+    it('erases what was derived from the held records while they were held, and certifies it', async () => {
+      expect(await inMongo([derivedBehindAdmission])).toEqual([]);
+      expect((await app.services.index.probe(graph.tenant, { ids: [derivedBehindAdmission] })).byId).toEqual([]);
+      const complete = (await app.services.certificates.byRequest(graph.tenant, requestId))[1]!;
+      expect(complete.closure.ids).toContain(derivedBehindAdmission);
     });
 
     it('e-mails the DPO the completion with the final certificate id', async () => {
