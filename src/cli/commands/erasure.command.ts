@@ -14,6 +14,18 @@ interface ErasureView {
   note: string | null;
 }
 
+/** States a request is still being worked in; `--wait` polls until it leaves them. */
+const IN_FLIGHT = ['received', 'running'];
+const DEFAULT_WAIT_SECONDS = 300;
+const WAIT_POLL_MS = 1000;
+
+function waitSeconds(value: string | true): number {
+  if (value === true) return DEFAULT_WAIT_SECONDS;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 1) throw new CliError('--wait: a whole number of seconds ≥ 1', ExitCode.usage);
+  return seconds;
+}
+
 function printStatus(ctx: CliContext, view: ErasureView): void {
   if (ctx.json) return ctx.print(view);
   ctx.print(`${view.id}  ${view.state}  (ground ${view.legalGround}, due ${view.dueAt.slice(0, 10)})`);
@@ -58,9 +70,21 @@ export function registerErasureCommands(program: Command, context: () => CliCont
   erasure
     .command('status <id>')
     .description('the state of a request, step by step')
-    .action(async (id: string) => {
+    .option('--wait [seconds]', `poll until the request is no longer ${IN_FLIGHT.join(' or ')} (at most ${DEFAULT_WAIT_SECONDS} s, or as given)`)
+    .action(async (id: string, o: { wait?: string | true }) => {
+      const limit = o.wait === undefined ? 0 : waitSeconds(o.wait);
       const ctx = context();
-      printStatus(ctx, await ctx.api.get<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}`));
+      const read = () => ctx.api.get<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}`);
+      const deadline = Date.now() + limit * 1000;
+      let view = await read();
+      while (IN_FLIGHT.includes(view.state) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+        view = await read();
+      }
+      printStatus(ctx, view);
+      // A script that waited must not go on as if the request had settled.
+      if (o.wait !== undefined && IN_FLIGHT.includes(view.state))
+        throw new CliError(`--wait: the request is still ${view.state} after ${limit} s`, ExitCode.failure);
     });
   erasure
     .command('extend <id>')

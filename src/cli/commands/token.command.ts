@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load-config.js';
 import { mintToken } from '../../governance/auth/tokens.js';
-import { ROLES, type Role } from '../../governance/auth/principal.js';
+import { ROLES, TENANT_PATTERN, type Role } from '../../governance/auth/principal.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 
 export function registerTokenCommands(program: Command): void {
@@ -9,11 +9,15 @@ export function registerTokenCommands(program: Command): void {
   token
     .command('mint')
     .description('issue a development token signed with LETHE_TOKEN_SECRET')
-    .requiredOption('--tenant <tenant>', 'tenant id')
+    .option('--tenant <tenant>', 'tenant id (required)')
     .requiredOption('--principal <id>', 'principal id (a person or an agent)')
     .requiredOption('--roles <roles>', `comma-separated roles: ${ROLES.join(', ')}`)
     .option('--ttl <seconds>', 'lifetime in seconds', '3600')
-    .action(async (options: { tenant: string; principal: string; roles: string; ttl: string }) => {
+    .action(async (options: { tenant?: string; principal: string; roles: string; ttl: string }) => {
+      // The program's own --tenant takes the option wherever it is written on the line.
+      const tenant = options.tenant ?? (program.opts() as { tenant?: string }).tenant;
+      if (!tenant) throw new CliError('--tenant: required', ExitCode.usage);
+      if (!TENANT_PATTERN.test(tenant)) throw new CliError(`--tenant: invalid tenant id ${tenant}`, ExitCode.usage);
       const roles = options.roles.split(',').map((r) => r.trim()) as Role[];
       const unknown = roles.find((r) => !ROLES.includes(r));
       if (unknown)
@@ -22,7 +26,7 @@ export function registerTokenCommands(program: Command): void {
       if (!Number.isInteger(ttl) || ttl <= 0)
         throw new CliError('--ttl: must be a positive whole number of seconds', ExitCode.usage);
       const config = loadConfig();
-      const principal = { id: options.principal, tenant: options.tenant, roles };
+      const principal = { id: options.principal, tenant, roles };
       process.stdout.write(`${await mintToken(config.secrets.tokenSecret, principal, ttl)}\n`);
     });
 }

@@ -16,6 +16,7 @@ interface VerifyOptions {
   from?: string;
   to?: string;
   tenant?: string;
+  allowEmpty?: boolean;
 }
 
 /** `lethe verify <certs.jsonl> --public-key key.pem [--audit audit.jsonl]`: offline, no server. */
@@ -38,6 +39,7 @@ export function registerVerifyCommand(program: Command): void {
     )
     .option('--from <date>', 'the period the export covers starts here (lets it start after the first certificate)')
     .option('--to <date>', 'the period ends here (with --audit: every certificate anchored up to it must be present)')
+    .option('--allow-empty', 'an export without certificates passes (otherwise it fails: an empty file proves nothing)')
     .action(async (file: string, options: VerifyOptions) => {
       if (options.publicKey.length === 0)
         throw new CliError('--public-key: required (lethe certificates public-key prints it)', ExitCode.usage);
@@ -56,9 +58,12 @@ export function registerVerifyCommand(program: Command): void {
         { certificates, ...(audit ? { audit } : {}) },
         { publicKeys, ...period, ...(tenant ? { tenant } : {}) },
       );
-      if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      // An auditor handed an empty or truncated-to-nothing export must not read "ok" into it.
+      const empty = result.ok && result.count === 0 && !options.allowEmpty;
+      if (json) process.stdout.write(`${JSON.stringify(empty ? { ...result, ok: false, reason: 'no certificates' } : result)}\n`);
+      else if (empty) process.stdout.write('FAILED: the export holds no certificates (--allow-empty accepts that)\n');
       else process.stdout.write(`${result.ok ? summary(result) : failure(result.firstBad)}\n`);
-      if (!result.ok) process.exitCode = ExitCode.verificationFailed;
+      if (!result.ok || empty) process.exitCode = ExitCode.verificationFailed;
     });
 }
 

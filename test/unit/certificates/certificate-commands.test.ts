@@ -74,6 +74,21 @@ describe('lethe verify (offline)', () => {
     expect(run.out).toMatch(/^FAILED at line 1 .*unknown key: signed with key/);
   });
 
+  it('an empty export fails with exit 7 unless --allow-empty says it may be empty', async () => {
+    const empty = file('empty.jsonl', '');
+    const refused = await lethe('verify', empty, '--public-key', key);
+    expect(refused.exitCode).toBe(ExitCode.verificationFailed);
+    expect(refused.out).toMatch(/^FAILED: the export holds no certificates/);
+    process.exitCode = undefined;
+    const json = await lethe('--json', 'verify', empty, '--public-key', key);
+    expect(json.exitCode).toBe(7);
+    expect(JSON.parse(json.out)).toMatchObject({ ok: false, count: 0, reason: 'no certificates' });
+    process.exitCode = undefined;
+    const allowed = await lethe('verify', empty, '--public-key', key, '--allow-empty');
+    expect(allowed.exitCode).toBe(0);
+    expect(allowed.out).toMatch(/^ok: 0 certificates \(none\)/);
+  });
+
   it('--json prints the verdict as JSON', async () => {
     const run = await lethe('--json', 'verify', file('short.jsonl', jsonl(chain).slice(1)), '--public-key', key);
     expect(run.exitCode).toBe(7);
