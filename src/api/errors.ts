@@ -26,8 +26,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.code(fe.statusCode).send({ error: { code: fe.code ?? 'bad_request', message: fe.message } });
     }
-    request.log.error({ err: { type: error.name, code: fe.code } }, 'unhandled error');
-    return reply.code(500).send({ error: { code: 'internal', message: 'internal error' } });
+    request.log.error({ err: { type: error.name, code: fe.code }, requestId: request.id }, 'unhandled error');
+    // The request id finds the log line; nothing of the error itself reaches the caller.
+    return reply
+      .code(500)
+      .send({ error: { code: 'internal', message: `internal error (request ${request.id})`, requestId: request.id } });
   });
   app.setNotFoundHandler((_request, reply) =>
     reply.code(404).send({ error: { code: 'not_found', message: 'no such route' } }),
