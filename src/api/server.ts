@@ -6,6 +6,7 @@ import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication } from './authenticate.js';
+import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
@@ -50,6 +51,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
+  refuseControlCharacters(app);
   const tenantRoutes: TenantRoute[] = [];
   app.addHook('onRoute', (route) => {
     const action = (route.config as { action?: Action } | undefined)?.action;
@@ -67,7 +69,13 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
 
   app.get('/readyz', async (_request, reply) => {
     const report = await checkReadiness(deps.probes);
-    return reply.code(report.ready ? 200 : 503).send(report);
+    // Informational: a tenant without its hourly sweep is not expiring records, but the API still serves.
+    const retentionSchedules = deps.services?.retentionScheduler
+      ? await deps.services.retentionScheduler.status().catch(() => ({ error: 'unavailable' }))
+      : undefined;
+    return reply
+      .code(report.ready ? 200 : 503)
+      .send({ ...report, ...(retentionSchedules ? { retentionSchedules } : {}) });
   });
 
   if (deps.services && deps.tokenSecret) {
@@ -79,7 +87,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerSearchRoutes(app, { search: services.search, ...reading });
     registerAuditRoutes(app, { audit: services.audit });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
-    registerHoldRoutes(app, { holds: services.holds, audit: services.audit, policy: services.holdPolicy, erasures: services.erasures });
+    registerHoldRoutes(app, {
+      holds: services.holds,
+      audit: services.audit,
+      policy: services.holdPolicy,
+      erasures: services.erasures,
+    });
     registerCertificateRoutes(app, { certificates: services.certificates, publicKeyPem: services.publicKeyPem });
     registerReviewRoutes(app, {
       memories: services.memories,

@@ -12,6 +12,8 @@ import { createMongoAuditLog } from '../governance/audit/mongo-audit-log.js';
 import { loadPolicies, requirePolicy } from '../governance/policy/policy-set.js';
 import { createSearchService } from '../retrieval/search-service.js';
 import { createWriteGateway } from '../temporal/write-gateway.js';
+import { createRetentionScheduler } from '../temporal/retention-schedule.js';
+import { createMongoSweepStateStore } from '../governance/retention/sweep-state-store.js';
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
 import { createMongoErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
 import { createMongoErasureSetStore } from '../governance/erasure/erasure-set-store.js';
@@ -61,6 +63,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const claims = createClaimLookup(db);
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const search = createSearchService({ index, memories, disputes });
+  // The hourly retention sweep of each tenant, created when the tenant first writes.
+  const retentionScheduler = createRetentionScheduler({ client: temporalClient, taskQueue, sweeps: createMongoSweepStateStore(db) });
   return {
     fingerprints,
     events,
@@ -81,7 +85,13 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     temporalClient,
     taskQueue,
     search,
-    writes: createWriteGateway({ staging, client: temporalClient, taskQueue }),
+    retentionScheduler,
+    writes: createWriteGateway({
+      staging,
+      client: temporalClient,
+      taskQueue,
+      onTenantWrite: (tenant) => retentionScheduler.ensure(tenant),
+    }),
     signer,
     publicKeyPem: signer.publicKeyPem,
     certificates,

@@ -8,7 +8,7 @@
  * Tenants are registered in `retention_sweeps` the first time they write (memoised per process) and the worker
  * re-ensures every registered tenant's schedule at start, so a deleted schedule comes back.
  */
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { RetentionActivityDeps, RetentionErasurePort } from '../../activities/retention.activities.js';
 import type { AuditLog } from '../governance/audit/audit-log.port.js';
@@ -93,6 +93,31 @@ export function createRetentionScheduler(options: RetentionScheduleOptions & { s
       let created = 0;
       for (const tenant of tenants) if (await ensureRetentionSchedule(options, tenant)) created++;
       return { tenants: tenants.length, created };
+    },
+    /**
+     * Whether every registered tenant has its schedule (`/readyz` reports it): a missing one means that tenant's
+     * records are not expiring until the worker next starts and reconciles.
+     */
+    async status(): Promise<{ registered: number; scheduled: number; missing: number }> {
+      const tenants = await options.sweeps.tenants();
+      const scheduled = new Set<string>();
+      for await (const schedule of options.client.schedule.list()) scheduled.add(schedule.scheduleId);
+      const missing = tenants.filter((tenant) => !scheduled.has(retentionScheduleId(tenant))).length;
+      return { registered: tenants.length, scheduled: tenants.length - missing, missing };
+    },
+    /** Tenants this process ensured a schedule for. */
+    ensured(): string[] {
+      return [...ensured.keys()];
+    },
+    /** Stops sweeping a tenant (offboarding): deletes its schedule and its registration. Idempotent. */
+    async retire(tenant: string): Promise<void> {
+      ensured.delete(tenant);
+      try {
+        await options.client.schedule.getHandle(retentionScheduleId(tenant)).delete();
+      } catch (error) {
+        if (!(error instanceof ScheduleNotFoundError)) throw error;
+      }
+      await options.sweeps.unregister(tenant);
     },
   };
 }

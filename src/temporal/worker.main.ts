@@ -9,7 +9,9 @@ async function main(): Promise<void> {
   const services = createServices(runtime);
   await services.ensureIndexes();
   const worker = await createLetheWorker(runtime, { services });
-  runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue }, 'worker started');
+  // Every registered tenant's hourly sweep exists again, whatever happened to the schedules meanwhile.
+  const schedules = await services.retentionScheduler.ensureAll();
+  runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, retentionSchedules: schedules }, 'worker started');
   await worker.run();
   await runtime.close();
 }

@@ -12,9 +12,18 @@ export interface WriteGateway {
   submit(principal: Principal, batch: WriteBatch): Promise<IngestBatchResult>;
 }
 
-export function createWriteGateway(deps: { staging: StagingStore; client: Client; taskQueue: string }): WriteGateway {
+export interface WriteGatewayDeps {
+  staging: StagingStore;
+  client: Client;
+  taskQueue: string;
+  /** Called before a tenant's write is staged: its hourly retention sweep must exist before its first record. */
+  onTenantWrite?: (tenant: string) => Promise<void>;
+}
+
+export function createWriteGateway(deps: WriteGatewayDeps): WriteGateway {
   return {
     async submit(principal, batch) {
+      await deps.onTenantWrite?.(principal.tenant);
       const stageId = `stg_${randomUUID()}`;
       const body: StagedBatch = {
         roles: principal.roles,

@@ -1,6 +1,7 @@
 /**
  * Runs once before the suite: makes sure the local stack answers (it starts it when it does not) and
- * bundles the workflows once, so that each test's worker starts in milliseconds.
+ * bundles the workflows once, so that each test's worker starts in milliseconds. Afterwards, removes what the
+ * run's tests left on the stack (`LETHE_KEEP_TEST_DATA=1` keeps it, to look at).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,8 +9,11 @@ import { execFileSync } from 'node:child_process';
 import { loadStackConfig } from '../../stack/stack-config.js';
 import { bundleWorkflows } from '../../src/temporal/worker.js';
 import { workflowBundlePath } from './paths.js';
+import { cleanUpTestRun } from './stack-cleanup.js';
 
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<() => Promise<void>> {
+  // Slightly before now: the clocks of the servers and of this process may disagree by a little.
+  const since = new Date(Date.now() - 5_000);
   const stack = loadStackConfig();
   execFileSync(process.execPath, ['--import', 'tsx', path.join(stack.repoDir, 'stack', 'cli.ts'), 'ensure'], {
     stdio: 'inherit',
@@ -18,4 +22,9 @@ export default async function setup(): Promise<void> {
   const bundle = await bundleWorkflows();
   const file = workflowBundlePath();
   fs.writeFileSync(file, bundle.code);
+  return async () => {
+    if (process.env.LETHE_KEEP_TEST_DATA === '1') return;
+    const report = await cleanUpTestRun(since);
+    console.log(`test run cleaned up: ${JSON.stringify(report)}`);
+  };
 }

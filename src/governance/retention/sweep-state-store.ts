@@ -39,6 +39,8 @@ export interface SweepStateStore {
   /** Moves the watermark forward only (a late, slower run never moves it back). */
   advance(tenant: string, sweptBefore: string): Promise<void>;
   recordRun(tenant: string, totals: SweepTotals): Promise<void>;
+  /** The tenant is no longer swept (offboarded): its state goes. Idempotent. */
+  unregister(tenant: string): Promise<void>;
 }
 
 export function createMongoSweepStateStore(db: Db): SweepStateStore {
@@ -66,6 +68,9 @@ export function createMongoSweepStateStore(db: Db): SweepStateStore {
     },
     async recordRun(tenant, totals) {
       await sweeps.updateOne({ _id: tenant }, { $set: { lastRun: { ...totals, finishedAt: new Date() } } });
+    },
+    async unregister(tenant) {
+      await sweeps.deleteOne({ _id: tenant });
     },
   };
 }

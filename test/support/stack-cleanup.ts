@@ -1,0 +1,119 @@
+/**
+ * What a test run leaves on the developer's stack, removed at its end: the Elasticsearch indices of test
+ * tenants, the retention schedules and registrations of test tenants, workflows still waiting on a test's task
+ * queue, and captured mail older than the run. Only what a test creates is touched (test tenants are
+ * `t-<8 hex>`, test task queues `tq-<8 hex>`), and only what this run created (by creation time) or what a run
+ * killed before its teardown left hours ago, so a second run on the same stack keeps its own.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { Client as Elasticsearch } from '@elastic/elasticsearch';
+import { MongoClient } from 'mongodb';
+import { testConfig } from './harness.js';
+import { loadStackConfig } from '../../stack/stack-config.js';
+
+const TEST_TENANT = /^t-[0-9a-f]{8}$/;
+const TEST_QUEUE = /^tq-[0-9a-f]{8}$/;
+/** What an earlier run that was killed before its teardown left: old enough that no run still uses it. */
+const STALE_MS = 2 * 60 * 60 * 1000;
+
+/** Made by this run, or left by a run long finished. */
+function cleanable(created: Date, since: Date): boolean {
+  return created >= since || created.getTime() < since.getTime() - STALE_MS;
+}
+
+export interface CleanupReport {
+  indices: number;
+  schedules: number;
+  workflows: number;
+  registrations: number;
+  mail: number;
+}
+
+export async function cleanUpTestRun(since: Date): Promise<CleanupReport> {
+  const config = testConfig();
+  const report: CleanupReport = { indices: 0, schedules: 0, workflows: 0, registrations: 0, mail: 0 };
+
+  const es = new Elasticsearch({ node: config.elasticsearch.url });
+  try {
+    const prefix = `${config.elasticsearch.indexPrefix}-mem-`;
+    const indices = await es.cat.indices({ index: `${prefix}t-*`, format: 'json', h: ['index', 'creation.date'] });
+    const ours = indices
+      .filter((i) => TEST_TENANT.test(tenantOfIndex(String(i.index), prefix)))
+      .filter((i) => cleanable(new Date(Number(i['creation.date'])), since))
+      .map((i) => String(i.index));
+    // Named one by one: deleting by wildcard is refused by default (action.destructive_requires_name).
+    for (let at = 0; at < ours.length; at += 50) {
+      await es.indices.delete({ index: ours.slice(at, at + 50), ignore_unavailable: true });
+    }
+    report.indices = ours.length;
+  } finally {
+    await es.close();
+  }
+
+  const connection = await Connection.connect({ address: config.temporal.address });
+  try {
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    for await (const schedule of client.schedule.list()) {
+      const tenant = schedule.scheduleId.replace(/^retention-sweep-/, '');
+      if (schedule.scheduleId === tenant || !TEST_TENANT.test(tenant)) continue;
+      const described = await client.schedule
+        .getHandle(schedule.scheduleId)
+        .describe()
+        .catch(() => null);
+      if (!described || !cleanable(described.info.createdAt, since)) continue;
+      await client.schedule
+        .getHandle(schedule.scheduleId)
+        .delete()
+        .catch(() => undefined);
+      report.schedules++;
+    }
+    for await (const run of client.workflow.list({ query: 'ExecutionStatus = "Running"' })) {
+      if (!TEST_QUEUE.test(run.taskQueue) || !cleanable(run.startTime, since)) continue;
+      await client.workflow
+        .getHandle(run.workflowId, run.runId)
+        .terminate('test run finished')
+        .catch(() => undefined);
+      report.workflows++;
+    }
+  } finally {
+    await connection.close();
+  }
+
+  const mongo = new MongoClient(config.mongo.uri);
+  try {
+    const sweeps = mongo.db(config.mongo.dbName).collection<{ _id: string; registeredAt: Date }>('retention_sweeps');
+    const registered = await sweeps.find({}, { projection: { _id: 1, registeredAt: 1 } }).toArray();
+    const ids = registered.filter((r) => TEST_TENANT.test(r._id) && cleanable(r.registeredAt, since)).map((r) => r._id);
+    if (ids.length > 0) report.registrations = (await sweeps.deleteMany({ _id: { $in: ids } })).deletedCount;
+  } finally {
+    await mongo.close();
+  }
+
+  report.mail = pruneMail(since);
+  return report;
+}
+
+/** Captured mail from before the run: tests wait for their own messages, never an old one. */
+function pruneMail(before: Date): number {
+  const dir = loadStackConfig().smtp.captureDir;
+  if (!fs.existsSync(dir)) return 0;
+  let pruned = 0;
+  for (const name of fs.readdirSync(dir)) {
+    const file = path.join(dir, name);
+    const stat = fs.statSync(file);
+    if (stat.isFile() && stat.mtime < before) {
+      fs.rmSync(file, { force: true });
+      pruned++;
+    }
+  }
+  return pruned;
+}
+
+function tenantOfIndex(index: string, prefix: string): string {
+  // `<prefix>-mem-<tenant>` or a versioned concrete index behind that alias.
+  const rest = index.slice(prefix.length);
+  const match = /^(t-[0-9a-f]{8})/.exec(rest);
+  return match ? match[1]! : rest;
+}
