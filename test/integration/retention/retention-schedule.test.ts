@@ -50,7 +50,7 @@ describe('the retention schedule of a tenant', () => {
     const ready = () =>
       app
         .request({ method: 'GET', url: '/readyz' })
-        .then((r) => r.json<{ retentionSchedules: Record<string, number> }>());
+        .then((r) => r.json<{ retentionSchedules: { registered: number; scheduled: number; missing: number } }>());
     const before = (await ready()).retentionSchedules;
     expect(before.scheduled).toBeGreaterThanOrEqual(1);
     await app.services.temporalClient.schedule.getHandle(retentionScheduleId(tenant)).delete();
