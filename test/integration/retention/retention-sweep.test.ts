@@ -238,9 +238,13 @@ describe('retention sweep', () => {
   describe('the tenant schedule', () => {
     it('is created once, hourly, skipping overlaps, and starts the sweep when triggered', async () => {
       const options = { client: app.worker.client, taskQueue: app.worker.taskQueue };
+      const handle = app.worker.client.schedule.getHandle(retentionScheduleId(tenant));
+      // The tenant's first write created it; removed here so that creation itself is observed.
+      expect((await handle.describe()).scheduleId).toBe(retentionScheduleId(tenant));
+      expect(await ensureRetentionSchedule(options, tenant)).toBe(false);
+      await handle.delete();
       expect(await ensureRetentionSchedule(options, tenant)).toBe(true);
       expect(await ensureRetentionSchedule(options, tenant)).toBe(false);
-      const handle = app.worker.client.schedule.getHandle(retentionScheduleId(tenant));
       try {
         const described = await handle.describe();
         expect(described.action).toMatchObject({
