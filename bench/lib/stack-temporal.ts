@@ -5,14 +5,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { bundlerOptions } from '../../src/temporal/bundling.js';
-import { sleep, tail } from '../../stack/processes.js';
+import { freePort, sleep, tail } from '../../stack/processes.js';
 import type { StackBenchActivities } from './stack-bench.workflows.js';
 import { median, percentile, timed } from './stack-report.js';
 
@@ -192,16 +191,6 @@ export function summarise(figures: TemporalFigures, steps: number) {
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function serving(address: string): Promise<boolean> {
   const connection = await Connection.connect({ address, connectTimeout: 2000 });

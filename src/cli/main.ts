@@ -15,6 +15,9 @@ import { registerPolicyCommands } from './commands/policy.command.js';
 import { registerRestoreCommands } from './commands/restore.command.js';
 import { registerReviewCommands } from './commands/review.command.js';
 
+/** `--json` anywhere on the line: a failure is then one JSON object on stderr, as its success is on stdout. */
+const jsonRequested = process.argv.slice(2).includes('--json');
+
 const program = new Command('lethe')
   .description('Lethe: governed memory and provable erasure for AI agents')
   .option('--api <url>', 'API base URL (LETHE_API_URL)')
@@ -22,7 +25,8 @@ const program = new Command('lethe')
   .option('--tenant <tenant>', 'tenant (defaults to the token’s)')
   .option('--json', 'machine-readable output')
   .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  // With --json, commander's own usage errors are reported below as JSON instead.
+  .configureOutput({ writeErr: (s) => (jsonRequested ? undefined : process.stderr.write(s)) });
 
 const context = (): CliContext => createCliContext(program.opts());
 registerTokenCommands(program);
@@ -36,19 +40,23 @@ registerPolicyCommands(program);
 registerRestoreCommands(program);
 registerReviewCommands(program, context);
 
+function fail(message: string, exitCode: number): void {
+  process.stderr.write(jsonRequested ? `${JSON.stringify({ error: { message, exitCode } })}\n` : `lethe: ${message}\n`);
+  process.exitCode = exitCode;
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    if (error.exitCode === 0) process.exitCode = ExitCode.ok;
+    else if (jsonRequested) fail(error.message.replace(/^error: /, ''), ExitCode.usage);
+    else process.exitCode = ExitCode.usage;
   } else if (error instanceof CliError) {
-    process.stderr.write(`lethe: ${error.message}\n`);
-    process.exitCode = error.exitCode;
+    fail(error.message, error.exitCode);
   } else if (error instanceof ConfigError) {
-    process.stderr.write(`lethe: configuration: ${error.message}\n`);
-    process.exitCode = ExitCode.usage;
+    fail(`configuration: ${error.message}`, ExitCode.usage);
   } else {
-    process.stderr.write(`lethe: ${(error as Error).message.split('\n')[0]}\n`);
-    process.exitCode = ExitCode.failure;
+    fail((error as Error).message.split('\n')[0] ?? '', ExitCode.failure);
   }
 }

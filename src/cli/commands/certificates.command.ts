@@ -53,6 +53,9 @@ export function registerCertificateCommands(program: Command, context: () => Cli
     )
     .action(() => {
       const signer = loadSigningKey(loadConfig().secrets.signingKeyFile);
-      process.stdout.write(signer.publicKeyPem);
+      const json = (program.opts() as { json?: boolean }).json;
+      process.stdout.write(
+        json ? `${JSON.stringify({ keyId: signer.keyId, publicKeyPem: signer.publicKeyPem })}\n` : signer.publicKeyPem,
+      );
     });
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { decodeJwt } from 'jose';
 import { loadConfig } from '../../config/load-config.js';
 import { mintToken } from '../../governance/auth/tokens.js';
 import { ROLES, TENANT_PATTERN, type Role } from '../../governance/auth/principal.js';
@@ -27,6 +28,13 @@ export function registerTokenCommands(program: Command): void {
         throw new CliError('--ttl: must be a positive whole number of seconds', ExitCode.usage);
       const config = loadConfig();
       const principal = { id: options.principal, tenant, roles };
-      process.stdout.write(`${await mintToken(config.secrets.tokenSecret, principal, ttl)}\n`);
+      const minted = await mintToken(config.secrets.tokenSecret, principal, ttl);
+      const json = (program.opts() as { json?: boolean }).json;
+      const expiresAt = new Date(Number(decodeJwt(minted).exp) * 1000).toISOString();
+      process.stdout.write(
+        json
+          ? `${JSON.stringify({ token: minted, tenant, principal: principal.id, roles, expiresAt })}\n`
+          : `${minted}\n`,
+      );
     });
 }

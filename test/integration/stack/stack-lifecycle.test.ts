@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../../../stack/processes.js';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -14,14 +14,6 @@ import { smtpProbe, temporalProbe } from '../../../src/observability/dependency-
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function alive(pid: number): boolean {
   try {
