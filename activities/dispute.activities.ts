@@ -14,6 +14,7 @@ import {
 } from '../src/governance/disputes/contradiction.js';
 import type { DisputeStore } from '../src/governance/disputes/dispute-store.js';
 import type { ErasureSetStore } from '../src/governance/erasure/erasure-set-store.js';
+import type { ErasureFenceStore, FenceKey } from '../src/governance/erasure/erasure-fence-store.js';
 import { eventRecordOf, type EventStore, type NewEvent } from '../src/substrate/events/event-store.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
@@ -32,6 +33,7 @@ export interface DisputeActivityDeps {
   lineage: LineageStore;
   disputes: DisputeStore;
   erasureSets: ErasureSetStore;
+  fences: ErasureFenceStore;
   index: SearchIndex;
   audit: AuditLog;
   notifier: Notifier;
@@ -48,6 +50,16 @@ export interface DisputeStart {
   memoryIds: string[];
   writers: string[];
   plan: ReviewPlan;
+}
+
+/** The erasure wins: the reviewer is told the dispute's record is going, as for a record that is gone. */
+function erasedUnderDecision(disputeId: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: ErrorType.Conflict,
+    message: `dispute ${disputeId}: a record of it is being erased; no decision was made`,
+    details: ['id'],
+    nonRetryable: true,
+  });
 }
 
 /** Groups checked at once (as many as admission writes at once). */
@@ -213,6 +225,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       outcome: Adjudication;
       memoryId: string | null;
       reasonHash: string;
+      reasonKey?: string;
     }): Promise<Record<string, MemoryStatus>> {
       const { tenant, disputeId } = input;
       const dispute = await deps.disputes.get(tenant, disputeId);
@@ -222,7 +235,15 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // A retry after the resolution was recorded only reports it.
       if (dispute.state === 'resolved') return statuses();
       const records = await deps.memories.getMany(tenant, dispute.memoryIds);
-      const reason = await deps.disputes.reason(tenant, disputeId, input.reasonHash);
+      const reasonKey = input.reasonKey ?? input.reasonHash;
+      // A running erasure owns its records, their subjects and whatever would be derived from them: the
+      // decision loses to it, before anything is written and again after the resolution event is.
+      const fenced = () => erasureOfDispute(tenant, records);
+      const gone =
+        records.length < dispute.memoryIds.length ||
+        records.some((r) => r.status === 'deleted' || r.status === 'purged');
+      if (gone || (await fenced())) throw erasedUnderDecision(disputeId);
+      const reason = await deps.disputes.reason(tenant, disputeId, reasonKey);
       if (reason === null)
         throw ApplicationFailure.nonRetryable(`dispute ${disputeId}: reason not found`, ErrorType.NotFound);
       const at = now();
@@ -241,7 +262,14 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // The resolution is derived from both records: registered first (invariant 3), under the id the event store
       // will give it, so that an erasure of either record reaches the reason and subjects it carries.
       await deps.lineage.register(tenant, eventRecordOf(resolution, at, null)._id, dispute.memoryIds);
-      const { event } = await deps.events.record(resolution);
+      const { event, outcome: recorded } = await deps.events.record(resolution);
+      if (await fenced()) {
+        // The erasure's fence rose while the event was written; it either reaches the event through the lineage
+        // edge registered first, or the event is taken back here. Either way no decision is made.
+        if (recorded !== 'duplicate') await deps.events.purge(tenant, [event._id]);
+        await deps.lineage.forget(tenant, [event._id]);
+        throw erasedUnderDecision(disputeId);
+      }
       const targets = adjudicationTargets(dispute.memoryIds, input.outcome, input.memoryId);
       const winner = records.find((r) => targets.get(r._id) === 'active');
       const cause = `dispute:${disputeId}:${input.outcome}`;
@@ -284,7 +312,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
         },
         idempotencyKey: `dispute:${disputeId}:resolved`,
       });
-      await deps.disputes.forgetReason(tenant, disputeId, input.reasonHash);
+      await deps.disputes.forgetReason(tenant, disputeId, reasonKey);
       return statuses();
     },
 
@@ -305,7 +333,8 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
           const others = (await deps.disputes.openFor(tenant, id)).filter((d) => !closingIds.has(d._id));
           if (others.length > 0) continue;
           const cause = `dispute:${dispute._id}:void`;
-          if (await move(tenant, id, 'active', cause, `erasure:${requestId}`, { dispute: dispute._id })) await reindex(tenant, [id]);
+          if (await move(tenant, id, 'active', cause, `erasure:${requestId}`, { dispute: dispute._id }))
+            await reindex(tenant, [id]);
         }
         await deps.disputes.voidDispute(tenant, dispute._id, requestId);
         await deps.audit.append({
@@ -338,6 +367,15 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       });
     },
   };
+
+  /** Whether a running erasure fences one of the records, or a subject of them. */
+  async function erasureOfDispute(tenant: string, records: readonly MemoryRecord[]): Promise<boolean> {
+    const keys: FenceKey[] = records.flatMap((r) => [
+      { kind: 'record' as const, value: r._id },
+      ...r.subjects.map((subject) => ({ kind: 'subject' as const, value: subject })),
+    ]);
+    return (await deps.fences.firstFenced(tenant, keys)) !== null;
+  }
 
   async function reindex(tenant: string, ids: readonly string[]): Promise<void> {
     await indexUnlessErased(deps.index, deps.memories, tenant, ids);

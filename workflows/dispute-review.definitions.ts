@@ -19,6 +19,8 @@ export interface AdjudicationInput {
   memoryId?: string;
   /** Keyed hash of the reviewer's reason; the words are kept in MongoDB until the resolution event holds them. */
   reasonHash: string;
+  /** Where the words wait, one key per call; absent, they wait under `reasonHash`. */
+  reasonKey?: string;
 }
 
 export interface AdjudicationResult {
@@ -37,6 +39,7 @@ export interface DisputeVoided {
 /** Sent by an erasure that erased a record of the dispute (after the dispute was closed in the store). */
 export const disputeVoidedSignal = defineSignal('disputeVoided');
 export const adjudicateUpdate = defineUpdate<AdjudicationResult, [AdjudicationInput]>('adjudicate');
-export const disputeStateQuery = defineQuery<{ state: 'open' | 'resolved' | 'void'; stage: 'waiting' | 'reminded' | 'escalated' }>(
-  'disputeState',
-);
+export const disputeStateQuery = defineQuery<{
+  state: 'open' | 'resolved' | 'void';
+  stage: 'waiting' | 'reminded' | 'escalated';
+}>('disputeState');

@@ -1,6 +1,8 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createDisputeActivities } from '../activities/dispute.activities.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import { ErrorType } from '../src/shared/errors.js';
+import { refusal } from './refusal.js';
 import {
   adjudicateUpdate,
   disputeStateQuery,
@@ -18,7 +20,8 @@ const notify = proxyActivities<Activities>(RetryProfiles.notify);
 /** Why an adjudication is refused before it reaches the stores, or null. Pure. */
 export function adjudicationRefusal(input: DisputeReviewInput, decision: AdjudicationInput): string | null {
   if (input.writers.includes(decision.reviewer)) return 'reviewer: may not adjudicate a dispute over a write they made';
-  if (!['keep-one', 'keep-both', 'reject-one'].includes(decision.outcome)) return 'outcome: keep-one, keep-both or reject-one';
+  if (!['keep-one', 'keep-both', 'reject-one'].includes(decision.outcome))
+    return 'outcome: keep-one, keep-both or reject-one';
   if (decision.outcome === 'keep-both' && decision.memoryId !== undefined) return 'memoryId: not used with keep-both';
   if (decision.outcome !== 'keep-both' && (!decision.memoryId || !input.memoryIds.includes(decision.memoryId))) {
     return 'memoryId: must name one of the two records of the dispute';
@@ -48,16 +51,28 @@ export async function disputeReview(input: DisputeReviewInput): Promise<Adjudica
     adjudicateUpdate,
     async (decision: AdjudicationInput) => {
       deciding = true;
-      const statuses = await store.applyAdjudication({ ...ref, ...decision, memoryId: decision.memoryId ?? null });
+      let statuses;
+      try {
+        statuses = await store.applyAdjudication({ ...ref, ...decision, memoryId: decision.memoryId ?? null });
+      } catch (error) {
+        // Nothing was decided (a record of the dispute is being erased): the dispute stays open to the next one.
+        deciding = false;
+        throw error;
+      }
       result = { disputeId: input.disputeId, outcome: decision.outcome, decidedBy: decision.reviewer, statuses };
       return result;
     },
     {
       validator: (decision: AdjudicationInput) => {
-        if (result || deciding) throw new Error('dispute: already adjudicated');
-        if (voided) throw new Error('dispute: closed, a record of it was erased');
-        const refusal = adjudicationRefusal(input, decision);
-        if (refusal) throw new Error(refusal);
+        if (result || deciding)
+          throw refusal(ErrorType.Conflict, 'dispute: already adjudicated by another reviewer', 'id');
+        if (voided) throw refusal(ErrorType.Conflict, 'dispute: closed, a record of it was erased', 'id');
+        const refused = adjudicationRefusal(input, decision);
+        if (refused) {
+          // Each refusal starts with the field it is about.
+          const field = refused.slice(0, refused.indexOf(':'));
+          throw refusal(field === 'reviewer' ? ErrorType.Forbidden : ErrorType.Validation, refused, field);
+        }
       },
     },
   );

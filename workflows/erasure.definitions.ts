@@ -21,6 +21,10 @@ export interface ErasureOutcome {
 export const holdReleasedSignal = defineSignal<[{ holdId: string }]>('holdReleased');
 /** The operator fixed what made a step fail; retry it. */
 export const operatorRetrySignal = defineSignal('operatorRetry');
+/** The same, as an Update: exactly one of several operators retrying at once is accepted, the others are told. */
+export const operatorRetryUpdate = defineUpdate<{ state: 'running' }, []>('retryStep');
 export const erasurePhaseQuery = defineQuery<{ phase: ErasurePhase; dueAt: string; step: string }>('erasurePhase');
 /** Extends the GDPR deadline by up to two more months in total; needs a reason. Answers the new due date. */
-export const extendDeadlineUpdate = defineUpdate<{ dueAt: string }, [{ months: number; reasonHash: string }]>('extendDeadline');
+export const extendDeadlineUpdate = defineUpdate<{ dueAt: string }, [{ months: number; reasonHash: string }]>(
+  'extendDeadline',
+);

@@ -15,11 +15,14 @@ import { disputeVoidedSignal } from './dispute-review.definitions.js';
 import { disputeWorkflowId } from '../src/shared/workflow-ids.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import { SearchAttributes } from '../src/shared/search-attributes.js';
+import { ErrorType } from '../src/shared/errors.js';
+import { refusal } from './refusal.js';
 import {
   erasurePhaseQuery,
   extendDeadlineUpdate,
   holdReleasedSignal,
   operatorRetrySignal,
+  operatorRetryUpdate,
   type ErasureInput,
   type ErasureOutcome,
   type ErasurePhase,
@@ -67,6 +70,24 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
 
   setHandler(erasurePhaseQuery, () => ({ phase, dueAt, step: currentStep }));
   setHandler(operatorRetrySignal, () => void (retryRequested = true));
+  setHandler(
+    operatorRetryUpdate,
+    () => {
+      retryRequested = true;
+      return { state: 'running' as const };
+    },
+    {
+      validator: () => {
+        if (phase === 'completed' || phase === 'rejected') {
+          throw refusal(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
+        }
+        if (phase !== 'needs-operator')
+          throw refusal(ErrorType.Conflict, `erasure request: is ${phase}, not needs-operator`, 'id');
+        if (retryRequested)
+          throw refusal(ErrorType.Conflict, 'erasure request: another operator already retried it', 'id');
+      },
+    },
+  );
   setHandler(holdReleasedSignal, () => void holdsReleased++);
   setHandler(
     extendDeadlineUpdate,
@@ -80,10 +101,16 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     },
     {
       validator: ({ months, reasonHash }) => {
-        if (!Number.isInteger(months) || months < 1) throw new Error('months: a whole number of at least 1');
-        if (extendedMonths + months > MAX_EXTENSION_MONTHS) throw new Error('months: at most two months of extension in total');
-        if (!reasonHash) throw new Error('reason: required');
-        if (phase === 'completed' || phase === 'rejected') throw new Error('the request is already finished');
+        if (!Number.isInteger(months) || months < 1)
+          throw refusal(ErrorType.Validation, 'months: a whole number of at least 1', 'months');
+        // `extendedMonths` grows in the handler's first synchronous step, so concurrent extensions see each other.
+        if (extendedMonths + months > MAX_EXTENSION_MONTHS) {
+          throw refusal(ErrorType.Conflict, 'months: at most two months of extension in total', 'months');
+        }
+        if (!reasonHash) throw refusal(ErrorType.Validation, 'reason: required', 'reason');
+        if (phase === 'completed' || phase === 'rejected') {
+          throw refusal(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
+        }
       },
     },
   );
@@ -96,9 +123,10 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   /** Parks the request in needs-operator (audited, operator e-mailed with the runbook) until an operator retries. */
   async function parkForOperator(step: string, type: string): Promise<void> {
     const before = phase;
+    // Cleared before the phase says needs-operator: a retry accepted from then on must not be forgotten.
+    retryRequested = false;
     await setPhase('needs-operator');
     await notify.escalateToOperator({ ...ref, step, errorType: type });
-    retryRequested = false;
     await condition(() => retryRequested);
     await setPhase(before === 'needs-operator' ? 'running' : before);
     await quick.setErasureState({ ...ref, state: 'running' });
@@ -114,7 +142,10 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
         let type: string;
         if (error instanceof ActivityFailure) {
           const cause = error.cause;
-          type = cause instanceof ApplicationFailure ? (cause.type ?? 'ApplicationFailure') : (cause?.name ?? 'ActivityFailure');
+          type =
+            cause instanceof ApplicationFailure
+              ? (cause.type ?? 'ApplicationFailure')
+              : (cause?.name ?? 'ActivityFailure');
           // A permanent refusal (not found, not authorised) is not an operator's to retry.
           if (cause instanceof ApplicationFailure && cause.nonRetryable) throw error;
         } else if (error instanceof ApplicationFailure && OPERATOR_FAILURES.includes(error.type ?? '')) {
@@ -156,7 +187,10 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     const verdict = await guarded('verify', async () => {
       const result = await long.verifyErasure(ref);
       if (result.found > 0 || result.deletedDocs > 0) {
-        throw ApplicationFailure.create({ message: `verification found ${result.found} residues`, type: 'VerificationFailed' });
+        throw ApplicationFailure.create({
+          message: `verification found ${result.found} residues`,
+          type: 'VerificationFailed',
+        });
       }
       return result;
     });

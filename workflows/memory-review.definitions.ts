@@ -17,7 +17,8 @@ export interface ReviewDecisionInput {
 }
 
 export interface ReviewOutcome {
-  status: 'active' | 'rejected';
+  /** `erased`: the record was erased before anyone decided; nothing was decided. */
+  status: 'active' | 'rejected' | 'erased';
   decidedBy: string;
   byDefault: boolean;
 }

@@ -1,7 +1,16 @@
-import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { createReviewActivities } from '../activities/review.activities.js';
 import type { createDisputeActivities } from '../activities/dispute.activities.js';
 import { startDisputeReviews } from './dispute-start.js';
+import { refusal } from './refusal.js';
+import { ErrorType } from '../src/shared/errors.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import {
   decideReviewUpdate,
@@ -21,45 +30,106 @@ const { detectContradictions } = proxyActivities<ReturnType<typeof createDispute
  * gets the answer); reviewers are reminded, then the escalation contact is told, and at the final deadline
  * the policy's default applies. Durations come from the review-sla policy.
  */
+/** How long the deadline's default waits for a running erasure of its record to finish before it looks again. */
+const ERASURE_WAIT = '1 hour';
+
+/** The failure type of an activity's refusal, if it is one. */
+function refusalType(error: unknown): string | undefined {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure
+    ? (error.cause.type ?? undefined)
+    : undefined;
+}
+
 export async function memoryReview(input: MemoryReviewInput): Promise<ReviewOutcome> {
   const ref = { tenant: input.tenant, memoryId: input.memoryId };
   let outcome: ReviewOutcome | undefined;
+  /** Who is applying a decision right now: set before its activity runs, so that no second decision is
+   * accepted while the first is in flight, and the loser is told which side won. */
+  let deciding: 'reviewer' | 'default' | undefined;
+  const settled = () => outcome !== undefined || deciding !== undefined;
   let stage: 'waiting' | 'reminded' | 'escalated' = 'waiting';
 
   setHandler(reviewStateQuery, () => ({ state: outcome ? 'decided' : 'pending', stage }));
   setHandler(
     decideReviewUpdate,
     async (decision: ReviewDecisionInput) => {
-      const status = await store.applyReviewDecision({ ...ref, ...decision, byDefault: false });
-      outcome = { status, decidedBy: decision.reviewer, byDefault: false };
-      return outcome;
+      deciding = 'reviewer';
+      try {
+        const status = await store.applyReviewDecision({ ...ref, ...decision, byDefault: false });
+        outcome = { status, decidedBy: decision.reviewer, byDefault: false };
+        return outcome;
+      } catch (error) {
+        // Nothing was decided (e.g. the record is gone): the item stays open to the next decision.
+        deciding = undefined;
+        throw error;
+      }
     },
     {
       validator: (decision: ReviewDecisionInput) => {
-        if (outcome) throw new Error('review: already decided');
-        if (decision.reviewer === input.writtenBy) throw new Error('reviewer: may not decide on a write they made');
-        if (decision.decision !== 'approve' && decision.decision !== 'reject') throw new Error('decision: approve or reject');
-        if (!decision.reasonHash) throw new Error('reason: required');
+        const by = outcome ? (outcome.byDefault ? 'default' : 'reviewer') : deciding;
+        if (by === 'default')
+          throw refusal(
+            ErrorType.Conflict,
+            'review: already decided by the policy default at the deadline',
+            'decision',
+          );
+        if (by === 'reviewer')
+          throw refusal(ErrorType.Conflict, 'review: already decided by another reviewer', 'decision');
+        if (decision.reviewer === input.writtenBy) {
+          throw refusal(ErrorType.Forbidden, 'reviewer: may not decide on a write they made', 'reviewer');
+        }
+        if (decision.decision !== 'approve' && decision.decision !== 'reject') {
+          throw refusal(ErrorType.Validation, 'decision: approve or reject', 'decision');
+        }
+        if (!decision.reasonHash) throw refusal(ErrorType.Validation, 'reason: required', 'reason');
       },
     },
   );
 
+  /**
+   * The policy's default at the final deadline. A running erasure owns the record: the default waits for it and
+   * looks again (the erasure may be rejected); a record erased meanwhile ends the review with nothing decided.
+   */
+  async function applyDefault(reviewer: string, decision: 'approve' | 'reject'): Promise<ReviewOutcome['status']> {
+    for (;;) {
+      try {
+        return await store.applyReviewDecision({
+          ...ref,
+          reviewer,
+          decision,
+          reasonHash: 'final-deadline',
+          byDefault: true,
+        });
+      } catch (error) {
+        const type = refusalType(error);
+        if (type === ErrorType.Conflict) await sleep(ERASURE_WAIT);
+        else if (type === ErrorType.NotFound || type === ErrorType.IllegalTransition) return 'erased';
+        else throw error;
+      }
+    }
+  }
+
   const { reminderMs, escalationMs, finalMs } = input.plan;
-  if (!(await condition(() => outcome !== undefined, reminderMs))) {
+  if (!(await condition(settled, reminderMs))) {
     stage = 'reminded';
     await notify.sendReviewNotice({ ...ref, kind: 'reminder' });
   }
-  if (!outcome && !(await condition(() => outcome !== undefined, Math.max(1, escalationMs - reminderMs)))) {
+  if (!settled() && !(await condition(settled, Math.max(1, escalationMs - reminderMs)))) {
     stage = 'escalated';
     await notify.sendReviewNotice({ ...ref, kind: 'escalation' });
   }
-  if (!outcome && !(await condition(() => outcome !== undefined, Math.max(1, finalMs - escalationMs)))) {
+  if (!settled() && !(await condition(settled, Math.max(1, finalMs - escalationMs)))) {
+    // The default claims the decision before its activity runs: a reviewer's Update arriving meanwhile is refused.
+    deciding = 'default';
     const decision = input.plan.defaultDecision;
     const reviewer = `policy:${input.plan.policy.timeoutId}@${input.plan.policy.timeoutVersion}`;
-    const status = await store.applyReviewDecision({ ...ref, reviewer, decision, reasonHash: 'final-deadline', byDefault: true });
+    const status = await applyDefault(reviewer, decision);
+    if (status === 'erased') return { status, decidedBy: reviewer, byDefault: true };
     outcome = { status, decidedBy: reviewer, byDefault: true };
     await notify.sendReviewNotice({ ...ref, kind: 'defaulted' });
   }
+  // A reviewer's decision that was in flight when a deadline fired lands before anything else happens.
+  await condition(() => outcome !== undefined);
   // An approved write is compared with what is held only now: a candidate asserts nothing until it is signed off.
   if (outcome!.status === 'active') {
     const found = await detectContradictions({ tenant: input.tenant, ids: [input.memoryId] });

@@ -30,6 +30,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
     ...createReviewActivities({
       memories: services.memories,
       index: services.index,
+      fences: services.fences,
       audit: services.audit,
       notifier: services.notifier,
       reviewersEmail: runtime.config.smtp.reviewersEmail,
@@ -42,6 +43,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       lineage: services.lineage,
       disputes: services.disputes,
       erasureSets: services.erasureSets,
+      fences: services.fences,
       index: services.index,
       audit: services.audit,
       notifier: services.notifier,

@@ -22,7 +22,11 @@ export function createErasureGateway(deps: {
   fingerprints: Fingerprinter;
 }) {
   async function start(request: ErasureRequest): Promise<void> {
-    const input: ErasureInput = { tenant: request.tenant, requestId: request._id, receivedAt: request.receivedAt.toISOString() };
+    const input: ErasureInput = {
+      tenant: request.tenant,
+      requestId: request._id,
+      receivedAt: request.receivedAt.toISOString(),
+    };
     try {
       await deps.client.workflow.start('erasureRequest', {
         taskQueue: deps.taskQueue,
@@ -50,7 +54,9 @@ export function createErasureGateway(deps: {
      */
     async file(principal: Principal, filing: ErasureFiling): Promise<{ request: ErasureRequest; created: boolean }> {
       const selectorHash = deps.fingerprints.of('erasure-selector', principal.tenant, canonicalJson(filing.selector));
-      const base = sha256Hex(`${principal.tenant}\u0000${filing.requestKey ?? `${selectorHash}\u0000${filing.legalGround}`}`).slice(0, 24);
+      const base = sha256Hex(
+        `${principal.tenant}\u0000${filing.requestKey ?? `${selectorHash}\u0000${filing.legalGround}`}`,
+      ).slice(0, 24);
       for (let generation = 1; ; generation++) {
         const id = `era_${base}${generation > 1 ? `-${generation}` : ''}`;
         const receivedAt = new Date();
@@ -92,7 +98,12 @@ export function createErasureGateway(deps: {
       return waiting.length;
     },
     /** The request keeps the reason's keyed hash only, as the workflow and the audit entry do. */
-    async extendDeadline(tenant: string, requestId: string, months: number, reason: string): Promise<{ dueAt: string }> {
+    async extendDeadline(
+      tenant: string,
+      requestId: string,
+      months: number,
+      reason: string,
+    ): Promise<{ dueAt: string }> {
       const reasonHash = deps.fingerprints.of('extension-reason', tenant, reason);
       const extended = (await deps.client.workflow
         .getHandle(erasureWorkflowId(tenant, requestId))
@@ -100,8 +111,9 @@ export function createErasureGateway(deps: {
       await deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
       return extended;
     },
+    /** An Update, not a signal: of several operators retrying at once, one is accepted and the others refused. */
     async retry(tenant: string, requestId: string): Promise<void> {
-      await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).signal('operatorRetry');
+      await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).executeUpdate('retryStep');
     },
   };
 }

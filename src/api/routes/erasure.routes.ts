@@ -8,6 +8,10 @@ import { DomainError, ErrorType } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
+import { callWorkflow } from '../workflow-errors.js';
+
+/** States after which a request takes no more decisions. */
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'rejected']);
 
 const ExtensionSchema = z.strictObject({
   months: z.number().int().min(1).max(2),
@@ -41,7 +45,10 @@ export function presentErasure(r: ErasureRequest) {
   };
 }
 
-export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: ErasureGateway; requests: ErasureRequestStore }): void {
+export function registerErasureRoutes(
+  app: FastifyInstance,
+  deps: { erasures: ErasureGateway; requests: ErasureRequestStore },
+): void {
   app.post(
     '/v1/tenants/:tenant/erasure-requests',
     {
@@ -55,14 +62,20 @@ export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: Er
     },
     async (request, reply) => {
       const filing = parseOrThrow(ErasureFilingSchema, request.body);
-      const { request: filed, created } = await deps.erasures.file(principalOf(request), filing);
+      const { request: filed, created } = await callWorkflow(
+        { field: 'requestKey', finished: 'erasure request: already filed and finished under this request key' },
+        () => deps.erasures.file(principalOf(request), filing),
+      );
       return reply.code(created ? 202 : 200).send(presentErasure(filed));
     },
   );
 
   app.get(
     '/v1/tenants/:tenant/erasure-requests/:id',
-    { config: { action: 'erasure.read' }, schema: { summary: 'An erasure request, step by step', params: tenantIdParams, response: errorResponses } },
+    {
+      config: { action: 'erasure.read' },
+      schema: { summary: 'An erasure request, step by step', params: tenantIdParams, response: errorResponses },
+    },
     async (request) => {
       const { id } = request.params as { id: string };
       const found = await deps.requests.get(principalOf(request).tenant, id);
@@ -88,15 +101,13 @@ export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: Er
       const body = parseOrThrow(ExtensionSchema, request.body);
       const found = await deps.requests.get(tenant, id);
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
-      try {
-        const { dueAt } = await deps.erasures.extendDeadline(tenant, id, body.months, body.reason);
-        return { id, dueAt };
-      } catch (error) {
-        const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;
-        const validation = /months:|reason:|already finished/.exec(message);
-        if (validation) throw new DomainError(ErrorType.Conflict, message.slice(message.indexOf(validation[0])), 'months');
-        throw error;
-      }
+      if (FINISHED.has(found.state))
+        throw new DomainError(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
+      const { dueAt } = await callWorkflow(
+        { field: 'months', finished: 'erasure request: the request already finished' },
+        () => deps.erasures.extendDeadline(tenant, id, body.months, body.reason),
+      );
+      return { id, dueAt };
     },
   );
 
@@ -104,15 +115,22 @@ export function registerErasureRoutes(app: FastifyInstance, deps: { erasures: Er
     '/v1/tenants/:tenant/erasure-requests/:id/retry',
     {
       config: { action: 'erasure.request' },
-      schema: { summary: 'After following the runbook, retry the step a needs-operator request is stuck at', params: tenantIdParams, response: errorResponses },
+      schema: {
+        summary: 'After following the runbook, retry the step a needs-operator request is stuck at',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
       const tenant = principalOf(request).tenant;
       const found = await deps.requests.get(tenant, id);
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
-      if (found.state !== 'needs-operator') throw new DomainError(ErrorType.Conflict, `erasure request: is ${found.state}, not needs-operator`, 'id');
-      await deps.erasures.retry(tenant, id);
+      if (found.state !== 'needs-operator')
+        throw new DomainError(ErrorType.Conflict, `erasure request: is ${found.state}, not needs-operator`, 'id');
+      await callWorkflow({ field: 'id', finished: 'erasure request: the request already finished' }, () =>
+        deps.erasures.retry(tenant, id),
+      );
       return reply.code(202).send({ id, state: 'running' });
     },
   );

@@ -11,6 +11,7 @@ import { DomainError, ErrorType } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
+import { callWorkflow } from '../workflow-errors.js';
 
 /** A hold without its scope's clear values; a released subject hold shows the subject's keyed hash. */
 function presentHold(h: LegalHold) {
@@ -42,7 +43,11 @@ export function registerHoldRoutes(
       details: { policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId, scopeKind },
     });
     if (decision.outcome !== 'allow') {
-      throw new DomainError(ErrorType.PolicyDenied, `authorization: policy ${decision.policyId} does not allow this principal to ${action} a hold`, 'authorization');
+      throw new DomainError(
+        ErrorType.PolicyDenied,
+        `authorization: policy ${decision.policyId} does not allow this principal to ${action} a hold`,
+        'authorization',
+      );
     }
   }
 
@@ -50,7 +55,12 @@ export function registerHoldRoutes(
     '/v1/tenants/:tenant/legal-holds',
     {
       config: { action: 'hold.manage' },
-      schema: { summary: 'Place a legal hold (by subject, records or namespace)', params: tenantParams, body: jsonSchemaOf(HoldPlacementSchema), response: errorResponses },
+      schema: {
+        summary: 'Place a legal hold (by subject, records or namespace)',
+        params: tenantParams,
+        body: jsonSchemaOf(HoldPlacementSchema),
+        response: errorResponses,
+      },
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -68,7 +78,14 @@ export function registerHoldRoutes(
         releasedAt: null,
       };
       await deps.holds.place(hold);
-      await deps.audit.append({ tenant: hold.tenant, actor: principal.id, action: 'hold.placed', target: hold._id, outcome: 'ok', details: { scopeKind: holdScopeKind(hold.scope) } });
+      await deps.audit.append({
+        tenant: hold.tenant,
+        actor: principal.id,
+        action: 'hold.placed',
+        target: hold._id,
+        outcome: 'ok',
+        details: { scopeKind: holdScopeKind(hold.scope) },
+      });
       return reply.code(201).send(presentHold(hold));
     },
   );
@@ -77,7 +94,11 @@ export function registerHoldRoutes(
     '/v1/tenants/:tenant/legal-holds/:id/release',
     {
       config: { action: 'hold.manage' },
-      schema: { summary: 'Release a legal hold; erasures it blocked resume', params: tenantIdParams, response: errorResponses },
+      schema: {
+        summary: 'Release a legal hold; erasures it blocked resume',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
     },
     async (request) => {
       const principal = principalOf(request);
@@ -85,11 +106,31 @@ export function registerHoldRoutes(
       const hold = await deps.holds.get(principal.tenant, id);
       if (!hold) throw new DomainError(ErrorType.NotFound, 'legal hold: not found', 'id');
       await authorise(principal, 'release', holdScopeKind(hold.scope));
-      if (await deps.holds.release(principal.tenant, id, principal.id)) {
-        await deps.audit.append({ tenant: principal.tenant, actor: principal.id, action: 'hold.released', target: id, outcome: 'ok', idempotencyKey: `hold:${id}:released` });
+      const released = await deps.holds.release(principal.tenant, id, principal.id);
+      if (released) {
+        await deps.audit.append({
+          tenant: principal.tenant,
+          actor: principal.id,
+          action: 'hold.released',
+          target: id,
+          outcome: 'ok',
+          idempotencyKey: `hold:${id}:released`,
+        });
       }
-      const resumed = await deps.erasures.holdReleased(principal.tenant, id);
-      return { ...presentHold((await deps.holds.get(principal.tenant, id))!), resumedRequests: resumed };
+      // Woken either way: a winner that failed between its release and this call is completed by whoever comes
+      // next, and waking a request twice only makes it look again.
+      const resumed = await callWorkflow({ field: 'id', finished: 'legal hold: released' }, () =>
+        deps.erasures.holdReleased(principal.tenant, id),
+      );
+      const now = (await deps.holds.get(principal.tenant, id))!;
+      if (!released) {
+        throw new DomainError(
+          ErrorType.Conflict,
+          `legal hold: already released by ${now.releasedBy ?? 'another principal'}`,
+          'id',
+        );
+      }
+      return { ...presentHold(now), resumedRequests: resumed };
     },
   );
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
@@ -12,8 +13,21 @@ import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import { disputeWorkflowId, reviewWorkflowId } from '../../shared/workflow-ids.js';
+import { callWorkflow, toApiError } from '../workflow-errors.js';
+import type { AdjudicationInput } from '../../../workflows/dispute-review.definitions.js';
 import type { DisputeStore } from '../../governance/disputes/dispute-store.js';
 import { ADJUDICATIONS } from '../../governance/disputes/contradiction.js';
+
+/** Statuses of a record an erasure has reached: to a reviewer it is simply gone. */
+const ERASED: ReadonlySet<string> = new Set(['deleted', 'purged']);
+
+/** What a losing reviewer is told: who decided (a person or the deadline's default), never what was decided on. */
+function alreadyDecided(m: MemoryRecord | null): string {
+  if (!m || ERASED.has(m.status)) return 'review item: not found';
+  return m.statusReason?.startsWith('review:policy:')
+    ? 'review: already decided by the policy default at the deadline'
+    : 'review: already decided by another reviewer';
+}
 
 const DecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject']),
@@ -40,7 +54,11 @@ const QueueQuerySchema = z.strictObject({
   type: z.enum(['sign-off', 'dispute']).optional(),
   namespace: z.string().min(1).max(128).optional(),
   kind: z.string().min(1).max(32).optional(),
-  olderThanHours: z.coerce.number().min(0).max(24 * 365).optional(),
+  olderThanHours: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 365)
+    .optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
@@ -48,7 +66,11 @@ const QueueQuerySchema = z.strictObject({
  * what is in it) — the content. */
 function evidenceOf(m: MemoryRecord, roles: readonly Role[]) {
   return {
-    evidence: { eventIds: m.provenance.eventIds, parentIds: m.provenance.parentIds, derivationRule: m.provenance.derivationRule },
+    evidence: {
+      eventIds: m.provenance.eventIds,
+      parentIds: m.provenance.parentIds,
+      derivationRule: m.provenance.derivationRule,
+    },
     writtenBy: m.writtenBy,
     ...(roles.includes('reviewer') ? { content: m.content } : {}),
   };
@@ -57,8 +79,21 @@ function evidenceOf(m: MemoryRecord, roles: readonly Role[]) {
 /** The reviewer's queue of high-impact writes waiting for sign-off, and the decision on one. */
 export function registerReviewRoutes(
   app: FastifyInstance,
-  deps: { memories: MemoryStore; reviews: ReviewStore; disputes: DisputeStore; client: Client; fingerprints: Fingerprinter },
+  deps: {
+    memories: MemoryStore;
+    reviews: ReviewStore;
+    disputes: DisputeStore;
+    client: Client;
+    fingerprints: Fingerprinter;
+  },
 ): void {
+  /** What a losing caller is told about a dispute that is no longer open. */
+  async function disputeFinished(tenant: string, id: string): Promise<string> {
+    const dispute = await deps.disputes.get(tenant, id);
+    if (dispute?.state === 'void') return 'dispute: closed, a record of it was erased';
+    return 'dispute: already adjudicated by another reviewer';
+  }
+
   app.get(
     '/v1/tenants/:tenant/review-queue',
     {
@@ -75,12 +110,32 @@ export function registerReviewRoutes(
       const cutoff = q.olderThanHours !== undefined ? Date.now() - q.olderThanHours * 3_600_000 : Infinity;
       const pending = q.type === 'dispute' ? [] : await deps.memories.listByStatus(tenant, 'candidate', q.limit);
       const signOffs = pending
-        .filter((m) => (!q.namespace || m.namespace === q.namespace) && (!q.kind || m.kind === q.kind) && m.recordedAt.getTime() <= cutoff)
-        .map((m) => ({ type: 'sign-off' as const, id: m._id, kind: m.kind, namespace: m.namespace, recordedAt: m.recordedAt.toISOString(), reason: m.statusReason, writtenBy: m.writtenBy }));
+        .filter(
+          (m) =>
+            (!q.namespace || m.namespace === q.namespace) &&
+            (!q.kind || m.kind === q.kind) &&
+            m.recordedAt.getTime() <= cutoff,
+        )
+        .map((m) => ({
+          type: 'sign-off' as const,
+          id: m._id,
+          kind: m.kind,
+          namespace: m.namespace,
+          recordedAt: m.recordedAt.toISOString(),
+          reason: m.statusReason,
+          writtenBy: m.writtenBy,
+        }));
       const open = q.type === 'sign-off' ? [] : await deps.disputes.listOpen(tenant, q.limit);
       const disputes = open
         .filter((d) => (!q.namespace || d.namespace === q.namespace) && d.openedAt.getTime() <= cutoff)
-        .map((d) => ({ type: 'dispute' as const, id: d._id, namespace: d.namespace, memoryIds: d.memoryIds, recordedAt: d.openedAt.toISOString(), writtenBy: d.writers.join(',') }));
+        .map((d) => ({
+          type: 'dispute' as const,
+          id: d._id,
+          namespace: d.namespace,
+          memoryIds: d.memoryIds,
+          recordedAt: d.openedAt.toISOString(),
+          writtenBy: d.writers.join(','),
+        }));
       // A kind filter names memory kinds: disputes are listed only when none is given.
       return { items: [...signOffs, ...(q.kind ? [] : disputes)].slice(0, q.limit) };
     },
@@ -88,7 +143,14 @@ export function registerReviewRoutes(
 
   app.get(
     '/v1/tenants/:tenant/review-queue/:id',
-    { config: { action: 'review.read' }, schema: { summary: 'One pending item with its evidence ids and policy reason', params: tenantIdParams, response: errorResponses } },
+    {
+      config: { action: 'review.read' },
+      schema: {
+        summary: 'One pending item with its evidence ids and policy reason',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
     async (request) => {
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
@@ -108,27 +170,52 @@ export function registerReviewRoutes(
     '/v1/tenants/:tenant/review-queue/:id/decision',
     {
       config: { action: 'review.decide' },
-      schema: { summary: 'Approve or reject a pending high-impact write, with a reason', params: tenantIdParams, body: jsonSchemaOf(DecisionSchema), response: errorResponses },
+      schema: {
+        summary: 'Approve or reject a pending high-impact write, with a reason',
+        params: tenantIdParams,
+        body: jsonSchemaOf(DecisionSchema),
+        response: errorResponses,
+      },
     },
     async (request) => {
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
       const body = parseOrThrow(DecisionSchema, request.body);
       const m = await deps.memories.get(principal.tenant, id);
-      if (!m || m.status !== 'candidate') throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
-      if (m.writtenBy === principal.id) throw new DomainError(ErrorType.Forbidden, 'reviewer: may not decide on a write they made', 'reviewer');
-      const reasonHash = deps.fingerprints.of('review-reason', principal.tenant, body.reason);
-      let outcome: { status: string; decidedBy: string };
-      try {
-        outcome = await deps.client.workflow
-          .getHandle(reviewWorkflowId(principal.tenant, id))
-          .executeUpdate('decideReview', { args: [{ reviewer: principal.id, decision: body.decision, reasonHash }] });
-      } catch (error) {
-        const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;
-        if (/already decided|may not decide/.test(message)) throw new DomainError(ErrorType.Conflict, `review: ${message.replace(/^.*?(review|reviewer): /, '').trim()}`, 'decision');
-        throw error;
+      if (!m || ERASED.has(m.status)) throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
+      if (m.status !== 'candidate') {
+        // Decided by review (a losing reviewer): 409 saying by whom; never waiting for review: not a queue item.
+        if (m.statusReason?.startsWith('review:')) throw new DomainError(ErrorType.Conflict, alreadyDecided(m), 'decision');
+        throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
       }
-      await deps.reviews.record({ _id: id, tenant: principal.tenant, memoryId: id, reviewer: principal.id, decision: body.decision, reason: body.reason, decidedAt: new Date() });
+      if (m.writtenBy === principal.id)
+        throw new DomainError(ErrorType.Forbidden, 'reviewer: may not decide on a write they made', 'reviewer');
+      const reasonHash = deps.fingerprints.of('review-reason', principal.tenant, body.reason);
+      const outcome = await callWorkflow(
+        { field: 'decision', finished: alreadyDecided(await deps.memories.get(principal.tenant, id)) },
+        () =>
+          deps.client.workflow
+            .getHandle(reviewWorkflowId(principal.tenant, id))
+            .executeUpdate<{ status: string; decidedBy: string }, [unknown]>('decideReview', {
+              args: [{ reviewer: principal.id, decision: body.decision, reasonHash }],
+            }),
+      );
+      // Only the winning decision's reason is kept. Checked after writing: an erasure marks the record deleted
+      // before it purges the review reasons of its records, so a reason written after that mark is taken back here.
+      await deps.reviews.record({
+        _id: id,
+        tenant: principal.tenant,
+        memoryId: id,
+        reviewer: principal.id,
+        decision: body.decision,
+        reason: body.reason,
+        decidedAt: new Date(),
+      });
+      const now = await deps.memories.get(principal.tenant, id);
+      if (!now || ERASED.has(now.status)) {
+        await deps.reviews.forget(principal.tenant, [id]);
+        throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
+      }
       return { id, status: outcome.status, decidedBy: outcome.decidedBy };
     },
   );
@@ -137,7 +224,11 @@ export function registerReviewRoutes(
     '/v1/tenants/:tenant/disputes/:id',
     {
       config: { action: 'review.read' },
-      schema: { summary: 'One dispute: both records side by side with their evidence ids and valid times', params: tenantIdParams, response: errorResponses },
+      schema: {
+        summary: 'One dispute: both records side by side with their evidence ids and valid times',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
     },
     async (request) => {
       const principal = principalOf(request);
@@ -151,9 +242,7 @@ export function registerReviewRoutes(
         namespace: dispute.namespace,
         openedAt: dispute.openedAt.toISOString(),
         writers: dispute.writers,
-        resolution: dispute.resolution
-          ? { ...dispute.resolution, at: dispute.resolution.at.toISOString() }
-          : null,
+        resolution: dispute.resolution ? { ...dispute.resolution, at: dispute.resolution.at.toISOString() } : null,
         records: records.map((m) => ({
           id: m._id,
           status: m.status,
@@ -185,30 +274,40 @@ export function registerReviewRoutes(
       const body = parseOrThrow(ResolutionSchema, request.body);
       const dispute = await deps.disputes.get(principal.tenant, id);
       if (!dispute) throw new DomainError(ErrorType.NotFound, 'dispute: not found', 'id');
-      if (dispute.state === 'void') throw new DomainError(ErrorType.Conflict, 'dispute: closed, a record of it was erased', 'id');
-      if (dispute.state !== 'open') throw new DomainError(ErrorType.Conflict, 'dispute: already adjudicated', 'id');
+      if (dispute.state !== 'open')
+        throw new DomainError(ErrorType.Conflict, await disputeFinished(principal.tenant, id), 'id');
       if (dispute.writers.includes(principal.id)) {
-        throw new DomainError(ErrorType.Forbidden, 'reviewer: may not adjudicate a dispute over a write they made', 'reviewer');
+        throw new DomainError(
+          ErrorType.Forbidden,
+          'reviewer: may not adjudicate a dispute over a write they made',
+          'reviewer',
+        );
       }
       if (body.memoryId !== undefined && !dispute.memoryIds.includes(body.memoryId)) {
         throw validationError('memoryId', 'must name one of the two records of the dispute');
       }
       const reasonHash = deps.fingerprints.of('dispute-reason', principal.tenant, body.reason);
-      // The words stay in MongoDB; the workflow carries their keyed hash, and the resolution event the words.
-      await deps.disputes.keepReason(principal.tenant, id, reasonHash, body.reason);
+      // The words wait in MongoDB under a key of this call alone (the workflow carries the keyed hash, the resolution
+      // event the words): a losing caller's clean-up never touches the words of the decision that won.
+      const reasonKey = `${reasonHash}:${randomUUID()}`;
+      await deps.disputes.keepReason(principal.tenant, id, reasonKey, body.reason);
+      const args: AdjudicationInput = {
+        reviewer: principal.id,
+        outcome: body.outcome,
+        ...(body.memoryId ? { memoryId: body.memoryId } : {}),
+        reasonHash,
+        reasonKey,
+      };
       try {
-        const result = await deps.client.workflow.getHandle(disputeWorkflowId(principal.tenant, id)).executeUpdate('adjudicate', {
-          args: [{ reviewer: principal.id, outcome: body.outcome, ...(body.memoryId ? { memoryId: body.memoryId } : {}), reasonHash }],
-        });
-        return result;
+        return await deps.client.workflow
+          .getHandle(disputeWorkflowId(principal.tenant, id))
+          .executeUpdate('adjudicate', { args: [args] });
       } catch (error) {
-        const message = `${(error as Error).message ?? ''} ${(error as { cause?: Error }).cause?.message ?? ''}`;
-        // Refused by the workflow's validator (nothing ran): the reason's words must not outlive a decision that
-        // did not happen. Other failures keep them — the Update may still be applying the decision.
-        if (/already adjudicated|may not adjudicate|closed/.test(message)) await deps.disputes.forgetReason(principal.tenant, id, reasonHash);
-        if (/already adjudicated/.test(message)) throw new DomainError(ErrorType.Conflict, 'dispute: already adjudicated', 'id');
-        if (/may not adjudicate/.test(message)) throw new DomainError(ErrorType.Forbidden, 'reviewer: may not adjudicate a dispute over a write they made', 'reviewer');
-        throw error;
+        const refused = toApiError(error, { field: 'id', finished: await disputeFinished(principal.tenant, id) });
+        // Refused (nothing was decided): the words must not outlive a decision that did not happen. An unexpected
+        // failure keeps them — the Update may still be applying the decision, which then removes them itself.
+        if (refused instanceof DomainError) await deps.disputes.forgetReason(principal.tenant, id, reasonKey);
+        throw refused;
       }
     },
   );

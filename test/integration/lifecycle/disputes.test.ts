@@ -11,7 +11,10 @@ import { waitForMessage } from '../../../stack/smtp/mailbox.js';
 import { loadStackConfig } from '../../../stack/stack-config.js';
 
 interface SearchAnswer {
-  results: { memory: { id: string; status: string; validFrom: string; validTo: string | null }; disputes?: { id: string; with: string[] }[] }[];
+  results: {
+    memory: { id: string; status: string; validFrom: string; validTo: string | null };
+    disputes?: { id: string; with: string[] }[];
+  }[];
 }
 
 describe('disputes and supersession', () => {
@@ -24,7 +27,13 @@ describe('disputes and supersession', () => {
   });
 
   /** One event and one memory about subject-1's employer, written by `writer`. */
-  async function writeEmployer(tenant: string, writer: string, content: string, validFrom: string, event: Record<string, unknown> = {}) {
+  async function writeEmployer(
+    tenant: string,
+    writer: string,
+    content: string,
+    validFrom: string,
+    event: Record<string, unknown> = {},
+  ) {
     const response = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
@@ -69,14 +78,33 @@ describe('disputes and supersession', () => {
     const current = await search(tenant, 'current');
     expect(current.results.map((r) => r.memory.id).sort()).toEqual([first.id, second.id].sort());
     const disputeId = current.results[0]!.disputes![0]!.id;
-    for (const r of current.results) expect(r.disputes).toEqual([{ id: disputeId, with: [r.memory.id === first.id ? second.id : first.id] }]);
-    await waitForMessage(loadStackConfig().smtp.captureDir, (m) => m.subject.includes(disputeId) && m.subject.includes('opened'));
+    for (const r of current.results)
+      expect(r.disputes).toEqual([{ id: disputeId, with: [r.memory.id === first.id ? second.id : first.id] }]);
+    await waitForMessage(
+      loadStackConfig().smtp.captureDir,
+      (m) => m.subject.includes(disputeId) && m.subject.includes('opened'),
+    );
 
     const reviewer = await app.token(tenant, ['reviewer'], 'rita');
-    const queue = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/review-queue?type=dispute`, token: reviewer });
-    expect(queue.json<{ items: { type: string; id: string }[] }>().items).toEqual([expect.objectContaining({ type: 'dispute', id: disputeId })]);
-    const shown = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/disputes/${disputeId}`, token: reviewer });
-    expect(shown.json<{ records: { id: string; content: string }[] }>().records.map((r) => r.content).sort()).toEqual(['Works at Acme Corp.', 'Works at Globex Ltd.']);
+    const queue = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/review-queue?type=dispute`,
+      token: reviewer,
+    });
+    expect(queue.json<{ items: { type: string; id: string }[] }>().items).toEqual([
+      expect.objectContaining({ type: 'dispute', id: disputeId }),
+    ]);
+    const shown = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/disputes/${disputeId}`,
+      token: reviewer,
+    });
+    expect(
+      shown
+        .json<{ records: { id: string; content: string }[] }>()
+        .records.map((r) => r.content)
+        .sort(),
+    ).toEqual(['Works at Acme Corp.', 'Works at Globex Ltd.']);
 
     // A writer of either side may not adjudicate, even holding the reviewer role.
     const self = await app.request({
@@ -102,7 +130,11 @@ describe('disputes and supersession', () => {
       payload: { outcome: 'keep-one', memoryId: second.id, reason: 'HR confirmed the move to Globex in June 2025' },
     });
     expect(resolved.statusCode, resolved.body).toBe(200);
-    expect(resolved.json()).toMatchObject({ outcome: 'keep-one', decidedBy: 'rita', statuses: { [first.id]: 'superseded', [second.id]: 'active' } });
+    expect(resolved.json()).toMatchObject({
+      outcome: 'keep-one',
+      decidedBy: 'rita',
+      statuses: { [first.id]: 'superseded', [second.id]: 'active' },
+    });
 
     const loser = await app.services.memories.get(tenant, first.id);
     expect(loser?.validTo?.toISOString()).toBe('2025-06-01T00:00:00.000Z');
@@ -117,9 +149,16 @@ describe('disputes and supersession', () => {
 
     // The resolution is an event carrying the reviewer's reason; the dispute names it.
     const dispute = await app.services.disputes.get(tenant, disputeId);
-    expect(dispute).toMatchObject({ state: 'resolved', resolution: { outcome: 'keep-one', memoryId: second.id, reviewer: 'rita' } });
+    expect(dispute).toMatchObject({
+      state: 'resolved',
+      resolution: { outcome: 'keep-one', memoryId: second.id, reviewer: 'rita' },
+    });
     const event = await app.services.events.get(tenant, dispute!.resolution!.eventId);
-    expect(event).toMatchObject({ source: 'lethe-review', content: 'HR confirmed the move to Globex in June 2025', recordedBy: 'rita' });
+    expect(event).toMatchObject({
+      source: 'lethe-review',
+      content: 'HR confirmed the move to Globex in June 2025',
+      recordedBy: 'rita',
+    });
 
     // One audit entry per move, and the moves are the lifecycle's.
     expect(await transitionsOf(tenant, first.id)).toEqual(['active>disputed', 'disputed>superseded']);
@@ -170,15 +209,21 @@ describe('disputes and supersession', () => {
 
   it('supersedes the earlier record when the same source corrects its event', async () => {
     const tenant = uniqueTenant();
-    const first = await writeEmployer(tenant, 'agent-1', 'Works at Acme Corp.', '2024-01-01T00:00:00Z', { externalId: 'call-7' });
-    const corrected = await writeEmployer(tenant, 'agent-1', 'Works at Acme Holdings.', '2024-01-01T00:00:00Z', { externalId: 'call-7' });
+    const first = await writeEmployer(tenant, 'agent-1', 'Works at Acme Corp.', '2024-01-01T00:00:00Z', {
+      externalId: 'call-7',
+    });
+    const corrected = await writeEmployer(tenant, 'agent-1', 'Works at Acme Holdings.', '2024-01-01T00:00:00Z', {
+      externalId: 'call-7',
+    });
     expect(corrected.status).toBe('active');
     expect(await app.services.disputes.openFor(tenant, corrected.id)).toEqual([]);
     const earlier = await app.services.memories.get(tenant, first.id);
     expect(earlier?.status).toBe('superseded');
     expect(earlier?.validTo).not.toBeNull();
     expect((await search(tenant, 'current')).results.map((r) => r.memory.id)).toEqual([corrected.id]);
-    expect((await search(tenant, 'history')).results.map((r) => r.memory.id).sort()).toEqual([first.id, corrected.id].sort());
+    expect((await search(tenant, 'history')).results.map((r) => r.memory.id).sort()).toEqual(
+      [first.id, corrected.id].sort(),
+    );
     expect(await transitionsOf(tenant, first.id)).toEqual(['active>superseded']);
   });
 
@@ -191,14 +236,34 @@ describe('disputes and supersession', () => {
       payload: {
         events: [sampleEvent()],
         memories: [
-          sampleMemory({ kind: 'fact', attribute: 'employer', content: 'Works at Acme Corp.', validFrom: '2020-01-01T00:00:00Z', validTo: '2021-01-01T00:00:00Z' }),
-          sampleMemory({ kind: 'fact', attribute: 'employer', content: 'Works at Globex Ltd.', validFrom: '2021-01-01T00:00:00Z' }),
-          sampleMemory({ kind: 'fact', attribute: 'employer', content: 'Works at Globex Ltd.', validFrom: '2022-01-01T00:00:00Z' }),
+          sampleMemory({
+            kind: 'fact',
+            attribute: 'employer',
+            content: 'Works at Acme Corp.',
+            validFrom: '2020-01-01T00:00:00Z',
+            validTo: '2021-01-01T00:00:00Z',
+          }),
+          sampleMemory({
+            kind: 'fact',
+            attribute: 'employer',
+            content: 'Works at Globex Ltd.',
+            validFrom: '2021-01-01T00:00:00Z',
+          }),
+          sampleMemory({
+            kind: 'fact',
+            attribute: 'employer',
+            content: 'Works at Globex Ltd.',
+            validFrom: '2022-01-01T00:00:00Z',
+          }),
         ],
       },
     });
     expect(response.statusCode, response.body).toBe(201);
-    expect(response.json<{ memories: { status: string }[] }>().memories.map((m) => m.status)).toEqual(['active', 'active', 'active']);
+    expect(response.json<{ memories: { status: string }[] }>().memories.map((m) => m.status)).toEqual([
+      'active',
+      'active',
+      'active',
+    ]);
   });
 
   it('closes a dispute without a decision when one side is erased, and reinstates the other', async () => {
@@ -211,7 +276,9 @@ describe('disputes and supersession', () => {
     expect(await app.services.disputes.get(tenant, dispute!._id)).toMatchObject({ state: 'void', resolution: null });
     expect((await app.services.memories.get(tenant, second.id))?.status).toBe('active');
     expect(await transitionsOf(tenant, second.id)).toEqual(['active>disputed', 'disputed>active']);
-    const ended = await app.services.temporalClient.workflow.getHandle(disputeWorkflowId(tenant, dispute!._id)).result();
+    const ended = await app.services.temporalClient.workflow
+      .getHandle(disputeWorkflowId(tenant, dispute!._id))
+      .result();
     expect(ended).toEqual({ disputeId: dispute!._id, voided: true });
     const late = await app.request({
       method: 'POST',
@@ -255,8 +322,18 @@ describe('disputes and supersession', () => {
       expect(queue).toContain(a.id);
       expect(queue).toContain(b.id);
       await expect(lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id])).rejects.toThrow(CliError);
-      await expect(lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id, '--keep-both', '--reason', 'x'])).rejects.toThrow(/exactly one/);
-      const resolved = await lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id, '--reason', 'payroll shows Cyberdyne']);
+      await expect(
+        lethe(tenant, ['review', 'resolve', disputeId!, '--keep', b.id, '--keep-both', '--reason', 'x']),
+      ).rejects.toThrow(/exactly one/);
+      const resolved = await lethe(tenant, [
+        'review',
+        'resolve',
+        disputeId!,
+        '--keep',
+        b.id,
+        '--reason',
+        'payroll shows Cyberdyne',
+      ]);
       expect(resolved.trim().split('\n').sort()).toEqual([`${a.id}  superseded`, `${b.id}  active`].sort());
       expect(await lethe(tenant, ['review', 'queue'])).toBe('nothing waiting\n');
     });

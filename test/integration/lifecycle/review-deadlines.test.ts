@@ -13,6 +13,8 @@ import { workflowBundlePath } from '../../support/paths.js';
 import { quietTemporal } from '../../support/quiet-temporal.js';
 import type { MemoryReviewInput, ReviewOutcome } from '../../../workflows/memory-review.definitions.js';
 import type { DisputeReviewInput } from '../../../workflows/dispute-review.definitions.js';
+import { toApiError } from '../../../src/api/workflow-errors.js';
+import { DomainError } from '../../../src/shared/errors.js';
 
 /** Review deadlines are days long: the time-skipping server runs them in seconds, with the real stores behind. */
 describe('review deadlines (time-skipped days)', () => {
@@ -31,7 +33,12 @@ describe('review deadlines (time-skipped days)', () => {
     });
     runtime = testRuntime();
     services = createServices(runtime, { taskQueue });
-    worker = await createLetheWorker(runtime, { connection: env.nativeConnection, taskQueue, services, workflowBundle: { codePath: workflowBundlePath() } });
+    worker = await createLetheWorker(runtime, {
+      connection: env.nativeConnection,
+      taskQueue,
+      services,
+      workflowBundle: { codePath: workflowBundlePath() },
+    });
     running = worker.run();
   });
   afterAll(async () => {
@@ -55,7 +62,12 @@ describe('review deadlines (time-skipped days)', () => {
       validFrom: now,
       validTo: null,
       recordedAt: now,
-      policy: { purpose: 'hr-administration', sensitivity: 'confidential', jurisdiction: 'PT', retentionClass: 'standard' },
+      policy: {
+        purpose: 'hr-administration',
+        sensitivity: 'confidential',
+        jurisdiction: 'PT',
+        retentionClass: 'standard',
+      },
       provenance: { eventIds: [], parentIds: [], derivationRule: 'test', modelVersion: null, promptVersion: null },
       trustTier: 1,
       confidence: 0.9,
@@ -76,14 +88,22 @@ describe('review deadlines (time-skipped days)', () => {
     const tenant = uniqueId('t');
     const record = await candidate(tenant);
     const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
-    expect(plan).toMatchObject({ reminderMs: 86_400_000, escalationMs: 3 * 86_400_000, finalMs: 5 * 86_400_000, defaultDecision: 'reject' });
+    expect(plan).toMatchObject({
+      reminderMs: 86_400_000,
+      escalationMs: 3 * 86_400_000,
+      finalMs: 5 * 86_400_000,
+      defaultDecision: 'reject',
+    });
     const input: MemoryReviewInput = { tenant, memoryId: record._id, writtenBy: 'agent-1', plan };
     const started = Date.now();
-    const outcome = await env.client.workflow.execute<(i: MemoryReviewInput) => Promise<ReviewOutcome>>('memoryReview', {
-      taskQueue,
-      workflowId: uniqueId('review'),
-      args: [input],
-    });
+    const outcome = await env.client.workflow.execute<(i: MemoryReviewInput) => Promise<ReviewOutcome>>(
+      'memoryReview',
+      {
+        taskQueue,
+        workflowId: uniqueId('review'),
+        args: [input],
+      },
+    );
     expect(Date.now() - started).toBeLessThan(60_000);
     expect(outcome).toMatchObject({ status: 'rejected', byDefault: true, decidedBy: 'policy:review-timeout@1' });
     expect((await services.memories.get(tenant, record._id))?.status).toBe('rejected');
@@ -108,16 +128,74 @@ describe('review deadlines (time-skipped days)', () => {
       .executeUpdate('decideReview', { args: [{ reviewer: 'agent-1', decision: 'approve', reasonHash: 'h' }] })
       .catch((error: { cause?: Error }) => error.cause?.message);
     expect(self).toMatch(/may not decide on a write they made/);
-    const answer = await handle.executeUpdate('decideReview', { args: [{ reviewer: 'rita', decision: 'approve', reasonHash: 'h' }] });
+    const answer = await handle.executeUpdate('decideReview', {
+      args: [{ reviewer: 'rita', decision: 'approve', reasonHash: 'h' }],
+    });
     expect(answer).toMatchObject({ status: 'active', decidedBy: 'rita', byDefault: false });
     expect(await handle.result()).toMatchObject({ status: 'active' });
     expect((await services.memories.get(tenant, record._id))?.status).toBe('active');
   });
 
+  it('lets either the reviewer or the deadline’s default decide, never both, and tells a losing reviewer it was the default', async () => {
+    const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const seen = new Set<'reviewer' | 'default'>();
+    // The reviewer's Update lands well before the final deadline, racing it, and just after it fires.
+    const rounds = [
+      { before: 60_000, racing: false },
+      { before: 1_000, racing: true },
+      { before: 200, racing: true },
+      { before: 0, racing: false },
+    ];
+    for (const { before, racing } of rounds) {
+      const tenant = uniqueId('t');
+      const record = await candidate(tenant);
+      const handle = await env.client.workflow.start('memoryReview', {
+        taskQueue,
+        workflowId: uniqueId('review'),
+        args: [{ tenant, memoryId: record._id, writtenBy: 'agent-1', plan }],
+      });
+      await env.sleep(plan.finalMs - before);
+      const [decided] = await Promise.allSettled([
+        handle.executeUpdate('decideReview', { args: [{ reviewer: 'rita', decision: 'reject', reasonHash: 'h' }] }),
+        racing ? env.sleep(2 * before) : Promise.resolve(),
+      ]);
+      const outcome = (await handle.result()) as ReviewOutcome;
+      if (decided.status === 'fulfilled') {
+        seen.add('reviewer');
+        expect(outcome).toMatchObject({ decidedBy: 'rita', byDefault: false });
+      } else {
+        seen.add('default');
+        expect(outcome).toMatchObject({ byDefault: true, decidedBy: 'policy:review-timeout@1' });
+        // What the API makes of the refusal: 409, saying the default decided.
+        const refusal = toApiError(decided.reason, {
+          field: 'decision',
+          finished: 'review: already decided by the policy default at the deadline',
+        });
+        expect(refusal).toBeInstanceOf(DomainError);
+        expect(refusal).toMatchObject({
+          status: 409,
+          message: 'review: already decided by the policy default at the deadline',
+        });
+      }
+      // One decision in the audit chain, by whoever won.
+      const decisions = [];
+      for await (const entry of services.audit.entries(tenant))
+        if (entry.target === record._id && entry.action === 'memory.rejected') decisions.push(entry.actor);
+      expect(decisions).toEqual([outcome.decidedBy]);
+    }
+    // Well before the deadline the reviewer decides; just after it, the default has.
+    expect([...seen].sort()).toEqual(['default', 'reviewer']);
+  });
+
   it('tells the reviewers of a dispute, reminds them, escalates, and waits for a person (no default)', async () => {
     const tenant = uniqueId('t');
     const a = await candidate(tenant, { status: 'disputed', content: 'Salary is 52k.', writtenBy: 'agent-1' });
-    const b = await candidate(tenant, { status: 'disputed', content: 'Salary is 61k.', writtenBy: 'agent-2', contentHash: 'y'.repeat(64) });
+    const b = await candidate(tenant, {
+      status: 'disputed',
+      content: 'Salary is 61k.',
+      writtenBy: 'agent-2',
+      contentHash: 'y'.repeat(64),
+    });
     const dispute = await services.disputes.open({
       tenant,
       memoryIds: [a._id, b._id],
@@ -127,8 +205,18 @@ describe('review deadlines (time-skipped days)', () => {
       openedAt: new Date(),
     });
     const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
-    const input: DisputeReviewInput = { tenant, disputeId: dispute._id, memoryIds: dispute.memoryIds, writers: dispute.writers, plan };
-    const handle = await env.client.workflow.start('disputeReview', { taskQueue, workflowId: uniqueId('dispute'), args: [input] });
+    const input: DisputeReviewInput = {
+      tenant,
+      disputeId: dispute._id,
+      memoryIds: dispute.memoryIds,
+      writers: dispute.writers,
+      plan,
+    };
+    const handle = await env.client.workflow.start('disputeReview', {
+      taskQueue,
+      workflowId: uniqueId('dispute'),
+      args: [input],
+    });
     await env.sleep('6 days');
     const subject = (kind: string) => `Lethe: dispute ${kind} for ${dispute._id}`;
     const opened = await waitForMessage(mailDir, (m) => m.subject === subject('opened'));
@@ -138,13 +226,20 @@ describe('review deadlines (time-skipped days)', () => {
     expect(escalation.to).toEqual([runtime.config.smtp.escalationEmail]);
     expect(opened.text).not.toMatch(/52k|61k/);
     // Past every deadline, both records are still disputed: a dispute is decided by a person, never by a timer.
-    expect((await services.memories.getMany(tenant, [a._id, b._id])).map((r) => r.status)).toEqual(['disputed', 'disputed']);
+    expect((await services.memories.getMany(tenant, [a._id, b._id])).map((r) => r.status)).toEqual([
+      'disputed',
+      'disputed',
+    ]);
     const self = await handle
-      .executeUpdate('adjudicate', { args: [{ reviewer: 'agent-2', outcome: 'keep-one', memoryId: b._id, reasonHash: 'h' }] })
+      .executeUpdate('adjudicate', {
+        args: [{ reviewer: 'agent-2', outcome: 'keep-one', memoryId: b._id, reasonHash: 'h' }],
+      })
       .catch((error: { cause?: Error }) => error.cause?.message);
     expect(self).toMatch(/may not adjudicate/);
     await services.disputes.keepReason(tenant, dispute._id, 'h', 'payslip of March');
-    const answer = await handle.executeUpdate('adjudicate', { args: [{ reviewer: 'rita', outcome: 'reject-one', memoryId: a._id, reasonHash: 'h' }] });
+    const answer = await handle.executeUpdate('adjudicate', {
+      args: [{ reviewer: 'rita', outcome: 'reject-one', memoryId: a._id, reasonHash: 'h' }],
+    });
     expect(answer).toMatchObject({ decidedBy: 'rita', statuses: { [a._id]: 'rejected', [b._id]: 'active' } });
     expect(await handle.result()).toMatchObject({ outcome: 'reject-one' });
   });

@@ -34,7 +34,9 @@ describe('human sign-off for high-impact writes', () => {
     const queue = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/review-queue`, token: reviewer });
     expect(queue.json<{ items: { id: string }[] }>().items.map((i) => i.id)).toEqual([id]);
     const item = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/review-queue/${id}`, token: reviewer });
-    expect(item.json<{ content: string; evidence: { eventIds: string[] } }>()).toMatchObject({ content: 'Salary is 52k.' });
+    expect(item.json<{ content: string; evidence: { eventIds: string[] } }>()).toMatchObject({
+      content: 'Salary is 52k.',
+    });
     const decided = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/review-queue/${id}/decision`,
@@ -43,10 +45,16 @@ describe('human sign-off for high-impact writes', () => {
     });
     expect(decided.statusCode, decided.body).toBe(200);
     expect(decided.json()).toMatchObject({ id, status: 'active', decidedBy: 'rita' });
-    const search = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/search`, token: await app.token(tenant, ['agent']), payload: { query: 'salary' } });
+    const search = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token: await app.token(tenant, ['agent']),
+      payload: { query: 'salary' },
+    });
     expect(search.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id)).toEqual([id]);
     let decisions = 0;
-    for await (const entry of app.services.audit.entries(tenant)) if (entry.target === id && entry.action === 'memory.approved') decisions++;
+    for await (const entry of app.services.audit.entries(tenant))
+      if (entry.target === id && entry.action === 'memory.approved') decisions++;
     expect(decisions).toBe(1);
   });
 
@@ -62,10 +70,23 @@ describe('human sign-off for high-impact writes', () => {
     expect(decided.json()).toMatchObject({ status: 'rejected' });
     expect((await app.services.memories.get(tenant, id))?.status).toBe('rejected');
     // Agents never get it, not even by id; a reviewer sees it, with its status.
-    const agentRead = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}`, token: await app.token(tenant, ['agent']) });
+    const agentRead = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/memories/${id}`,
+      token: await app.token(tenant, ['agent']),
+    });
     expect(agentRead.statusCode).toBe(404);
-    const read = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}?purpose=review`, token: await app.token(tenant, ['reviewer']) });
-    const search = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/search`, token: await app.token(tenant, ['agent']), payload: { query: 'salary', intent: 'history' } });
+    const read = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/memories/${id}?purpose=review`,
+      token: await app.token(tenant, ['reviewer']),
+    });
+    const search = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token: await app.token(tenant, ['agent']),
+      payload: { query: 'salary', intent: 'history' },
+    });
     expect(search.json<{ results: unknown[] }>().results).toEqual([]);
     expect(read.statusCode).toBe(200);
     expect(read.json<{ status: string }>().status).toBe('rejected');
@@ -83,9 +104,22 @@ describe('human sign-off for high-impact writes', () => {
     expect(self.statusCode).toBe(403);
     expect((await app.services.memories.get(tenant, id))?.status).toBe('candidate');
     const reviewer = await app.token(tenant, ['reviewer'], 'rita');
-    const first = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/review-queue/${id}/decision`, token: reviewer, payload: { decision: 'approve', reason: 'ok' } });
+    const first = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/review-queue/${id}/decision`,
+      token: reviewer,
+      payload: { decision: 'approve', reason: 'ok' },
+    });
     expect(first.statusCode).toBe(200);
-    const second = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/review-queue/${id}/decision`, token: reviewer, payload: { decision: 'reject', reason: 'changed my mind' } });
-    expect(second.statusCode).toBe(404);
+    const second = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/review-queue/${id}/decision`,
+      token: reviewer,
+      payload: { decision: 'reject', reason: 'changed my mind' },
+    });
+    expect(second.statusCode).toBe(409);
+    expect(second.json()).toMatchObject({
+      error: { code: 'Conflict', message: 'review: already decided by another reviewer' },
+    });
   });
 });

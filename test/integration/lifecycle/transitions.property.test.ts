@@ -39,7 +39,9 @@ const SPECIFICATION: Readonly<Record<MemoryStatus, readonly MemoryStatus[]>> = {
   purged: [],
 };
 
-const ALL_PAIRS = MEMORY_STATUSES.flatMap((from) => MEMORY_STATUSES.map((to) => [from, to] as [MemoryStatus, MemoryStatus]));
+const ALL_PAIRS = MEMORY_STATUSES.flatMap((from) =>
+  MEMORY_STATUSES.map((to) => [from, to] as [MemoryStatus, MemoryStatus]),
+);
 const FORBIDDEN = ALL_PAIRS.filter(([from, to]) => !SPECIFICATION[from].includes(to));
 /** The statuses from which a move to `to` is forbidden. */
 const forbiddenInto = (to: MemoryStatus) => FORBIDDEN.filter(([, t]) => t === to).map(([from]) => from);
@@ -66,28 +68,37 @@ describe('the transition table (pure)', () => {
       return seen.has('purged');
     };
     fc.assert(
-      fc.property(fc.constantFrom<MemoryStatus>('candidate', 'active'), fc.array(status, { maxLength: 25 }), (admitted, attempts) => {
-        let at = admitted;
-        const visited: MemoryStatus[] = [at];
-        for (const to of attempts) {
-          const before = at;
-          if (canTransition(at, to)) at = to;
-          else continue;
-          expect(to, 'a move goes somewhere else').not.toBe(before);
-          // The one cycle: a dispute resolved keeping both sides returns the record to active, and it may be disputed again.
-          const disputeCycle = (before === 'active' && to === 'disputed') || (before === 'disputed' && to === 'active');
-          if (!disputeCycle) expect(visited.includes(to), `${before} → ${to} returns to a status the record has left`).toBe(false);
-          expect(before === 'deleted' ? to === 'purged' : true, 'after deleted, only purged').toBe(true);
-          visited.push(to);
-        }
-        for (const reached of visited) {
-          // The erasure marks any live record deleted in one move, and every record can end purged.
-          if (reached !== 'deleted' && reached !== 'purged') expect(canTransition(reached, 'deleted'), reached).toBe(true);
-          expect(reachesPurged(reached), reached).toBe(true);
-          expect(reached === 'candidate' ? visited[0] === 'candidate' : true, 'candidate only as admitted').toBe(true);
-        }
-        if (at === 'purged') expect(nextStatuses(at)).toEqual([]);
-      }),
+      fc.property(
+        fc.constantFrom<MemoryStatus>('candidate', 'active'),
+        fc.array(status, { maxLength: 25 }),
+        (admitted, attempts) => {
+          let at = admitted;
+          const visited: MemoryStatus[] = [at];
+          for (const to of attempts) {
+            const before = at;
+            if (canTransition(at, to)) at = to;
+            else continue;
+            expect(to, 'a move goes somewhere else').not.toBe(before);
+            // The one cycle: a dispute resolved keeping both sides returns the record to active, and it may be disputed again.
+            const disputeCycle =
+              (before === 'active' && to === 'disputed') || (before === 'disputed' && to === 'active');
+            if (!disputeCycle)
+              expect(visited.includes(to), `${before} → ${to} returns to a status the record has left`).toBe(false);
+            expect(before === 'deleted' ? to === 'purged' : true, 'after deleted, only purged').toBe(true);
+            visited.push(to);
+          }
+          for (const reached of visited) {
+            // The erasure marks any live record deleted in one move, and every record can end purged.
+            if (reached !== 'deleted' && reached !== 'purged')
+              expect(canTransition(reached, 'deleted'), reached).toBe(true);
+            expect(reachesPurged(reached), reached).toBe(true);
+            expect(reached === 'candidate' ? visited[0] === 'candidate' : true, 'candidate only as admitted').toBe(
+              true,
+            );
+          }
+          if (at === 'purged') expect(nextStatuses(at)).toEqual([]);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -101,9 +112,29 @@ type Op =
 
 const ops = fc.array(
   fc.oneof(
-    { weight: 4, arbitrary: fc.record({ op: fc.constant('write' as const), employer: fc.nat(2), highImpact: fc.boolean(), writer: fc.nat(1), startYear: fc.integer({ min: 2020, max: 2024 }) }) },
-    { weight: 2, arbitrary: fc.record({ op: fc.constant('sign-off' as const), pick: fc.nat(), approve: fc.boolean() }) },
-    { weight: 2, arbitrary: fc.record({ op: fc.constant('adjudicate' as const), pick: fc.nat(), outcome: fc.constantFrom('keep-one' as const, 'keep-both' as const, 'reject-one' as const), side: fc.nat(1) }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant('write' as const),
+        employer: fc.nat(2),
+        highImpact: fc.boolean(),
+        writer: fc.nat(1),
+        startYear: fc.integer({ min: 2020, max: 2024 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ op: fc.constant('sign-off' as const), pick: fc.nat(), approve: fc.boolean() }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant('adjudicate' as const),
+        pick: fc.nat(),
+        outcome: fc.constantFrom('keep-one' as const, 'keep-both' as const, 'reject-one' as const),
+        side: fc.nat(1),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('illegal' as const), pick: fc.nat() }) },
   ),
   { minLength: 3, maxLength: 7 },
@@ -141,7 +172,10 @@ describe('every forbidden move, attempted through the API and the workflows', ()
       .find({ tenant })
       .toArray();
     const all = guards.map((g) => `${g._id.split(':')[0]} ${g.from} → ${g.to}`);
-    return { all, forbidden: guards.filter((g) => !SPECIFICATION[g.from].includes(g.to)).map((g) => `${g._id} ${g.from} → ${g.to}`) };
+    return {
+      all,
+      forbidden: guards.filter((g) => !SPECIFICATION[g.from].includes(g.to)).map((g) => `${g._id} ${g.from} → ${g.to}`),
+    };
   }
 
   async function write(tenant: string, writer: string, body: { events?: object[]; memories: object[] }) {
@@ -157,7 +191,13 @@ describe('every forbidden move, attempted through the API and the workflows', ()
 
   /** A fact about a subject's employer, from the batch's first event. */
   const employerFact = (subject: string, employer: string, namespace = 'support') =>
-    sampleMemory({ subjects: [subject], kind: 'fact', attribute: 'employer', namespace, content: `Works at ${employer}` });
+    sampleMemory({
+      subjects: [subject],
+      kind: 'fact',
+      attribute: 'employer',
+      namespace,
+      content: `Works at ${employer}`,
+    });
 
   it('refuses a sign-off of a record not waiting for one: every forbidden move to active or rejected', async () => {
     const tenant = uniqueTenant();
@@ -166,7 +206,10 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     const froms = [...new Set(pairs.map((p) => p.from))];
     // One record per starting status, and a high-impact write (hr) that does wait for a sign-off.
     const written = await write(tenant, 'agent-1', {
-      memories: [...froms.map((from) => employerFact(`subject-${from}`, 'Acme Corp.')), employerFact('subject-waiting', 'Initech', 'hr')],
+      memories: [
+        ...froms.map((from) => employerFact(`subject-${from}`, 'Acme Corp.')),
+        employerFact('subject-waiting', 'Initech', 'hr'),
+      ],
     });
     const recordIn = new Map(froms.map((from, i) => [from, written[i]!.id]));
     const waiting = written[froms.length]!;
@@ -206,7 +249,10 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     const froms = forbiddenInto('superseded');
     // Two facts that contradict each other per starting status: one dispute each.
     const written = await write(tenant, 'agent-1', {
-      memories: froms.flatMap((from) => [employerFact(`subject-${from}`, 'Acme Corp.'), employerFact(`subject-${from}`, 'Globex Ltd.')]),
+      memories: froms.flatMap((from) => [
+        employerFact(`subject-${from}`, 'Acme Corp.'),
+        employerFact(`subject-${from}`, 'Globex Ltd.'),
+      ]),
     });
     expect(written.map((m) => m.status)).toEqual(written.map(() => 'disputed'));
     const open = await app.services.disputes.listOpen(tenant, 100);
@@ -225,6 +271,13 @@ describe('every forbidden move, attempted through the API and the workflows', ()
         token: reviewer,
         payload: { outcome: 'keep-one', memoryId: kept, reason: 'decided on the evidence' },
       });
+      if (from === 'deleted' || from === 'purged') {
+        // An erased side: the erasure wins and no decision is made; the other side stays as it was.
+        expect(response.statusCode, `${from} → superseded: ${response.body}`).toBe(409);
+        expect(await stateOf(tenant, loser), `${from} → superseded`).toBe(before);
+        expect((await app.services.memories.get(tenant, kept))?.status).toBe('disputed');
+        continue;
+      }
       expect(response.statusCode, `${from} → superseded: ${response.body}`).toBe(200);
       await app.services.temporalClient.workflow.getHandle(disputeWorkflowId(tenant, dispute._id)).result();
       expect(await stateOf(tenant, loser), `${from} → superseded`).toBe(before);
@@ -241,11 +294,15 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     const froms = forbiddenInto('disputed');
     // One fact per starting status, and one left active: the control that a contradiction does dispute.
     const subjects = [...froms, 'active' as const].map((from) => `subject-${from}`);
-    const held = await write(tenant, 'agent-1', { memories: subjects.map((subject) => employerFact(subject, 'Acme Corp.')) });
+    const held = await write(tenant, 'agent-1', {
+      memories: subjects.map((subject) => employerFact(subject, 'Acme Corp.')),
+    });
     for (const [i, from] of froms.entries()) await place(held[i]!.id, from);
     const before = await Promise.all(held.map((m) => stateOf(tenant, m.id)));
 
-    const contradicting = await write(tenant, 'agent-2', { memories: subjects.map((subject) => employerFact(subject, 'Globex Ltd.')) });
+    const contradicting = await write(tenant, 'agent-2', {
+      memories: subjects.map((subject) => employerFact(subject, 'Globex Ltd.')),
+    });
     expect(contradicting).toHaveLength(subjects.length);
     for (const [i, from] of froms.entries()) {
       expect(await stateOf(tenant, held[i]!.id), `${from} → disputed`).toBe(before[i]);
@@ -262,11 +319,16 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     const froms = forbiddenInto('expired');
     const subjects = [...froms, 'active' as const].map((from) => `subject-${from}`);
     const written = await write(tenant, 'agent-1', {
-      memories: subjects.map((subject, i) => sampleMemory({ subjects: [subject], attribute: `a${i}`, content: `Preference ${i}` })),
+      memories: subjects.map((subject, i) =>
+        sampleMemory({ subjects: [subject], attribute: `a${i}`, content: `Preference ${i}` }),
+      ),
     });
     const past = new Date(Date.now() - 3 * 3600_000);
     for (const m of written) {
-      await memoriesCollection().updateOne({ _id: m.id }, { $set: { expiresAt: past, expiryBucket: expiryBucketOf(past) } });
+      await memoriesCollection().updateOne(
+        { _id: m.id },
+        { $set: { expiresAt: past, expiryBucket: expiryBucketOf(past) } },
+      );
     }
     for (const [i, from] of froms.entries()) await place(written[i]!.id, from);
     const before = await Promise.all(written.map((m) => stateOf(tenant, m.id)));
@@ -280,7 +342,8 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     })) as RetentionSweepResult;
     expect(result).toMatchObject({ expired: 1, erasures: 0 });
 
-    for (const [i, from] of froms.entries()) expect(await stateOf(tenant, written[i]!.id), `${from} → expired`).toBe(before[i]);
+    for (const [i, from] of froms.entries())
+      expect(await stateOf(tenant, written[i]!.id), `${from} → expired`).toBe(before[i]);
     const control = written[froms.length]!.id;
     expect(await stateOf(tenant, control)).toBe('expired@v2');
     const moves = await claimedMoves(tenant);
@@ -296,7 +359,9 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     const froms = [...refused, ...live];
     const written = await write(tenant, 'agent-1', {
       events: [sampleEvent({ subjects: [subject], content: `Call note ${randomUUID()}` })],
-      memories: froms.map((_, i) => sampleMemory({ subjects: [subject], attribute: `a${i}`, content: `Preference ${i}` })),
+      memories: froms.map((_, i) =>
+        sampleMemory({ subjects: [subject], attribute: `a${i}`, content: `Preference ${i}` }),
+      ),
     });
     const recordIn = new Map(froms.map((from, i) => [from, written[i]!.id]));
     for (const [from, id] of recordIn) await place(id, from);
@@ -308,7 +373,11 @@ describe('every forbidden move, attempted through the API and the workflows', ()
     const moves = await claimedMoves(tenant);
     // One claimed move per live record, straight to deleted; none for a record already deleted or gone.
     expect(moves.all.sort()).toEqual(live.map((from) => `${recordIn.get(from)} ${from} → deleted`).sort());
-    for (const from of refused) expect(moves.all.filter((m) => m.startsWith(`${recordIn.get(from)} `)), from).toEqual([]);
+    for (const from of refused)
+      expect(
+        moves.all.filter((m) => m.startsWith(`${recordIn.get(from)} `)),
+        from,
+      ).toEqual([]);
     expect(moves.forbidden).toEqual([]);
     for (const id of recordIn.values()) expect(await stateOf(tenant, id)).toBe('gone');
   });
@@ -377,7 +446,9 @@ describe('random walks through the API', () => {
     } else {
       // A sign-off for a record that is not a candidate: refused, and nothing moves.
       const all = await Promise.all(
-        (['active', 'disputed', 'superseded', 'rejected'] as const).map((s) => app.services.memories.listByStatus(tenant, s, 100)),
+        (['active', 'disputed', 'superseded', 'rejected'] as const).map((s) =>
+          app.services.memories.listByStatus(tenant, s, 100),
+        ),
       );
       const records = all.flat();
       const target = records[op.pick % Math.max(1, records.length)];
@@ -388,7 +459,8 @@ describe('random walks through the API', () => {
         token: reviewer,
         payload: { decision: 'approve', reason: 'trying my luck' },
       });
-      expect(response.statusCode).toBe(404);
+      // A record a reviewer already decided on: 409 (decided); one that never waited for a sign-off: 404.
+      expect(response.statusCode, response.body).toBe(target.statusReason?.startsWith('review:') ? 409 : 404);
       expect((await app.services.memories.get(tenant, target._id))?.version).toBe(target.version);
     }
   }
@@ -401,7 +473,8 @@ describe('random walks through the API', () => {
       const details = (entry.details ?? {}) as { status?: MemoryStatus; from?: MemoryStatus; to?: MemoryStatus };
       if (!entry.target?.startsWith('mem_')) continue;
       if (entry.action === 'memory.created' && details.status) admitted.set(entry.target, details.status);
-      else if (details.from && details.to) moves.set(entry.target, [...(moves.get(entry.target) ?? []), [details.from, details.to]]);
+      else if (details.from && details.to)
+        moves.set(entry.target, [...(moves.get(entry.target) ?? []), [details.from, details.to]]);
     }
     let checked = 0;
     let moved = 0;
@@ -430,9 +503,13 @@ describe('random walks through the API', () => {
         const tenant = uniqueTenant();
         for (const op of sequence) await run(tenant, op);
         const trails = await checkTrails(tenant);
-        const claimed = (await app.runtime.db.collection<{ tenant: string; from: MemoryStatus; to: MemoryStatus }>(Collections.transitions).find({ tenant }).toArray())
-          .filter((g) => !canTransition(g.from, g.to));
-        expect(claimed, 'no forbidden move in the memory store\'s transition log').toEqual([]);
+        const claimed = (
+          await app.runtime.db
+            .collection<{ tenant: string; from: MemoryStatus; to: MemoryStatus }>(Collections.transitions)
+            .find({ tenant })
+            .toArray()
+        ).filter((g) => !canTransition(g.from, g.to));
+        expect(claimed, "no forbidden move in the memory store's transition log").toEqual([]);
         records += trails.records;
         moved += trails.moves;
       }),
