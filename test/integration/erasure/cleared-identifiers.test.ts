@@ -68,8 +68,12 @@ describe('identifiers kept after an erasure', () => {
     const hold = await raw(Collections.holds).findOne({ _id: holdId });
     expect(hold).toMatchObject({ active: false, releasedBy: 'counsel-1', scope: { subjectHash } });
     expect(JSON.stringify(hold)).not.toContain(subject);
-    // Releasing again changes nothing and still shows the hash.
-    expect((await release(tenant, holdId)).json()).toMatchObject({ active: false, scopeKind: 'subject', subjectHash });
+    // Releasing again changes nothing: 409 naming who released it, and the hold still shows only the hash.
+    const again = await release(tenant, holdId);
+    expect(again.statusCode, again.body).toBe(409);
+    expect(again.json()).toMatchObject({ error: { message: 'legal hold: already released by counsel-1' } });
+    expect(again.body).not.toContain(subject);
+    expect(await raw(Collections.holds).findOne({ _id: holdId })).toMatchObject({ active: false, scope: { subjectHash } });
   });
 
   it('a deadline extension keeps only a keyed hash of its reason', async () => {
