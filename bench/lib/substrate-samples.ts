@@ -48,6 +48,7 @@ export function ingestBatches(batches: number, size: number, seed: number): Inge
         purpose: 'customer-support',
         sensitivity: 'internal',
         jurisdiction: 'PT',
+        scope: 'tenant',
         trustTier: 1,
         confidence: 0.8,
         provenance: { eventIds: [`#${i}`], parentIds: [], derivationRule: 'bench-extract' },

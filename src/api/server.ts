@@ -10,6 +10,7 @@ import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
+import { registerRetrievalRoutes } from './routes/retrieval.routes.js';
 import { registerAuditRoutes } from './routes/audit.routes.js';
 import { registerErasureRoutes } from './routes/erasure.routes.js';
 import { registerHoldRoutes } from './routes/hold.routes.js';
@@ -85,6 +86,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     const reading = { readPolicy: services.readPolicy, audit: services.audit };
     registerReadRoutes(app, { events: services.events, memories: services.memories, ...reading });
     registerSearchRoutes(app, { search: services.search, ...reading });
+    registerRetrievalRoutes(app, {
+      retrieval: services.retrieval,
+      exposures: services.exposures,
+      scopePolicy: services.scopePolicy,
+      ...reading,
+    });
     registerAuditRoutes(app, { audit: services.audit });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerHoldRoutes(app, {

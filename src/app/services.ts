@@ -1,4 +1,6 @@
 import { Client } from '@temporalio/client';
+import { createMongoExposureStore } from '../retrieval/exposure-store.js';
+import { createRetrievalService } from '../retrieval/retrieval-service.js';
 import type { Runtime } from './runtime.js';
 import { createFingerprinter } from '../substrate/fingerprint.js';
 import { createMongoEventStore } from '../substrate/events/event-store.js';
@@ -63,6 +65,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const claims = createClaimLookup(db);
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const search = createSearchService({ index, memories, disputes });
+  const exposures = createMongoExposureStore(db, fingerprints);
+  const retrieval = createRetrievalService({ index, memories, disputes, exposures, fingerprints });
   // The hourly retention sweep of each tenant, created when the tenant first writes.
   const retentionScheduler = createRetentionScheduler({ client: temporalClient, taskQueue, sweeps: createMongoSweepStateStore(db) });
   return {
@@ -85,6 +89,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     temporalClient,
     taskQueue,
     search,
+    retrieval,
+    exposures,
+    scopePolicy: requirePolicy(policies, 'memory-scope'),
     retentionScheduler,
     writes: createWriteGateway({
       staging,
@@ -105,7 +112,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     disputes,
     claims,
     /** Erases what staging, sign-off and dispute collections keep about erased records. */
-    sideRecords: createSideRecordEraser({ staging, reviews, disputes }),
+    sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures }),
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
     erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),
@@ -122,6 +129,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await disputes.ensureIndexes();
       await claims.ensureIndexes();
       await fences.ensureIndexes();
+      await exposures.ensureIndexes();
     },
   };
 }

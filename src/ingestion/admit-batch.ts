@@ -5,7 +5,7 @@ import { idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
-import type { EventRecord, MemoryRecord } from '../substrate/model/records.js';
+import { principalScope, type EventRecord, type MemoryRecord } from '../substrate/model/records.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
@@ -447,6 +447,7 @@ export function admittedRecord(
     version: 1,
     status,
     writtenBy: at.writer,
+    scope: m.scope === 'tenant' ? 'tenant' : principalScope(at.writer),
     expiresAt: retention.expiresAt,
     expiryBucket: expiryBucketOf(retention.expiresAt),
     highImpact: status === 'candidate',

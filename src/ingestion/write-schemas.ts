@@ -45,6 +45,8 @@ export const MemoryInputSchema = z
     retentionClass: z.string().min(1).max(64).optional(),
     trustTier: z.number().int().min(0).max(3),
     confidence: z.number().min(0).max(1),
+    /** Whose memory it is: the writer's own (default) or the tenant's shared scope. */
+    scope: z.enum(['principal', 'tenant']).default('principal'),
     provenance: z.strictObject({
       eventIds: z.array(identifier).max(256).default([]),
       parentIds: z.array(identifier).max(256).default([]),

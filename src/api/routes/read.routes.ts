@@ -51,6 +51,7 @@ export function presentMemory(m: MemoryRecord) {
     confidence: m.confidence,
     version: m.version,
     status: m.status,
+    scope: m.scope ?? null,
   };
 }
 

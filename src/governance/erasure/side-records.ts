@@ -21,29 +21,38 @@ export interface SideRecordEraser {
 
 const isEvent = (id: string) => id.startsWith('evt_');
 
+/** Retrieval's exposure trace, as erasure needs it: the erased records' ids reduced to keyed hashes. */
+export interface ExposureTrace {
+  forget(tenant: string, memoryIds: readonly string[]): Promise<number>;
+}
+
 /**
  * Erases what the side collections keep about erased records, outside the event log, the memories and
  * lineage: staged write batches that mention them (left by an ingestion that never finished), reviewers'
- * sign-off reasons, and dispute reasons still waiting for a resolution event.
+ * sign-off reasons, dispute reasons still waiting for a resolution event, and the exposure trace (reduced to
+ * keyed hashes: that a record was retrieved and reached a prompt stays countable, but not by its id).
  */
 export function createSideRecordEraser(deps: {
   staging: StagingStore;
   reviews: ReviewStore;
   disputes: DisputeStore;
+  exposures: ExposureTrace;
 }): SideRecordEraser {
   return {
     async erase(tenant, target) {
       // Sign-offs and disputes are about memories: event ids would only cost lookups that find nothing.
       const memoryIds = [...new Set(target.ids.filter((id) => !isEvent(id)))];
-      const [staged, reviews, reasons] = await Promise.all([
+      const [staged, reviews, reasons, exposures] = await Promise.all([
         deps.staging.eraseMentioning(tenant, target),
         deps.reviews.forget(tenant, memoryIds),
         deps.disputes.forgetReasonsOf(tenant, memoryIds),
+        deps.exposures.forget(tenant, memoryIds),
       ]);
       return {
         [Collections.staging]: staged,
         [Collections.reviews]: reviews,
         [Collections.disputeReasons]: reasons,
+        [Collections.exposures]: exposures,
       };
     },
   };

@@ -75,4 +75,20 @@ export interface MemoryRecord {
   updatedAt: Date;
   /** Legal holds restricting this record to the legal role (absent when none). */
   restrictedBy?: string[];
+  /**
+   * Whose memory it is: `principal:<writer>` (the default) or `tenant` (shared). Absent on records written
+   * before scopes existed: retrieval treats that as unknown, never as readable.
+   */
+  scope?: string;
+}
+
+/** Owner scopes: a principal's own (`principal:<id>`) or the tenant's shared one (`tenant`). */
+export const SCOPE_PATTERN = /^(?:tenant|principal:\S{1,256})$/;
+
+export function isScope(value: string): boolean {
+  return SCOPE_PATTERN.test(value);
+}
+
+export function principalScope(principalId: string): string {
+  return `principal:${principalId}`;
 }

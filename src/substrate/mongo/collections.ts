@@ -12,6 +12,7 @@ export const Collections = {
   holds: 'legal_holds',
   erasures: 'erasure_requests',
   retrievals: 'retrievals',
+  exposures: 'exposures',
   erasureSets: 'erasure_sets',
   transitions: 'memory_transitions',
   erasureProbes: 'erasure_probes',

@@ -54,6 +54,7 @@ export function memoryIndexMapping(dims: number): estypes.MappingTypeMapping {
       kind: keyword,
       status: keyword,
       principal: keyword,
+      scope: keyword,
       purpose: keyword,
       sensitivity: keyword,
       jurisdiction: keyword,
@@ -85,6 +86,7 @@ export interface MemoryIndexDocument {
   kind: string;
   status: string;
   principal: string;
+  scope?: string;
   purpose: string;
   sensitivity: string;
   jurisdiction: string;
@@ -118,6 +120,7 @@ export function toIndexDocument(record: MemoryRecord, embedding: number[] | null
     confidence: record.confidence,
     content: record.content,
   };
+  if (record.scope !== undefined) doc.scope = record.scope;
   if (record.validTo !== null) doc.validTo = record.validTo.toISOString();
   if (embedding !== null) doc.embedding = embedding;
   return doc;

@@ -7,6 +7,7 @@ import type { SearchFilters } from './search-index.port.js';
 
 const LIST_FIELDS = [
   ['namespaces', 'namespace'],
+  ['scopes', 'scope'],
   ['subjects', 'subjects'],
   ['kinds', 'kind'],
   ['statuses', 'status'],

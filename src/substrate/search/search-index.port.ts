@@ -7,6 +7,8 @@ import type { MemoryRecord } from '../model/records.js';
  */
 export interface SearchFilters {
   namespaces?: string[];
+  /** Owner scopes (`principal:<id>`, `tenant`); a document without a scope matches none. */
+  scopes?: string[];
   subjects?: string[];
   kinds?: string[];
   statuses?: string[];

@@ -328,6 +328,12 @@ const JSON_CASES: JsonCase[] = [
     failsWith: ExitCode.usage,
   },
   {
+    command: 'retrieve',
+    ok: async () => ({ args: ['retrieve', 'invoice', '--budget', '500'], token: await token(['agent']) }),
+    fails: async () => ({ args: ['retrieve', 'invoice', '--budget', '0'], token: await token(['agent']) }),
+    failsWith: ExitCode.usage,
+  },
+  {
     command: 'audit export',
     lines: true,
     ok: async () => ({ args: ['audit', 'export'], token: await token(['auditor']) }),

@@ -91,6 +91,17 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
     expect(lines.length, output).toBeGreaterThan(0);
     for (const line of lines) expect(line).toMatch(/^\d+\.\d{4} {2}mem_\S+ {2}\[(active|disputed), /);
   },
+  retrieve: ({ call, output }) => {
+    const [head, ...items] = output.trim().split('\n');
+    const budget = optionValue(call.words, '--budget') ?? '2000';
+    const summary = new RegExp(`^retrieval rtv_\\S+: (\\d+) items, (\\d+)/${budget} tokens; \\d+ candidates, 0 refused, 0 unresolved`);
+    const [, count, used] = summary.exec(head ?? '') ?? [];
+    expect(head, output).toMatch(summary);
+    expect(Number(count)).toBeGreaterThan(0);
+    expect(Number(used)).toBeLessThanOrEqual(Number(budget));
+    expect(items).toHaveLength(Number(count));
+    for (const line of items) expect(line).toMatch(/^mem_\S+ v\d+ {2}\[(active|disputed), /);
+  },
   'audit export': ({ output, walk }) => {
     const entries = jsonLines(output) as { seq: number; tenant: string; hash: string }[];
     expect(entries.length).toBeGreaterThan(0);

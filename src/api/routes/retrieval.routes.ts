@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
+import { RetrieveRequestSchema, type RetrievalService } from '../../retrieval/retrieval-service.js';
+import type { ExposureStore } from '../../retrieval/exposure-store.js';
+import { readScope } from '../../governance/policy/read-scope.js';
+import type { PolicyDocument } from '../../governance/policy/evaluate.js';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { principalOf } from '../authenticate.js';
+import { presentMemory } from './read.routes.js';
+import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
+import { requireReadAccess } from './read-access.js';
+
+const ExposureReportSchema = z.strictObject({
+  /** The ids of this retrieval's items that the agent put into a prompt. */
+  memoryIds: z.array(z.string().min(1).max(256)).min(1).max(100),
+});
+
+/** Governed retrieval for an agent's context, and the exposure trace of what reached a prompt. */
+export function registerRetrievalRoutes(
+  app: FastifyInstance,
+  deps: {
+    retrieval: RetrievalService;
+    exposures: ExposureStore;
+    readPolicy: PolicyDocument;
+    scopePolicy: PolicyDocument;
+    audit: AuditLog;
+  },
+): void {
+  app.post(
+    '/v1/tenants/:tenant/retrieve',
+    {
+      config: { action: 'memory.retrieve' },
+      schema: {
+        summary: 'Admissible context for this principal, purpose, intent and time, packed within a token budget',
+        params: tenantParams,
+        body: jsonSchemaOf(RetrieveRequestSchema),
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const query = parseOrThrow(RetrieveRequestSchema, request.body);
+      const principal = principalOf(request);
+      const access = await requireReadAccess(deps, principal, query.purpose, 'retrieve');
+      const scope = readScope(deps.scopePolicy, principal, access.purpose.split(','));
+      const result = await deps.retrieval.retrieve(principal.tenant, query, {
+        principal: principal.id,
+        purpose: access.purpose,
+        sensitivities: access.sensitivities,
+        scopes: scope.scopes,
+      });
+      return {
+        retrievalId: result.retrievalId,
+        items: result.items.map((i) => ({
+          ...presentMemory(i.memory),
+          score: i.score,
+          tokens: i.tokens,
+          ...(i.disputes ? { disputes: i.disputes } : {}),
+        })),
+        counts: result.counts,
+        short: result.short,
+        budget: result.budget,
+        policy: {
+          read: { id: access.policy.id, version: access.policy.version },
+          scope: scope.policy,
+        },
+      };
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/retrievals/:id/exposures',
+    {
+      config: { action: 'exposure.report' },
+      schema: {
+        summary: "Report which of a retrieval's memories were put into a prompt",
+        params: tenantIdParams,
+        body: jsonSchemaOf(ExposureReportSchema),
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const { id } = request.params as { id: string };
+      const body = parseOrThrow(ExposureReportSchema, request.body);
+      const retrieval = await deps.exposures.getRetrieval(principal.tenant, id);
+      if (!retrieval) throw new DomainError(ErrorType.NotFound, 'retrieval: not found', 'id');
+      if (retrieval.principal !== principal.id) {
+        throw new DomainError(ErrorType.Forbidden, 'retrieval: reported only by the principal that retrieved', 'id');
+      }
+      const unknown = await deps.exposures.recordExposures(principal.tenant, id, body.memoryIds, new Date());
+      if (unknown.length > 0) {
+        const index = body.memoryIds.indexOf(unknown[0]!);
+        throw new DomainError(
+          ErrorType.Validation,
+          `memoryIds.${index}: not returned by this retrieval (nothing was recorded)`,
+          `memoryIds.${index}`,
+        );
+      }
+      return reply.code(201).send({ retrievalId: id, exposed: body.memoryIds.length });
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/memories/:id/exposures',
+    {
+      config: { action: 'exposure.read' },
+      schema: {
+        summary: 'Which retrievals returned a memory and which prompts it reached',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { id } = request.params as { id: string };
+      const found = await deps.exposures.exposuresOf(principal.tenant, id);
+      return {
+        memoryId: id,
+        retrievals: found.map((e) => ({
+          retrievalId: e.retrievalId,
+          principal: e.principal,
+          retrievedAt: e.retrievedAt.toISOString(),
+          exposedAt: e.exposedAt?.toISOString() ?? null,
+        })),
+      };
+    },
+  );
+}

@@ -1,0 +1,108 @@
+/**
+ * Three-valued admissibility of one retrieved record for one reader, purpose, intent and time (seed 000): each
+ * axis — scope, policy, lifecycle — is 1 (admissible), 0 (inadmissible) or unknown, and the record's verdict is
+ * their strong-Kleene conjunction. Missing or unreadable governance metadata is unknown, never admissible; only
+ * a verdict of 1 is served. Pure code.
+ */
+import { SENSITIVITIES, isScope, type MemoryRecord } from '../substrate/model/records.js';
+import { MEMORY_STATUSES, type MemoryStatus } from '../shared/lifecycle.js';
+
+export type Truth = 1 | 0 | 'unknown';
+export const AXES = ['scope', 'policy', 'lifecycle'] as const;
+export type Axis = (typeof AXES)[number];
+
+/** Strong-Kleene AND: 0 dominates, then unknown; 1 only when every operand is 1. The empty conjunction is 1. */
+export function kleeneAnd(values: readonly Truth[]): Truth {
+  if (values.includes(0)) return 0;
+  if (values.includes('unknown')) return 'unknown';
+  return 1;
+}
+
+export type Intent = 'current' | 'history' | 'as-of';
+
+/** What the reader may see, resolved once per call from the token and the read policies. */
+export interface ReaderView {
+  /** Owner scopes the reader may read; `all` for duties that read tenant-wide (review, erasure, legal hold). */
+  scopes: readonly string[] | 'all';
+  /** Sensitivities the read policy allows for the declared purpose. */
+  sensitivities: readonly string[];
+  intent: Intent;
+  /** The instant an `as-of` question asks about. */
+  asOf?: Date;
+}
+
+/** Statuses each intent serves. Expired records are handed to their retention erasure, never served. */
+export const INTENT_STATUSES: Readonly<Record<Intent, readonly MemoryStatus[]>> = {
+  current: ['active', 'disputed'],
+  history: ['active', 'disputed', 'superseded'],
+  'as-of': ['active', 'disputed', 'superseded'],
+};
+
+export interface Verdict {
+  axes: Record<Axis, Truth>;
+  admissible: Truth;
+}
+
+const isDate = (d: unknown): d is Date => d instanceof Date && !Number.isNaN(d.getTime());
+
+/** Scope: the record's owner scope is one the reader reads. A record without a readable scope is unknown. */
+export function scopeTruth(record: Partial<MemoryRecord>, view: ReaderView): Truth {
+  const scope = record.scope;
+  if (typeof scope !== 'string' || !isScope(scope)) return 'unknown';
+  if (view.scopes === 'all') return 1;
+  return view.scopes.includes(scope) ? 1 : 0;
+}
+
+/** Policy: the record's sensitivity is one the purpose admits. An unknown sensitivity is unknown. */
+export function policyTruth(record: Partial<MemoryRecord>, view: ReaderView): Truth {
+  const sensitivity = record.policy?.sensitivity;
+  if (typeof sensitivity !== 'string' || !(SENSITIVITIES as readonly string[]).includes(sensitivity)) return 'unknown';
+  return view.sensitivities.includes(sensitivity) ? 1 : 0;
+}
+
+/**
+ * Lifecycle: the status is one the intent serves, the record is under no hold, and for `as-of` its valid time
+ * contains the instant. An unreadable status, hold list or valid time is unknown.
+ */
+export function lifecycleTruth(record: Partial<MemoryRecord>, view: ReaderView): Truth {
+  const status = record.status;
+  if (typeof status !== 'string' || !(MEMORY_STATUSES as readonly string[]).includes(status)) return 'unknown';
+  if (record.restrictedBy !== undefined && !Array.isArray(record.restrictedBy)) return 'unknown';
+  if ((record.restrictedBy?.length ?? 0) > 0) return 0;
+  if (!INTENT_STATUSES[view.intent].includes(status as MemoryStatus)) return 0;
+  if (view.intent !== 'as-of') return 1;
+  if (!view.asOf || !isDate(record.validFrom)) return 'unknown';
+  if (record.validTo !== null && record.validTo !== undefined && !isDate(record.validTo)) return 'unknown';
+  const t = view.asOf.getTime();
+  const from = record.validFrom.getTime();
+  const to = record.validTo ? record.validTo.getTime() : Infinity;
+  return from <= t && t < to ? 1 : 0;
+}
+
+export function judge(record: Partial<MemoryRecord>, view: ReaderView): Verdict {
+  const axes = {
+    scope: scopeTruth(record, view),
+    policy: policyTruth(record, view),
+    lifecycle: lifecycleTruth(record, view),
+  };
+  return { axes, admissible: kleeneAnd(Object.values(axes)) };
+}
+
+/** Counts of candidates refused (0) and unresolved (unknown) per axis: numbers only, no ids or content. */
+export type RefusalCounts = Record<Axis, { refused: number; unresolved: number }>;
+
+export function emptyRefusalCounts(): RefusalCounts {
+  return {
+    scope: { refused: 0, unresolved: 0 },
+    policy: { refused: 0, unresolved: 0 },
+    lifecycle: { refused: 0, unresolved: 0 },
+  };
+}
+
+export function countVerdict(counts: RefusalCounts, verdict: Verdict): void {
+  for (const axis of AXES) {
+    const truth = verdict.axes[axis];
+    if (truth === 0) counts[axis].refused++;
+    else if (truth === 'unknown') counts[axis].unresolved++;
+  }
+}

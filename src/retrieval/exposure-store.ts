@@ -1,0 +1,162 @@
+/**
+ * Exposure tracing: which retrievals returned a memory and which of them put it into a prompt. A retrieval keeps
+ * who asked, for what purpose and intent, when, and a keyed hash of the query (never its text); one exposure
+ * document per (retrieval, memory) says when it was returned and, once the agent reports it, when it reached a
+ * prompt. An erasure reduces the exposure documents of its records to keyed hashes of their ids.
+ */
+import type { Db } from 'mongodb';
+import { Collections, isDuplicateKey, mapBounded } from '../substrate/mongo/collections.js';
+import type { Fingerprinter } from '../substrate/fingerprint.js';
+
+export interface RetrievalRecord {
+  _id: string;
+  tenant: string;
+  principal: string;
+  purpose: string;
+  intent: string;
+  queryHash: string;
+  returned: number;
+  at: Date;
+}
+
+interface ExposureDocument {
+  /** `<retrievalId>:<memoryId>` while the memory exists; the memory part is a keyed hash once it is erased. */
+  _id: string;
+  tenant: string;
+  retrievalId: string;
+  /** The memory's id, or its keyed hash after an erasure. */
+  memoryId: string;
+  principal: string;
+  retrievedAt: Date;
+  exposedAt: Date | null;
+  erased?: true;
+}
+
+/** What is known of a memory's exposure: counts and times, never who else was in the same retrieval. */
+export interface ExposureSummary {
+  retrievals: number;
+  firstRetrievedAt: Date | null;
+  lastRetrievedAt: Date | null;
+  prompts: number;
+  firstExposedAt: Date | null;
+  lastExposedAt: Date | null;
+}
+
+export interface ExposureStore {
+  recordRetrieval(retrieval: RetrievalRecord, memoryIds: readonly string[]): Promise<void>;
+  getRetrieval(tenant: string, retrievalId: string): Promise<RetrievalRecord | null>;
+  /**
+   * Marks the memories as put into a prompt. If the retrieval did not return some of them, nothing is marked and
+   * those ids are returned.
+   */
+  recordExposures(tenant: string, retrievalId: string, memoryIds: readonly string[], at: Date): Promise<string[]>;
+  /** For the DPO and the auditor: every retrieval that returned the memory, and whether it reached a prompt. */
+  exposuresOf(
+    tenant: string,
+    memoryId: string,
+  ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
+  /** Counts and times of the given memories' exposures (the erasure's statement). */
+  summarise(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
+  /** Replaces the erased memories' ids in their exposure documents by keyed hashes; returns how many changed. */
+  forget(tenant: string, memoryIds: readonly string[]): Promise<number>;
+  ensureIndexes(): Promise<void>;
+}
+
+const exposureId = (retrievalId: string, memoryId: string) => `${retrievalId}:${memoryId}`;
+
+export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): ExposureStore {
+  const retrievals = db.collection<RetrievalRecord>(Collections.retrievals);
+  const exposures = db.collection<ExposureDocument>(Collections.exposures);
+  const hashOf = (tenant: string, memoryId: string) => `h:${fingerprints.of('exposed-memory', tenant, memoryId)}`;
+
+  return {
+    async recordRetrieval(retrieval, memoryIds) {
+      await retrievals.insertOne(retrieval);
+      if (memoryIds.length === 0) return;
+      await exposures.insertMany(
+        [...new Set(memoryIds)].map((memoryId) => ({
+          _id: exposureId(retrieval._id, memoryId),
+          tenant: retrieval.tenant,
+          retrievalId: retrieval._id,
+          memoryId,
+          principal: retrieval.principal,
+          retrievedAt: retrieval.at,
+          exposedAt: null,
+        })),
+        { ordered: false },
+      );
+    },
+    async getRetrieval(tenant, retrievalId) {
+      const found = await retrievals.findOne({ _id: retrievalId });
+      return found && found.tenant === tenant ? found : null;
+    },
+    async recordExposures(tenant, retrievalId, memoryIds, at) {
+      const ids = [...new Set(memoryIds)];
+      const known = await mapBounded(ids, 16, (memoryId) =>
+        exposures.countDocuments({ _id: exposureId(retrievalId, memoryId), tenant }),
+      );
+      const unknown = ids.filter((_, i) => known[i] === 0);
+      if (unknown.length > 0) return unknown;
+      await mapBounded(ids, 16, (memoryId) =>
+        // The first report counts: a repeated report of the same prompt does not move its time.
+        exposures.updateOne({ _id: exposureId(retrievalId, memoryId), tenant, exposedAt: null }, { $set: { exposedAt: at } }),
+      );
+      return [];
+    },
+    async exposuresOf(tenant, memoryId) {
+      const found = await exposures.find({ tenant, memoryId }).sort({ retrievedAt: 1 }).limit(10_000).toArray();
+      return found.map((e) => ({
+        retrievalId: e.retrievalId,
+        principal: e.principal,
+        retrievedAt: e.retrievedAt,
+        exposedAt: e.exposedAt,
+      }));
+    },
+    async summarise(tenant, memoryIds) {
+      const all = (
+        await mapBounded([...new Set(memoryIds)], 16, (memoryId) => exposures.find({ tenant, memoryId }).toArray())
+      ).flat();
+      const times = (dates: Date[]) => {
+        const sorted = dates.map((d) => d.getTime()).sort((a, b) => a - b);
+        return sorted.length === 0
+          ? [null, null]
+          : [new Date(sorted[0]!), new Date(sorted[sorted.length - 1]!)];
+      };
+      const [firstRetrievedAt, lastRetrievedAt] = times(all.map((e) => e.retrievedAt));
+      const exposed = all.flatMap((e) => (e.exposedAt ? [e.exposedAt] : []));
+      const [firstExposedAt, lastExposedAt] = times(exposed);
+      return {
+        retrievals: new Set(all.map((e) => e.retrievalId)).size,
+        firstRetrievedAt: firstRetrievedAt ?? null,
+        lastRetrievedAt: lastRetrievedAt ?? null,
+        prompts: exposed.length,
+        firstExposedAt: firstExposedAt ?? null,
+        lastExposedAt: lastExposedAt ?? null,
+      };
+    },
+    async forget(tenant, memoryIds) {
+      const changed = await mapBounded([...new Set(memoryIds)], 16, async (memoryId) => {
+        const found = await exposures.find({ tenant, memoryId }).toArray();
+        let n = 0;
+        for (const e of found) {
+          // Re-keyed: the clear id leaves the document's key as well as its field. Insert first, then delete,
+          // so that a crash in between leaves a duplicate a retry removes, never a lost exposure.
+          const hashed = { ...e, _id: exposureId(e.retrievalId, hashOf(tenant, memoryId)), memoryId: hashOf(tenant, memoryId), erased: true as const };
+          try {
+            await exposures.insertOne(hashed);
+          } catch (error) {
+            if (!isDuplicateKey(error)) throw error;
+          }
+          await exposures.deleteOne({ _id: e._id });
+          n++;
+        }
+        return n;
+      });
+      return changed.reduce((a, b) => a + b, 0);
+    },
+    async ensureIndexes() {
+      await exposures.createIndex({ tenant: 1, memoryId: 1 });
+      await retrievals.createIndex({ tenant: 1, at: 1 });
+    },
+  };
+}
