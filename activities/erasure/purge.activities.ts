@@ -33,6 +33,7 @@ export const COMPACTED = [
   Collections.erasureProbes,
   Collections.reviews,
   Collections.disputeReasons,
+  Collections.exposures,
 ];
 
 /** Steps 4 and 5: mark and tombstone, purge, expunge the index, compact the collections. */

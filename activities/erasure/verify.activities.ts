@@ -1,4 +1,11 @@
-import type { AssuranceClaim, CertificateInput, ProbeResult, StoreResult } from '../../src/governance/certificates/certificate.js';
+import type {
+  AssuranceClaim,
+  CertificateInput,
+  ExposureStatement,
+  ProbeResult,
+  StoreResult,
+} from '../../src/governance/certificates/certificate.js';
+import type { ExposureSummary } from '../../src/governance/erasure/side-records.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
@@ -135,6 +142,13 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         mongo(Collections.reviews, sum(`side:${Collections.reviews}`)),
         mongo(Collections.disputeReasons, sum(`side:${Collections.disputeReasons}`)),
         {
+          store: 'mongodb',
+          collection: Collections.exposures,
+          action: 're-key(keyed hash)+compact(force)',
+          deleted: sum(`side:${Collections.exposures}`),
+          compacted: compacted.has(Collections.exposures),
+        },
+        {
           store: 'elasticsearch',
           index: indexName,
           action: 'bulk delete+forcemerge(only_expunge_deletes)+flush',
@@ -169,11 +183,24 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           .filter((s) => s.finishedAt)
           .map((s) => ({ step: s.step, startedAt: s.startedAt.toISOString(), finishedAt: s.finishedAt!.toISOString(), counts: s.counts })),
         assurance: assuranceClaims({ backend, indexName, probes, compacted: COMPACTED.filter((c) => compacted.has(c)) }),
+        exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
       };
       const certificate = await deps.certificates.issue(input);
       await deps.requests.addCertificate(ref.tenant, ref.requestId, certificate.certificateId);
       return { certificateId: certificate.certificateId };
     },
+  };
+}
+
+/** The certificate's exposure statement: counts always, times only where there was something to time. */
+function exposureStatement(e: ExposureSummary): ExposureStatement {
+  return {
+    retrievals: e.retrievals,
+    prompts: e.prompts,
+    ...(e.firstRetrievedAt ? { firstRetrievedAt: e.firstRetrievedAt.toISOString() } : {}),
+    ...(e.lastRetrievedAt ? { lastRetrievedAt: e.lastRetrievedAt.toISOString() } : {}),
+    ...(e.firstExposedAt ? { firstExposedAt: e.firstExposedAt.toISOString() } : {}),
+    ...(e.lastExposedAt ? { lastExposedAt: e.lastExposedAt.toISOString() } : {}),
   };
 }
 

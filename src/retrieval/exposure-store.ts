@@ -7,6 +7,7 @@
 import type { Db } from 'mongodb';
 import { Collections, isDuplicateKey, mapBounded } from '../substrate/mongo/collections.js';
 import type { Fingerprinter } from '../substrate/fingerprint.js';
+import type { ExposureSummary } from '../governance/erasure/side-records.js';
 
 export interface RetrievalRecord {
   _id: string;
@@ -32,15 +33,6 @@ interface ExposureDocument {
   erased?: true;
 }
 
-/** What is known of a memory's exposure: counts and times, never who else was in the same retrieval. */
-export interface ExposureSummary {
-  retrievals: number;
-  firstRetrievedAt: Date | null;
-  lastRetrievedAt: Date | null;
-  prompts: number;
-  firstExposedAt: Date | null;
-  lastExposedAt: Date | null;
-}
 
 export interface ExposureStore {
   recordRetrieval(retrieval: RetrievalRecord, memoryIds: readonly string[]): Promise<void>;
@@ -55,7 +47,7 @@ export interface ExposureStore {
     tenant: string,
     memoryId: string,
   ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
-  /** Counts and times of the given memories' exposures (the erasure's statement). */
+  /** Counts and times of the given memories' exposures, before or after `forget` (the erasure's statement). */
   summarise(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
   /** Replaces the erased memories' ids in their exposure documents by keyed hashes; returns how many changed. */
   forget(tenant: string, memoryIds: readonly string[]): Promise<number>;
@@ -113,9 +105,9 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       }));
     },
     async summarise(tenant, memoryIds) {
-      const all = (
-        await mapBounded([...new Set(memoryIds)], 16, (memoryId) => exposures.find({ tenant, memoryId }).toArray())
-      ).flat();
+      // By clear id and by keyed hash: a retried certification finds the trace whether or not it was re-keyed yet.
+      const keys = [...new Set(memoryIds)].flatMap((memoryId) => [memoryId, hashOf(tenant, memoryId)]);
+      const all = (await mapBounded(keys, 16, (memoryId) => exposures.find({ tenant, memoryId }).toArray())).flat();
       const times = (dates: Date[]) => {
         const sorted = dates.map((d) => d.getTime()).sort((a, b) => a - b);
         return sorted.length === 0

@@ -90,6 +90,15 @@ const assurance = z.strictObject({
   lapses: lapse.optional(),
 });
 
+const exposure = z.strictObject({
+  retrievals: count,
+  prompts: count,
+  firstRetrievedAt: instant.optional(),
+  lastRetrievedAt: instant.optional(),
+  firstExposedAt: instant.optional(),
+  lastExposedAt: instant.optional(),
+});
+
 const stated = {
   tenant: z.string().regex(TENANT_PATTERN, 'must match ^[a-z0-9][a-z0-9-]{1,62}$'),
   requestId: opaqueId,
@@ -104,6 +113,7 @@ const stated = {
   probes: z.array(probe).max(1_000),
   steps: z.array(step).max(1_000),
   assurance: z.array(assurance).max(1_000),
+  exposure: exposure.optional(),
 };
 
 type Stated = Omit<CertificateInput, 'certificateId'>;
@@ -125,6 +135,18 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
   c.steps.forEach((s, i) => {
     if (s.finishedAt < s.startedAt) issue(['steps', i, 'finishedAt'], 'must not be before startedAt');
   });
+  if (c.exposure) {
+    const e = c.exposure;
+    if (e.prompts > 0 && e.retrievals === 0) issue(['exposure', 'prompts'], 'a prompt needs a retrieval');
+    if ((e.retrievals > 0) !== (e.firstRetrievedAt !== undefined && e.lastRetrievedAt !== undefined))
+      issue(['exposure', 'firstRetrievedAt'], 'times are given exactly when there were retrievals');
+    if ((e.prompts > 0) !== (e.firstExposedAt !== undefined && e.lastExposedAt !== undefined))
+      issue(['exposure', 'firstExposedAt'], 'times are given exactly when there were prompts');
+    if (e.firstRetrievedAt && e.lastRetrievedAt && e.lastRetrievedAt < e.firstRetrievedAt)
+      issue(['exposure', 'lastRetrievedAt'], 'must not be before firstRetrievedAt');
+    if (e.firstExposedAt && e.lastExposedAt && e.lastExposedAt < e.firstExposedAt)
+      issue(['exposure', 'lastExposedAt'], 'must not be before firstExposedAt');
+  }
   c.assurance.forEach((a, i) => {
     if (a.level === 'L3' && !a.lapses)
       issue(['assurance', i, 'lapses'], 'is required at L3 (the date or condition on which it lapses)');

@@ -127,6 +127,19 @@ export interface AssuranceClaim {
   lapses?: AssuranceLapse;
 }
 
+/**
+ * Whether the erased memories had reached agents before they were erased: retrievals that returned any of them
+ * and prompts they were reported in, with the first and last times. Counts and times only.
+ */
+export interface ExposureStatement {
+  retrievals: number;
+  prompts: number;
+  firstRetrievedAt?: string;
+  lastRetrievedAt?: string;
+  firstExposedAt?: string;
+  lastExposedAt?: string;
+}
+
 /** The signed part of a certificate. */
 export interface CertificateBody {
   format: typeof CERTIFICATE_FORMAT;
@@ -152,6 +165,8 @@ export interface CertificateBody {
   probes: ProbeResult[];
   steps: StepRecord[];
   assurance: AssuranceClaim[];
+  /** Absent on certificates issued before exposure tracing existed. */
+  exposure?: ExposureStatement;
   previousCertificateHash: string;
 }
 

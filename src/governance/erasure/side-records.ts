@@ -17,6 +17,8 @@ export type SideRecordCounts = Record<string, number>;
 export interface SideRecordEraser {
   /** Idempotent: a retry finds nothing left and counts zero. */
   erase(tenant: string, target: SideRecordTarget): Promise<SideRecordCounts>;
+  /** Whether the erased memories had reached agents (for the certificate): counts and times. */
+  exposureOf(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
 }
 
 const isEvent = (id: string) => id.startsWith('evt_');
@@ -24,6 +26,17 @@ const isEvent = (id: string) => id.startsWith('evt_');
 /** Retrieval's exposure trace, as erasure needs it: the erased records' ids reduced to keyed hashes. */
 export interface ExposureTrace {
   forget(tenant: string, memoryIds: readonly string[]): Promise<number>;
+  summarise(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
+}
+
+/** Counts and times of what reached agents. */
+export interface ExposureSummary {
+  retrievals: number;
+  firstRetrievedAt: Date | null;
+  lastRetrievedAt: Date | null;
+  prompts: number;
+  firstExposedAt: Date | null;
+  lastExposedAt: Date | null;
 }
 
 /**
@@ -54,6 +67,12 @@ export function createSideRecordEraser(deps: {
         [Collections.disputeReasons]: reasons,
         [Collections.exposures]: exposures,
       };
+    },
+    exposureOf(tenant, ids) {
+      return deps.exposures.summarise(
+        tenant,
+        ids.filter((id) => !isEvent(id)),
+      );
     },
   };
 }

@@ -199,8 +199,19 @@ describe('governed retrieval', () => {
     const stored = await app.runtime.db.collection(Collections.retrievals).findOne({ _id: answer.retrievalId as never });
     expect(JSON.stringify(stored)).not.toContain(canary);
 
+    const retrievalsOfFirst = (await trace(first)).length;
     const requestId = await fileErasure(app, tenant, { memoryIds: [first] });
-    await waitForState(app, tenant, requestId, ['completed'], 180_000);
+    const done = await waitForState(app, tenant, requestId, ['completed'], 180_000);
+    // The certificate says the record had reached agents, and when: counts and times, no ids of retrievals.
+    const certificate = await app.services.certificates.get(tenant, done.certificateIds!.at(-1)!);
+    expect(retrievalsOfFirst).toBeGreaterThan(1);
+    expect(certificate?.exposure).toMatchObject({
+      retrievals: retrievalsOfFirst,
+      prompts: 1,
+      firstExposedAt: traced!.exposedAt,
+      lastExposedAt: traced!.exposedAt,
+    });
+    expect(JSON.stringify(certificate)).not.toContain(answer.retrievalId);
     expect(await trace(first)).toEqual([]);
     const exposures = app.runtime.db.collection(Collections.exposures);
     expect(await exposures.countDocuments({ tenant, memoryId: first })).toBe(0);

@@ -33,6 +33,27 @@ describe('what a certificate may hold', () => {
     expect(Object.keys(parseCertificateInput(input))).not.toContain('certificateId');
   });
 
+  it('an exposure statement holds counts and times that agree with each other', () => {
+    const base = sampleInput('t-schema');
+    const t1 = '2026-11-01T10:00:00.000Z';
+    const t2 = '2026-11-02T10:00:00.000Z';
+    const exposed = { retrievals: 2, prompts: 1, firstRetrievedAt: t1, lastRetrievedAt: t2, firstExposedAt: t2, lastExposedAt: t2 };
+    expect(parseCertificateInput({ ...base, exposure: exposed })).toMatchObject({ exposure: exposed });
+    expect(parseCertificateInput({ ...base, exposure: { retrievals: 0, prompts: 0 } })).toMatchObject({
+      exposure: { retrievals: 0, prompts: 0 },
+    });
+    expect(refusal({ ...base, exposure: { retrievals: 0, prompts: 1, firstExposedAt: t1, lastExposedAt: t1 } })).toMatchObject({
+      field: 'exposure.prompts',
+    });
+    expect(refusal({ ...base, exposure: { retrievals: 2, prompts: 0 } })).toMatchObject({
+      field: 'exposure.firstRetrievedAt',
+    });
+    expect(refusal({ ...base, exposure: { ...exposed, lastRetrievedAt: '2026-10-01T00:00:00.000Z' } })).toMatchObject({
+      field: 'exposure.lastRetrievedAt',
+    });
+    expect(refusal({ ...base, exposure: { ...exposed, retrievalIds: ['rtv_1'] } }).type).toBe(ErrorType.Validation);
+  });
+
   it('an e-mail address or free text is refused wherever an opaque id belongs, naming the field', () => {
     const base = sampleInput('t-schema');
     expect(
