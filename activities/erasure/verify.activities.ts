@@ -187,6 +187,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
       };
       const certificate = await deps.certificates.issue(input);
       await deps.requests.addCertificate(ref.tenant, ref.requestId, certificate.certificateId);
+      if (input.exposure) await deps.requests.update(ref.tenant, ref.requestId, { exposure: input.exposure });
       return { certificateId: certificate.certificateId };
     },
   };

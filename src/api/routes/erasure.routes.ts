@@ -42,6 +42,7 @@ export function presentErasure(r: ErasureRequest) {
     holdIds: r.holdIds,
     certificateIds: r.certificateIds,
     note: r.operatorNote,
+    ...(r.exposure ? { exposure: r.exposure } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ProbeResult } from '../certificates/certificate.js';
+import type { ExposureStatement, ProbeResult } from '../certificates/certificate.js';
 
 /** GDPR Art. 17(1)(a)–(f), retention expiry, and correction. */
 export const LEGAL_GROUNDS = [
@@ -89,4 +89,6 @@ export interface ErasureRequest {
   indexName?: string | null;
   segmentsDeletedDocs?: number;
   compacted?: string[];
+  /** What the last certificate stated about the erased records' exposure to agents (counts and times). */
+  exposure?: ExposureStatement;
 }

@@ -212,6 +212,13 @@ describe('governed retrieval', () => {
       lastExposedAt: traced!.exposedAt,
     });
     expect(JSON.stringify(certificate)).not.toContain(answer.retrievalId);
+    // The DPO's view of the request says the same.
+    const view = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/erasure-requests/${requestId}`,
+      token: await app.token(tenant, ['dpo'], 'dpo-1'),
+    });
+    expect(view.json<{ exposure: unknown }>().exposure).toEqual(certificate!.exposure);
     expect(await trace(first)).toEqual([]);
     const exposures = app.runtime.db.collection(Collections.exposures);
     expect(await exposures.countDocuments({ tenant, memoryId: first })).toBe(0);
