@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections } from '../../substrate/mongo/collections.js';
+import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import type { LegalHold, StoredHoldScope } from './legal-hold.js';
 
 /** The keyed hash a released subject hold keeps in place of the subject (HMAC with the fingerprint secret). */
@@ -23,6 +23,7 @@ export interface HoldStore {
 
 export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldStore {
   const holds = db.collection<LegalHold>(Collections.holds);
+  const releases = db.collection<{ _id: string; tenant: string; by: string; at: Date }>(Collections.holdReleases);
   const get = async (tenant: string, id: string) => {
     const hold = await holds.findOne({ _id: id });
     return hold && hold.tenant === tenant ? hold : null;
@@ -46,11 +47,25 @@ export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldS
         'subjectId' in hold.scope
           ? { subjectHash: holdSubjectHash(fingerprints, tenant, hold.scope.subjectId) }
           : hold.scope;
-      const result = await holds.updateOne(
+      // The release is claimed by a unique insert first: the local server does not make a conditional update
+      // atomic, so two releases racing could both see `active: true`. Only the claim's winner reports it.
+      let won = true;
+      let claim = { by, at: new Date() };
+      try {
+        await releases.insertOne({ _id: id, tenant, ...claim });
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        won = false;
+        const found = await releases.findOne({ _id: id, tenant });
+        if (found) claim = { by: found.by, at: found.at };
+      }
+      // Applied by every caller, with the winner's name and time: a winner that stopped after its claim is
+      // completed by whoever comes next, and the result is the same whoever writes it.
+      await holds.updateOne(
         { _id: id, tenant, active: true },
-        { $set: { active: false, releasedBy: by, releasedAt: new Date(), scope } },
+        { $set: { active: false, releasedBy: claim.by, releasedAt: claim.at, scope } },
       );
-      return result.modifiedCount === 1;
+      return won;
     },
   };
 }

@@ -10,6 +10,7 @@ export const Collections = {
   audit: 'audit',
   certificates: 'certificates',
   holds: 'legal_holds',
+  holdReleases: 'legal_hold_releases',
   erasures: 'erasure_requests',
   retrievals: 'retrievals',
   exposures: 'exposures',
