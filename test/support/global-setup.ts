@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { loadStackConfig } from '../../stack/stack-config.js';
 import { bundleWorkflows } from '../../src/temporal/worker.js';
 import { workflowBundlePath } from './paths.js';
@@ -14,6 +15,9 @@ import { cleanUpTestRun } from './stack-cleanup.js';
 export default async function setup(): Promise<() => Promise<void>> {
   // Slightly before now: the clocks of the servers and of this process may disagree by a little.
   const since = new Date(Date.now() - 5_000);
+  // Inherited by the test workers: every test tenant and task queue of this run carries it.
+  const run = randomUUID().slice(0, 4);
+  process.env.LETHE_TEST_RUN = run;
   const stack = loadStackConfig();
   execFileSync(process.execPath, ['--import', 'tsx', path.join(stack.repoDir, 'stack', 'cli.ts'), 'ensure'], {
     stdio: 'inherit',
@@ -24,7 +28,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   fs.writeFileSync(file, bundle.code);
   return async () => {
     if (process.env.LETHE_KEEP_TEST_DATA === '1') return;
-    const report = await cleanUpTestRun(since);
+    const report = await cleanUpTestRun(since, run);
     console.log(`test run cleaned up: ${JSON.stringify(report)}`);
   };
 }

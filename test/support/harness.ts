@@ -15,8 +15,20 @@ import { quietTemporal } from './quiet-temporal.js';
 
 quietTemporal();
 
+/**
+ * `<prefix>-<run tag><8 hex>`: the run tag (set once by the global setup) lets a run's teardown remove what it
+ * made and nothing a second run on the same stack is still using.
+ */
 export function uniqueId(prefix: string): string {
-  return `${prefix}-${randomUUID().slice(0, 8)}`;
+  return `${prefix}-${testRunTag()}${randomUUID().slice(0, 8)}`;
+}
+
+export function testRunTag(): string {
+  const tag = process.env.LETHE_TEST_RUN;
+  if (tag && /^[0-9a-f]{4}$/.test(tag)) return tag;
+  // A file run without the global setup: a tag of its own, which no teardown claims until it is stale.
+  process.env.LETHE_TEST_RUN = randomUUID().slice(0, 4);
+  return process.env.LETHE_TEST_RUN;
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {

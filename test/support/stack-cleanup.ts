@@ -2,8 +2,9 @@
  * What a test run leaves on the developer's stack, removed at its end: the Elasticsearch indices of test
  * tenants, the retention schedules and registrations of test tenants, workflows still waiting on a test's task
  * queue, and captured mail older than the run. Only what a test creates is touched (test tenants are
- * `t-<8 hex>`, test task queues `tq-<8 hex>`), and only what this run created (by creation time) or what a run
- * killed before its teardown left hours ago, so a second run on the same stack keeps its own.
+ * `t-<4 hex run tag><8 hex>`, test task queues `tq-<run tag><8 hex>`), and only what this run created (its
+ * run tag) or what a run killed before its teardown left hours ago, so a second run on the same stack keeps
+ * its own.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,14 +14,16 @@ import { MongoClient } from 'mongodb';
 import { testConfig } from './harness.js';
 import { loadStackConfig } from '../../stack/stack-config.js';
 
-const TEST_TENANT = /^t-[0-9a-f]{8}$/;
-const TEST_QUEUE = /^tq-[0-9a-f]{8}$/;
+const TEST_TENANT = /^t-([0-9a-f]{4})[0-9a-f]{8}$/;
+const TEST_QUEUE = /^tq-([0-9a-f]{4})[0-9a-f]{8}$/;
 /** What an earlier run that was killed before its teardown left: old enough that no run still uses it. */
 const STALE_MS = 2 * 60 * 60 * 1000;
 
-/** Made by this run, or left by a run long finished. */
-function cleanable(created: Date, since: Date): boolean {
-  return created >= since || created.getTime() < since.getTime() - STALE_MS;
+/** Made by this run (its tag), or left by a run long finished. */
+function cleanable(name: string, pattern: RegExp, created: Date, since: Date, run: string): boolean {
+  const match = pattern.exec(name);
+  if (!match) return false;
+  return (match[1] === run && created >= since) || created.getTime() < since.getTime() - STALE_MS;
 }
 
 export interface CleanupReport {
@@ -31,7 +34,7 @@ export interface CleanupReport {
   mail: number;
 }
 
-export async function cleanUpTestRun(since: Date): Promise<CleanupReport> {
+export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupReport> {
   const config = testConfig();
   const report: CleanupReport = { indices: 0, schedules: 0, workflows: 0, registrations: 0, mail: 0 };
 
@@ -40,8 +43,9 @@ export async function cleanUpTestRun(since: Date): Promise<CleanupReport> {
     const prefix = `${config.elasticsearch.indexPrefix}-mem-`;
     const indices = await es.cat.indices({ index: `${prefix}t-*`, format: 'json', h: ['index', 'creation.date'] });
     const ours = indices
-      .filter((i) => TEST_TENANT.test(tenantOfIndex(String(i.index), prefix)))
-      .filter((i) => cleanable(new Date(Number(i['creation.date'])), since))
+      .filter((i) =>
+        cleanable(tenantOfIndex(String(i.index), prefix), TEST_TENANT, new Date(Number(i['creation.date'])), since, run),
+      )
       .map((i) => String(i.index));
     // Named one by one: deleting by wildcard is refused by default (action.destructive_requires_name).
     for (let at = 0; at < ours.length; at += 50) {
@@ -62,17 +66,17 @@ export async function cleanUpTestRun(since: Date): Promise<CleanupReport> {
         .getHandle(schedule.scheduleId)
         .describe()
         .catch(() => null);
-      if (!described || !cleanable(described.info.createdAt, since)) continue;
+      if (!described || !cleanable(tenant, TEST_TENANT, described.info.createdAt, since, run)) continue;
       await client.schedule
         .getHandle(schedule.scheduleId)
         .delete()
         .catch(() => undefined);
       report.schedules++;
     }
-    for await (const run of client.workflow.list({ query: 'ExecutionStatus = "Running"' })) {
-      if (!TEST_QUEUE.test(run.taskQueue) || !cleanable(run.startTime, since)) continue;
+    for await (const execution of client.workflow.list({ query: 'ExecutionStatus = "Running"' })) {
+      if (!cleanable(execution.taskQueue, TEST_QUEUE, execution.startTime, since, run)) continue;
       await client.workflow
-        .getHandle(run.workflowId, run.runId)
+        .getHandle(execution.workflowId, execution.runId)
         .terminate('test run finished')
         .catch(() => undefined);
       report.workflows++;
@@ -85,13 +89,14 @@ export async function cleanUpTestRun(since: Date): Promise<CleanupReport> {
   try {
     const sweeps = mongo.db(config.mongo.dbName).collection<{ _id: string; registeredAt: Date }>('retention_sweeps');
     const registered = await sweeps.find({}, { projection: { _id: 1, registeredAt: 1 } }).toArray();
-    const ids = registered.filter((r) => TEST_TENANT.test(r._id) && cleanable(r.registeredAt, since)).map((r) => r._id);
+    const ids = registered.filter((r) => cleanable(r._id, TEST_TENANT, r.registeredAt, since, run)).map((r) => r._id);
     if (ids.length > 0) report.registrations = (await sweeps.deleteMany({ _id: { $in: ids } })).deletedCount;
   } finally {
     await mongo.close();
   }
 
-  report.mail = pruneMail(since);
+  // Only mail no run can still be waiting for: a second run on the same stack reads its own as it arrives.
+  report.mail = pruneMail(new Date(since.getTime() - STALE_MS));
   return report;
 }
 
@@ -114,6 +119,6 @@ function pruneMail(before: Date): number {
 function tenantOfIndex(index: string, prefix: string): string {
   // `<prefix>-mem-<tenant>` or a versioned concrete index behind that alias.
   const rest = index.slice(prefix.length);
-  const match = /^(t-[0-9a-f]{8})/.exec(rest);
+  const match = /^(t-[0-9a-f]{12})/.exec(rest);
   return match ? match[1]! : rest;
 }
