@@ -51,7 +51,7 @@ import {
   numCandidates,
   rankWindow,
 } from '../src/substrate/search/elasticsearch-search-index.js';
-import { createHashingEmbedder } from '../src/substrate/search/hashing-embedder.js';
+import { createEmbedder } from '../src/substrate/search/embedder-factory.js';
 import { tenantIndexNames } from '../src/substrate/search/index-layout.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
 import { generateDataset, READER_SENSITIVITIES, type BenchQuery } from './lib/retrieval-dataset.js';
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
   const memories = createMongoMemoryStore(runtime.db);
   const disputes = createMongoDisputeStore(runtime.db);
   const exposures = createMongoExposureStore(runtime.db, fingerprints);
-  const embedder = createHashingEmbedder({ dims: config.elasticsearch.embeddingDims });
+  const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, { prefix, embedder });
   const retrieval = createRetrievalService({ index, memories, disputes, exposures, fingerprints });
   const profiled = profilingClient(runtime.es);
@@ -373,7 +373,7 @@ async function main(): Promise<void> {
     out();
     out(
       `${dataset.byId.size.toLocaleString('en-US')} memories (${indexed.toLocaleString('en-US')} indexed), ${TENANTS} tenants × ${PRINCIPALS} principals, ` +
-        `${config.elasticsearch.embeddingDims}-d hashing embedder; ${s.superseded} superseded, ${s.deleted} deleted before purge ` +
+        `${embedder.dims}-d ${embedder.model} embedder; ${s.superseded} superseded, ${s.deleted} deleted before purge ` +
         `(index: ${s.deletedStatusInIndex} status deleted, ${s.deletedStale} stale status, ${s.deletedAbsent} absent), ${s.held} held.`,
     );
     out(

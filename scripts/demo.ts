@@ -102,6 +102,18 @@ async function main(): Promise<void> {
       for (const r of answer.results) say(`      ${r.score.toFixed(4)}  ${r.memory.content}`);
     }
 
+    say('   Context for the agent itself (its own and the shared scope, judged per record, packed into 200 tokens):');
+    const context = await agent.post<{
+      items: { id: string; content: string; tokens: number }[];
+      counts: { candidates: number; refused: number; unresolved: number };
+      budget: { used: number; tokens: number };
+    }>(`/v1/tenants/${tenant}/retrieve`, { query: 'how does Ana want to be contacted?', k: 5, budgetTokens: 200 });
+    for (const item of context.items) say(`      ${item.id}  (${item.tokens} tokens)  ${item.content}`);
+    say(
+      `      ${context.budget.used}/${context.budget.tokens} tokens; ${context.counts.candidates} candidates, ` +
+        `${context.counts.refused} refused, ${context.counts.unresolved} unresolved`,
+    );
+
     step('4. Re-delivery is idempotent; refusals name the field');
     const again = await agent.post<{ events: { outcome: string }[] }>(`/v1/tenants/${tenant}/batches`, {
       events: (sample as { events: unknown[] }).events.slice(0, 1),

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadStackConfig, type StackConfig, type StackManifest } from './stack-config.js';
 import { stackServices, type StackService } from './services.js';
-import { StackError, isAlive, sleep, tail, waitFor } from './processes.js';
+import { StackError, isAlive, runBuildScript, sleep, tail, waitFor } from './processes.js';
 
 type Command = 'up' | 'down' | 'status' | 'ensure';
 
@@ -62,6 +62,12 @@ async function up(config: StackConfig, quiet: boolean): Promise<void> {
     if (Date.now() - t > 2000) log(`built ${service.name} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   }
   const testServerPath = (await testServer.build()) ?? '';
+  // Not a server: the sentence-embedding model the API and worker load from disk (fetched once, then cached).
+  const embeddingModelDir = await runBuildScript(
+    'embedding-model',
+    path.join(config.repoDir, 'stack', 'embedding-model', 'fetch.sh'),
+    {},
+  );
 
   // PostgreSQL must answer before FerretDB connects to it.
   const ordered = [...toStart.filter((s) => s.name === 'postgres'), ...toStart.filter((s) => s.name !== 'postgres')];
@@ -100,6 +106,7 @@ async function up(config: StackConfig, quiet: boolean): Promise<void> {
     elasticsearchUrl: config.elasticsearch.url,
     smtp: config.smtp,
     temporalTestServer: testServerPath,
+    embeddingModelDir,
   };
   fs.writeFileSync(path.join(config.stateDir, 'stack.json'), JSON.stringify(manifest, null, 2));
   if (quiet && toStart.length === 0 && starting.length === 0) return;

@@ -26,6 +26,8 @@ export interface StackManifest {
   elasticsearchUrl: string;
   smtp: { host: string; port: number; captureDir: string };
   temporalTestServer: string;
+  /** The local sentence-embedding model's directory (`model.onnx`, `tokenizer.json`). */
+  embeddingModelDir: string;
 }
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -8,7 +8,7 @@ import { createMongoMemoryStore } from '../substrate/memories/memory-store.js';
 import { createMongoLineageStore } from '../substrate/lineage/lineage-store.js';
 import { createMongoTombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { createMongoStagingStore } from '../substrate/staging/staging-store.js';
-import { createHashingEmbedder } from '../substrate/search/hashing-embedder.js';
+import { createEmbedder } from '../substrate/search/embedder-factory.js';
 import { createElasticsearchSearchIndex } from '../substrate/search/elasticsearch-search-index.js';
 import { createMongoAuditLog } from '../governance/audit/mongo-audit-log.js';
 import { loadPolicies, requirePolicy } from '../governance/policy/policy-set.js';
@@ -47,7 +47,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const tombstones = createMongoTombstoneStore(db, fingerprints);
   const staging = createMongoStagingStore(db);
   const audit = createMongoAuditLog(db);
-  const embedder = createHashingEmbedder({ dims: config.elasticsearch.embeddingDims });
+  const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, {
     prefix: config.elasticsearch.indexPrefix,
     embedder,

@@ -29,7 +29,14 @@ const schema = z.object({
     .string()
     .regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and dashes')
     .default('lethe'),
-  LETHE_EMBEDDING_DIMS: z.coerce.number().int().min(8).max(4096).default(256),
+  LETHE_EMBEDDING_DIMS: z.coerce.number().int().min(8).max(4096).optional(),
+  LETHE_EMBEDDER: z.enum(['minilm', 'hashing', 'openai']).optional(),
+  LETHE_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  LETHE_EMBEDDING_THREADS: z.coerce.number().int().min(1).max(64).default(1),
+  LETHE_EMBEDDINGS_URL: z.string().url().optional(),
+  LETHE_EMBEDDINGS_MODEL: z.string().min(1).optional(),
+  LETHE_EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  LETHE_EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SMTP_HOST: z.string().min(1).default('127.0.0.1'),
   SMTP_PORT: port.default(1025),
   LETHE_MAIL_FROM: z.string().email().default('lethe@localhost'),
@@ -44,13 +51,23 @@ const schema = z.object({
   LETHE_SIGNING_KEY_FILE: z.string().min(1),
 });
 
+/**
+ * Which embedder fills the dense half of the index. `minilm` (the local model) outside tests; `hashing` is
+ * the lexical stand-in the test suite's fixtures are ranked with; `openai` is any OpenAI-compatible endpoint.
+ */
+export type EmbedderConfig =
+  | { kind: 'minilm'; modelDir: string; threads: number }
+  | { kind: 'hashing'; dims: number }
+  | { kind: 'openai'; url: string; model: string; dims: number; apiKey?: string; timeoutMs: number };
+
 /** Lethe's configuration, parsed once at boot; activities receive it and never read the environment. */
 export interface Config {
   env: 'development' | 'test' | 'production';
   logLevel: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   mongo: { uri: string; dbName: string };
-  elasticsearch: { url: string; indexPrefix: string; embeddingDims: number };
+  elasticsearch: { url: string; indexPrefix: string };
+  embedder: EmbedderConfig;
   smtp: {
     host: string;
     port: number;
@@ -62,6 +79,40 @@ export interface Config {
   };
   api: { host: string; port: number };
   secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
+}
+
+function embedderConfig(e: z.infer<typeof schema>): EmbedderConfig {
+  const kind = e.LETHE_EMBEDDER ?? (e.LETHE_ENV === 'test' ? 'hashing' : 'minilm');
+  switch (kind) {
+    case 'hashing':
+      return { kind, dims: e.LETHE_EMBEDDING_DIMS ?? 256 };
+    case 'minilm':
+      if (e.LETHE_EMBEDDING_DIMS !== undefined && e.LETHE_EMBEDDING_DIMS !== 384) {
+        throw new ConfigError('LETHE_EMBEDDING_DIMS', 'the minilm embedder has 384 dimensions');
+      }
+      if (!e.LETHE_EMBEDDING_MODEL_DIR) throw new ConfigError('LETHE_EMBEDDING_MODEL_DIR', 'is required');
+      return { kind, modelDir: e.LETHE_EMBEDDING_MODEL_DIR, threads: e.LETHE_EMBEDDING_THREADS };
+    case 'openai':
+      if (!e.LETHE_EMBEDDINGS_URL)
+        throw new ConfigError('LETHE_EMBEDDINGS_URL', 'is required when LETHE_EMBEDDER=openai');
+      if (!e.LETHE_EMBEDDINGS_MODEL) {
+        throw new ConfigError('LETHE_EMBEDDINGS_MODEL', 'is required when LETHE_EMBEDDER=openai');
+      }
+      if (e.LETHE_EMBEDDING_DIMS === undefined) {
+        throw new ConfigError(
+          'LETHE_EMBEDDING_DIMS',
+          "is required when LETHE_EMBEDDER=openai (the model's vector length)",
+        );
+      }
+      return {
+        kind,
+        url: e.LETHE_EMBEDDINGS_URL,
+        model: e.LETHE_EMBEDDINGS_MODEL,
+        dims: e.LETHE_EMBEDDING_DIMS,
+        ...(e.LETHE_EMBEDDINGS_API_KEY ? { apiKey: e.LETHE_EMBEDDINGS_API_KEY } : {}),
+        timeoutMs: e.LETHE_EMBEDDINGS_TIMEOUT_MS,
+      };
+  }
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -79,11 +130,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.LETHE_TASK_QUEUE },
     mongo: { uri: e.MONGODB_URI, dbName },
-    elasticsearch: {
-      url: e.ELASTICSEARCH_URL,
-      indexPrefix: e.LETHE_INDEX_PREFIX,
-      embeddingDims: e.LETHE_EMBEDDING_DIMS,
-    },
+    elasticsearch: { url: e.ELASTICSEARCH_URL, indexPrefix: e.LETHE_INDEX_PREFIX },
+    embedder: embedderConfig(e),
     smtp: {
       host: e.SMTP_HOST,
       port: e.SMTP_PORT,

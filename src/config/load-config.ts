@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, generateKeyPairSync } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,13 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const production = env.LETHE_ENV === 'production';
   const merged = production ? env : { ...developmentSecrets(env), ...stripEmpty(env) };
-  return parseConfig(merged);
+  return parseConfig({ LETHE_EMBEDDING_MODEL_DIR: defaultModelDir(env), ...merged });
+}
+
+/** Where `stack/embedding-model/fetch.sh` puts the local model (the same cache as the stack's builds). */
+function defaultModelDir(env: NodeJS.ProcessEnv): string {
+  const cache = env.LETHE_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'lethe');
+  return path.join(cache, 'embedding-model', 'minilm-l6-v2-int8');
 }
 
 function stripEmpty(env: NodeJS.ProcessEnv): Record<string, string> {

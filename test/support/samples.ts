@@ -1,5 +1,6 @@
 /** Sample writes for tests: plausible, and different every call where it matters. */
 import { randomUUID } from 'node:crypto';
+import type { MemoryRecord } from '../../src/substrate/model/records.js';
 
 export function sampleEvent(overrides: Record<string, unknown> = {}) {
   return {
@@ -27,6 +28,41 @@ export function sampleMemory(overrides: Record<string, unknown> = {}) {
     trustTier: 1,
     confidence: 0.9,
     provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-preference' },
+    ...overrides,
+  };
+}
+
+/** A stored memory record as the index sees it (for tests of the index adapter itself). */
+export function memoryRecord(
+  tenant: string,
+  id: string,
+  content: string,
+  overrides: Partial<MemoryRecord> = {},
+): MemoryRecord {
+  const at = new Date('2025-01-01T00:00:00.000Z');
+  return {
+    _id: id,
+    tenant,
+    namespace: 'crm',
+    subjects: ['subj-1'],
+    kind: 'fact',
+    attribute: null,
+    content,
+    contentHash: `hash-${id}`,
+    validFrom: at,
+    validTo: null,
+    recordedAt: at,
+    policy: { purpose: 'support', sensitivity: 'internal', jurisdiction: 'EU', retentionClass: 'standard' },
+    provenance: { eventIds: [], parentIds: [], derivationRule: 'direct', modelVersion: null, promptVersion: null },
+    trustTier: 2,
+    confidence: 0.9,
+    version: 1,
+    status: 'active',
+    writtenBy: 'agent-1',
+    expiresAt: null,
+    highImpact: false,
+    statusReason: null,
+    updatedAt: at,
     ...overrides,
   };
 }

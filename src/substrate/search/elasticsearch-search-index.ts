@@ -7,7 +7,13 @@ import type { Client, estypes } from '@elastic/elasticsearch';
 import { MEMORY_STATUSES } from '../../shared/lifecycle.js';
 import { validationError } from '../../shared/errors.js';
 import { isZeroVector, type Embedder } from './embedder.port.js';
-import { memoryIndexMapping, memoryIndexSettings, tenantIndexNames, toIndexDocument } from './index-layout.js';
+import {
+  indexEmbedderOf,
+  memoryIndexMapping,
+  memoryIndexSettings,
+  tenantIndexNames,
+  toIndexDocument,
+} from './index-layout.js';
 import { reciprocalRankFusion } from './rrf.js';
 import { admitsNothing, buildFilterClauses } from './search-filters.js';
 import { SearchIndexError, esErrorType, guarded, isIndexNotFound, toSearchIndexError } from './search-index-error.js';
@@ -78,12 +84,50 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
   const ensured = new Set<string>();
   const names = (tenant: string) => tenantIndexNames(prefix, tenant);
 
+  // Tenants whose index holds vectors of this process's embedder. A mismatch is not cached: a re-embedding
+  // swaps the alias to an index of the new model, and the next call must see it.
+  const sameModel = new Set<string>();
   const aliasExists = (alias: string): Promise<boolean> =>
     guarded('exists-alias', () => client.indices.existsAlias({ name: alias }));
+
+  /** The embedder of the index behind the tenant's alias, or null when the tenant has no index yet. */
+  async function indexEmbedder(tenant: string): Promise<string | null> {
+    const { alias } = names(tenant);
+    try {
+      const response = await client.indices.getMapping({ index: alias });
+      const mappings = Object.values(response).map((m) => indexEmbedderOf(m.mappings));
+      return mappings[0] ?? null;
+    } catch (error) {
+      if (isIndexNotFound(error)) return null;
+      throw toSearchIndexError('get-mapping', error);
+    }
+  }
+
+  /** True when the tenant's vectors and this process's come from one model (or the tenant has no index). */
+  async function matchesModel(tenant: string): Promise<boolean> {
+    if (sameModel.has(tenant)) return true;
+    const found = await indexEmbedder(tenant);
+    if (found !== null && found !== embedder.model) return false;
+    if (found !== null) sameModel.add(tenant);
+    return true;
+  }
+
+  async function assertSameModel(tenant: string, operation: string): Promise<void> {
+    if (await matchesModel(tenant)) return;
+    // Retryable: while a re-embedding runs, writes and probes wait for its alias swap instead of failing for good.
+    throw new SearchIndexError(
+      operation,
+      null,
+      'embedder_mismatch',
+      true,
+      `the tenant's index holds vectors of another model than ${embedder.model}: re-embed the tenant`,
+    );
+  }
 
   async function ensureTenantIndex(tenant: string): Promise<void> {
     const { alias, index } = names(tenant);
     if (await aliasExists(alias)) {
+      await assertSameModel(tenant, 'ensure-index');
       ensured.add(tenant);
       return;
     }
@@ -92,7 +136,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         index,
         aliases: { [alias]: { is_write_index: true } },
         settings: memoryIndexSettings(options.indexSettings),
-        mappings: memoryIndexMapping(embedder.dims),
+        mappings: memoryIndexMapping(embedder.dims, embedder.model),
       });
     } catch (error) {
       // A concurrent creator won the race: wait until its index can take writes.
@@ -190,7 +234,8 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       if (admitsNothing(filters) || text.trim() === '') return [];
       const filter = buildFilterClauses(tenant, filters);
       const window = rankWindow(k);
-      const [vector] = await embedOrNull([text]);
+      // While the tenant is being re-embedded to another model, search answers from BM25 alone.
+      const [vector] = (await matchesModel(tenant)) ? await embedOrNull([text]) : [null];
       const common = { size: window, _source: false, track_total_hits: false } as const;
       const searches: estypes.MsearchRequestItem[] = [
         { index: alias },
@@ -291,6 +336,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       const { alias } = names(tenant);
       const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [] };
       if (!(await aliasExists(alias))) return empty;
+      if (request.vector) await assertSameModel(tenant, 'probe');
       // A probe must see every write so far, not only what the last periodic refresh published.
       await refresh(alias, 'probe');
       const tenantFilter: estypes.QueryDslQueryContainer = { term: { tenant } };
@@ -373,6 +419,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         if (!isIndexNotFound(error)) throw toSearchIndexError('drop-tenant', error);
       }
       ensured.delete(tenant);
+      sameModel.delete(tenant);
     },
   };
 }

@@ -41,11 +41,22 @@ export function memoryIndexSettings(extra: Record<string, unknown> = {}): estype
 }
 
 /** Strict mapping: a document with a field not listed here is refused, so nothing unplanned gets indexed. */
-export function memoryIndexMapping(dims: number): estypes.MappingTypeMapping {
+/** What indices created before the index recorded its embedder were embedded with. */
+export const LEGACY_EMBEDDER = 'lethe-hashing-v1';
+
+/** The embedder an index's vectors came from, as its mapping records it. */
+export function indexEmbedderOf(mapping: estypes.MappingTypeMapping | undefined): string {
+  const recorded = mapping?._meta?.embedder;
+  return typeof recorded === 'string' ? recorded : LEGACY_EMBEDDER;
+}
+
+export function memoryIndexMapping(dims: number, embedder: string = LEGACY_EMBEDDER): estypes.MappingTypeMapping {
   const keyword = { type: 'keyword' } as const;
   const date = { type: 'date' } as const;
   return {
     dynamic: 'strict',
+    // Vectors of two models are not comparable: a process embedding with another model must not write or probe here.
+    _meta: { embedder, dims },
     properties: {
       memoryId: keyword,
       tenant: keyword,

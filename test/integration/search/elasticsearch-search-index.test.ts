@@ -3,22 +3,24 @@
  * halves of the hybrid query, fusion, status updates, and erasure down to the Lucene segments.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 import type { Runtime } from '../../../src/app/runtime.js';
 import type { SearchIndex } from '../../../src/substrate/search/search-index.port.js';
-import { createHashingEmbedder } from '../../../src/substrate/search/hashing-embedder.js';
+import { createEmbedder } from '../../../src/substrate/search/embedder-factory.js';
+import type { Embedder } from '../../../src/substrate/search/embedder.port.js';
 import { createElasticsearchSearchIndex } from '../../../src/substrate/search/elasticsearch-search-index.js';
 import { tenantIndexNames } from '../../../src/substrate/search/index-layout.js';
 import { RRF_K } from '../../../src/substrate/search/rrf.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
+import { memoryRecord as memory } from '../../support/samples.js';
 
 let runtime: Runtime;
 let index: SearchIndex;
 let embed: (text: string) => Promise<number[]>;
+let embedder: Embedder;
 
 beforeAll(() => {
   runtime = testRuntime();
-  const embedder = createHashingEmbedder({ dims: runtime.config.elasticsearch.embeddingDims });
+  embedder = createEmbedder(runtime.config.embedder);
   embed = async (text) => (await embedder.embed([text]))[0]!;
   index = createElasticsearchSearchIndex(runtime.es, {
     prefix: runtime.config.elasticsearch.indexPrefix,
@@ -39,35 +41,6 @@ function tenantForTest(): string {
   return tenant;
 }
 
-function memory(tenant: string, id: string, content: string, overrides: Partial<MemoryRecord> = {}): MemoryRecord {
-  const at = new Date('2025-01-01T00:00:00.000Z');
-  return {
-    _id: id,
-    tenant,
-    namespace: 'crm',
-    subjects: ['subj-1'],
-    kind: 'fact',
-    attribute: null,
-    content,
-    contentHash: `hash-${id}`,
-    validFrom: at,
-    validTo: null,
-    recordedAt: at,
-    policy: { purpose: 'support', sensitivity: 'internal', jurisdiction: 'EU', retentionClass: 'standard' },
-    provenance: { eventIds: [], parentIds: [], derivationRule: 'direct', modelVersion: null, promptVersion: null },
-    trustTier: 2,
-    confidence: 0.9,
-    version: 1,
-    status: 'active',
-    writtenBy: 'agent-1',
-    expiresAt: null,
-    highImpact: false,
-    statusReason: null,
-    updatedAt: at,
-    ...overrides,
-  };
-}
-
 const QUERY = 'customer prefers email contact on weekday mornings';
 
 async function sleep(ms: number): Promise<void> {
@@ -86,7 +59,7 @@ describe('Elasticsearch search index', () => {
     expect(mapping[concrete]?.mappings.dynamic).toBe('strict');
     expect(mapping[concrete]?.mappings.properties?.embedding).toMatchObject({
       type: 'dense_vector',
-      dims: runtime.config.elasticsearch.embeddingDims,
+      dims: embedder.dims,
       similarity: 'cosine',
     });
   });
