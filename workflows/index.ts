@@ -4,3 +4,4 @@ export { erasureRequest } from './erasure.workflow.js';
 export { disputeReview } from './dispute-review.workflow.js';
 export { memoryReview } from './memory-review.workflow.js';
 export { retentionSweep } from './retention-sweep.workflow.js';
+export { reembedTenant } from './reembed-tenant.workflow.js';

@@ -16,6 +16,7 @@ import { registerErasureRoutes } from './routes/erasure.routes.js';
 import { registerHoldRoutes } from './routes/hold.routes.js';
 import { registerCertificateRoutes } from './routes/certificate.routes.js';
 import { registerReviewRoutes } from './routes/review.routes.js';
+import { registerIndexRoutes } from './routes/index.routes.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -93,6 +94,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       ...reading,
     });
     registerAuditRoutes(app, { audit: services.audit });
+    registerIndexRoutes(app, { reembeds: services.reembeds });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerHoldRoutes(app, {
       holds: services.holds,

@@ -17,6 +17,8 @@ import { createWriteGateway } from '../temporal/write-gateway.js';
 import { createRetentionScheduler } from '../temporal/retention-schedule.js';
 import { createMongoSweepStateStore } from '../governance/retention/sweep-state-store.js';
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
+import { createReembedGateway } from '../temporal/reembed-gateway.js';
+import { createElasticsearchReembedder } from '../substrate/search/elasticsearch-reembedder.js';
 import { createMongoErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
 import { createMongoErasureSetStore } from '../governance/erasure/erasure-set-store.js';
 import { createMongoErasureFenceStore } from '../governance/erasure/erasure-fence-store.js';
@@ -115,6 +117,12 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures }),
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
+    reembeds: createReembedGateway({ client: temporalClient, taskQueue }),
+    reembedder: createElasticsearchReembedder(runtime.es, {
+      prefix: config.elasticsearch.indexPrefix,
+      embedder,
+      ...(options.indexSettings ? { indexSettings: options.indexSettings } : {}),
+    }),
     erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),
     /** Creates every index the queries need; idempotent, run at start-up. */
     async ensureIndexes() {

@@ -7,11 +7,18 @@ import { createRetentionActivities } from '../../activities/retention.activities
 import { retentionActivityDeps } from './retention-schedule.js';
 import { createReviewActivities } from '../../activities/review.activities.js';
 import { createDisputeActivities } from '../../activities/dispute.activities.js';
+import { createReembedActivities } from '../../activities/reembed.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
   return {
     ...createConnectivityActivities({ probes: runtime.probes }),
+    ...createReembedActivities({
+      memories: services.memories,
+      index: services.index,
+      reembedder: services.reembedder,
+      audit: services.audit,
+    }),
     ...createIngestionActivities({
       events: services.events,
       memories: services.memories,

@@ -20,6 +20,7 @@ export const ACTION_ROLES = {
   'certificate.export': ['auditor', 'dpo', 'admin'],
   'review.decide': ['reviewer'],
   'review.read': ['reviewer', 'admin'],
+  'index.reembed': ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Action = keyof typeof ACTION_ROLES;

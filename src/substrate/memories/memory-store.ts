@@ -28,6 +28,8 @@ export interface MemoryStore {
   idsBySubject(tenant: string, subject: string): Promise<string[]>;
   /** Records of a tenant in a status, oldest first, at most `limit`. */
   listByStatus(tenant: string, status: MemoryStatus, limit: number): Promise<MemoryRecord[]>;
+  /** The tenant's records in id order after `afterId` (all statuses), for walks over a whole tenant. */
+  pageOfTenant(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
   /** Records whose valid time or transaction time starts within [from, to). */
   idsByTime(tenant: string, field: 'validFrom' | 'recordedAt', from: Date, to: Date): Promise<string[]>;
@@ -177,6 +179,10 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     async listByStatus(tenant, status, limit) {
       return memories.find({ tenant, status }).sort({ recordedAt: 1 }).limit(limit).toArray();
+    },
+    async pageOfTenant(tenant, afterId, limit) {
+      const filter = afterId === null ? { tenant } : { tenant, _id: { $gt: afterId } };
+      return memories.find(filter).sort({ _id: 1 }).limit(limit).toArray();
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await memories.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();

@@ -6,7 +6,7 @@
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { MEMORY_STATUSES } from '../../shared/lifecycle.js';
 import { validationError } from '../../shared/errors.js';
-import { isZeroVector, type Embedder } from './embedder.port.js';
+import { isZeroVector, vectorsOrNull, type Embedder } from './embedder.port.js';
 import {
   indexEmbedderOf,
   memoryIndexMapping,
@@ -32,6 +32,18 @@ export interface ElasticsearchSearchIndexOptions {
   indexSettings?: Record<string, unknown>;
   /** Documents per `_bulk` request. */
   bulkChunkSize?: number;
+}
+
+/** How long this process trusts what it learnt about a tenant's index (exists, holds its model). */
+const CACHE_MS = 60_000;
+
+function expiringSet(ttlMs: number) {
+  const until = new Map<string, number>();
+  return {
+    has: (key: string) => (until.get(key) ?? 0) > Date.now(),
+    add: (key: string) => void until.set(key, Date.now() + ttlMs),
+    delete: (key: string) => void until.delete(key),
+  };
 }
 
 /** Upper bound on `k`: each half of the query fetches a window of 2k candidates. */
@@ -80,15 +92,23 @@ function hitIds(hits: estypes.SearchHit<unknown>[]): string[] {
 export function createElasticsearchSearchIndex(client: Client, options: ElasticsearchSearchIndexOptions): SearchIndex {
   const { prefix, embedder } = options;
   const chunkSize = options.bulkChunkSize ?? 500;
-  // Tenants whose index this process has seen to exist, so that each upsert does not ask again.
-  const ensured = new Set<string>();
+  // Tenants whose index this process has seen to exist (with its model), so that each upsert does not ask again.
+  // Remembered for a minute only: a re-embedding run by another process may swap the index meanwhile.
+  const ensured = expiringSet(CACHE_MS);
   const names = (tenant: string) => tenantIndexNames(prefix, tenant);
 
   // Tenants whose index holds vectors of this process's embedder. A mismatch is not cached: a re-embedding
   // swaps the alias to an index of the new model, and the next call must see it.
-  const sameModel = new Set<string>();
+  const sameModel = expiringSet(CACHE_MS);
   const aliasExists = (alias: string): Promise<boolean> =>
     guarded('exists-alias', () => client.indices.existsAlias({ name: alias }));
+
+  /** The live alias, and the re-embedding's alias while one fills: what erasure must reach. */
+  async function erasureTargets(tenant: string): Promise<string[]> {
+    const { alias, next } = names(tenant);
+    const [live, filling] = await Promise.all([aliasExists(alias), aliasExists(next)]);
+    return [...(live ? [alias] : []), ...(filling ? [next] : [])];
+  }
 
   /** The embedder of the index behind the tenant's alias, or null when the tenant has no index yet. */
   async function indexEmbedder(tenant: string): Promise<string | null> {
@@ -124,6 +144,25 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     );
   }
 
+  /**
+   * Where an upsert goes: the live alias, or, while a re-embedding to this process's model fills the tenant's
+   * `next` index, that index (the swap makes it live; the old model's index could not take this vector).
+   */
+  async function writeTarget(tenant: string): Promise<string> {
+    const { alias, next } = names(tenant);
+    if (ensured.has(tenant)) return alias;
+    try {
+      await ensureTenantIndex(tenant);
+      return alias;
+    } catch (error) {
+      if (!(error instanceof SearchIndexError) || error.esType !== 'embedder_mismatch') throw error;
+      const filling = await client.indices.getMapping({ index: next }).catch(() => null);
+      const models = filling ? Object.values(filling).map((m) => indexEmbedderOf(m.mappings)) : [];
+      if (models.length === 1 && models[0] === embedder.model) return next;
+      throw error;
+    }
+  }
+
   async function ensureTenantIndex(tenant: string): Promise<void> {
     const { alias, index } = names(tenant);
     if (await aliasExists(alias)) {
@@ -147,15 +186,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     ensured.add(tenant);
   }
 
-  async function embedOrNull(texts: string[]): Promise<(number[] | null)[]> {
-    const vectors = await embedder.embed(texts);
-    if (vectors.length !== texts.length) throw new Error('embedder returned a wrong number of vectors');
-    return vectors.map((v) => {
-      if (v.length !== embedder.dims) throw new Error('embedder returned a vector of the wrong length');
-      // Cosine is undefined for the zero vector (ES refuses it): such a document is found by BM25 only.
-      return isZeroVector(v) ? null : v;
-    });
-  }
+  const embedOrNull = (texts: string[]) => vectorsOrNull(embedder, texts);
 
   async function refresh(alias: string, operation: string): Promise<void> {
     await guarded(operation, () => client.indices.refresh({ index: alias }));
@@ -165,11 +196,10 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     ensureTenantIndex,
 
     async upsert(tenant, records, { refresh: refreshMode = false } = {}) {
-      const { alias } = names(tenant);
       if (records.some((r) => r.tenant !== tenant))
         throw validationError('records', 'a record belongs to another tenant');
       if (records.length === 0) return { indexed: 0, failed: [] };
-      if (!ensured.has(tenant)) await ensureTenantIndex(tenant);
+      const target = await writeTarget(tenant);
       let indexed = 0;
       const failed: ItemFailure[] = [];
       const batches = chunks(records, chunkSize);
@@ -181,7 +211,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         ]);
         const response = await guarded('upsert', () =>
           client.bulk({
-            index: alias,
+            index: target,
             operations,
             // The alias must exist: a write must never auto-create an index with a dynamic mapping.
             require_alias: true,
@@ -201,11 +231,25 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     },
 
     async updateStatus(tenant, ids, status, { refresh: refreshMode = false } = {}) {
-      const { alias } = names(tenant);
+      const { alias, next } = names(tenant);
       if (!MEMORY_STATUSES.includes(status)) throw validationError('status', 'is not a memory status');
       const result: UpdateStatusResult = { updated: 0, notFound: 0, failed: [] };
       const unique = [...new Set(ids)];
       const batches = chunks(unique, chunkSize);
+      // A re-embedding's copy takes the move as well; its counts are not the caller's (the live alias answers).
+      if (unique.length > 0 && (await aliasExists(next))) {
+        for (const batch of batches) {
+          const operations = batch.flatMap((id) => [{ update: { _id: id } }, { doc: { status } }]);
+          const response = await guarded('update-status', () =>
+            client.bulk({ index: next, operations, require_alias: true, refresh: refreshMode }),
+          );
+          const failure = response.items
+            .map(bulkItem)
+            .find((i) => i.error && i.error.type !== 'document_missing_exception');
+          if (failure)
+            throw new SearchIndexError('update-status', failure.status, failure.error?.type ?? 'unknown', true);
+        }
+      }
       for (const [n, batch] of batches.entries()) {
         const operations = batch.flatMap((id) => [{ update: { _id: id, retry_on_conflict: 3 } }, { doc: { status } }]);
         const response = await guarded('update-status', () =>
@@ -272,23 +316,29 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       const { alias } = names(tenant);
       const unique = [...new Set(ids)];
       if (unique.length === 0) return { deleted: 0, notFound: 0 };
-      if (!(await aliasExists(alias))) return { deleted: 0, notFound: unique.length };
+      const targets = await erasureTargets(tenant);
+      if (targets.length === 0) return { deleted: 0, notFound: unique.length };
       let deleted = 0;
       let notFound = 0;
       const failed: ItemFailure[] = [];
-      for (const batch of chunks(unique, 1000)) {
-        const response = await guarded('purge', () =>
-          client.bulk({ index: alias, operations: batch.map((id) => ({ delete: { _id: id } })) }),
-        );
-        response.items.forEach((raw, i) => {
-          const item = bulkItem(raw);
-          if (item.result === 'deleted') deleted++;
-          else if (item.result === 'not_found' || item.error?.type === 'index_not_found_exception') notFound++;
-          else failed.push(failureOf(item, batch[i] ?? ''));
-        });
+      for (const target of targets) {
+        for (const batch of chunks(unique, 1000)) {
+          const response = await guarded('purge', () =>
+            client.bulk({ index: target, operations: batch.map((id) => ({ delete: { _id: id } })) }),
+          );
+          response.items.forEach((raw, i) => {
+            const item = bulkItem(raw);
+            // The counts are the live alias's; a re-embedding's copy only has to lose the documents too.
+            const counted = target === alias || !targets.includes(alias);
+            if (item.result === 'deleted') deleted += counted ? 1 : 0;
+            else if (item.result === 'not_found' || item.error?.type === 'index_not_found_exception')
+              notFound += counted ? 1 : 0;
+            else failed.push(failureOf(item, batch[i] ?? ''));
+          });
+        }
+        // Searches must stop seeing the documents now, not at the next periodic refresh.
+        await refresh(target, 'purge');
       }
-      // Searches must stop seeing the documents now, not at the next periodic refresh.
-      await refresh(alias, 'purge');
       const first = failed[0];
       if (first !== undefined) {
         // Deletes are idempotent: a retry of the whole call finishes the job.
@@ -304,25 +354,26 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     },
 
     async expungeDeleted(tenant) {
-      const { alias } = names(tenant);
-      if (!(await aliasExists(alias))) return { deletedDocs: 0, segments: 0 };
-      await refresh(alias, 'expunge');
+      const targets = await erasureTargets(tenant);
+      if (targets.length === 0) return { deletedDocs: 0, segments: 0 };
+      const index = targets.join(',');
+      await refresh(index, 'expunge');
       // Also set at creation; repeated for indices created before it was.
       await guarded('expunge', () =>
-        client.indices.putSettings({ index: alias, settings: { 'index.merge.policy.expunge_deletes_allowed': 0 } }),
+        client.indices.putSettings({ index, settings: { 'index.merge.policy.expunge_deletes_allowed': 0 } }),
       );
       await guarded('expunge', () =>
-        client.indices.forcemerge({ index: alias, only_expunge_deletes: true }, { requestTimeout: MERGE_TIMEOUT_MS }),
+        client.indices.forcemerge({ index, only_expunge_deletes: true }, { requestTimeout: MERGE_TIMEOUT_MS }),
       );
-      await refresh(alias, 'expunge');
-      await guarded('expunge', () => client.indices.flush({ index: alias, wait_if_ongoing: true }));
-      return countSegments(await guarded('segments', () => client.indices.segments({ index: alias })));
+      await refresh(index, 'expunge');
+      await guarded('expunge', () => client.indices.flush({ index, wait_if_ongoing: true }));
+      return countSegments(await guarded('segments', () => client.indices.segments({ index })));
     },
 
     async segmentStats(tenant) {
-      const { alias } = names(tenant);
-      if (!(await aliasExists(alias))) return { deletedDocs: 0, segments: 0 };
-      return countSegments(await guarded('segments', () => client.indices.segments({ index: alias })));
+      const targets = await erasureTargets(tenant);
+      if (targets.length === 0) return { deletedDocs: 0, segments: 0 };
+      return countSegments(await guarded('segments', () => client.indices.segments({ index: targets.join(',') })));
     },
 
     async indexOf(tenant) {
@@ -333,22 +384,30 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     },
 
     async probe(tenant, request) {
-      const { alias } = names(tenant);
+      const { alias, next } = names(tenant);
       const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [] };
-      if (!(await aliasExists(alias))) return empty;
-      if (request.vector) await assertSameModel(tenant, 'probe');
+      const targets = await erasureTargets(tenant);
+      if (targets.length === 0) return empty;
+      const everywhere = targets.join(',');
+      // Vectors compare only within one model: the live index when it is this process's model, else the copy
+      // being filled with it (which is this process's by construction); no such index means wait for the swap.
+      const vectorTarget =
+        (await matchesModel(tenant)) && targets.includes(alias) ? alias : targets.includes(next) ? next : null;
+      if (request.vector && vectorTarget === null) await assertSameModel(tenant, 'probe');
       // A probe must see every write so far, not only what the last periodic refresh published.
-      await refresh(alias, 'probe');
+      await refresh(everywhere, 'probe');
       const tenantFilter: estypes.QueryDslQueryContainer = { term: { tenant } };
 
       const byId: string[] = [];
       for (const batch of chunks([...new Set(request.ids ?? [])], PROBE_LIMIT)) {
         // mget is real-time: it sees a document even before a refresh would make it searchable.
-        const response = await guarded('probe', () =>
-          client.mget<{ tenant?: string }>({ index: alias, ids: batch, _source_includes: ['tenant'] }),
-        );
-        for (const doc of response.docs) {
-          if ('found' in doc && doc.found && doc._source?.tenant === tenant) byId.push(doc._id);
+        for (const target of targets) {
+          const response = await guarded('probe', () =>
+            client.mget<{ tenant?: string }>({ index: target, ids: batch, _source_includes: ['tenant'] }),
+          );
+          for (const doc of response.docs) {
+            if ('found' in doc && doc.found && doc._source?.tenant === tenant) byId.push(doc._id);
+          }
         }
       }
 
@@ -357,7 +416,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       if (text !== undefined && text.trim() !== '') {
         const response = await guarded('probe', () =>
           client.search({
-            index: alias,
+            index: everywhere,
             size: PROBE_LIMIT,
             _source: false,
             query: { bool: { must: [{ match_phrase: { content: text } }], filter: [tenantFilter] } },
@@ -368,11 +427,11 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
 
       const byVector: string[] = [];
       const vector = request.vector;
-      if (vector !== undefined && !isZeroVector(vector)) {
+      if (vector !== undefined && !isZeroVector(vector) && vectorTarget !== null) {
         if (vector.length !== embedder.dims) throw validationError('vector', `must have ${embedder.dims} dimensions`);
         const response = await guarded('probe', () =>
           client.search({
-            index: alias,
+            index: vectorTarget,
             size: PROBE_LIMIT,
             _source: false,
             knn: {
@@ -393,7 +452,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       if (subjects.length > 0) {
         const response = await guarded('probe', () =>
           client.search({
-            index: alias,
+            index: everywhere,
             size: PROBE_LIMIT,
             _source: false,
             query: { bool: { filter: [tenantFilter, { terms: { subjects } }] } },
@@ -402,16 +461,17 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         bySubject.push(...hitIds(response.hits.hits));
       }
 
-      const found = [...new Set([...byId, ...byText, ...byVector, ...bySubject])];
-      return { found, byId, byText, byVector, bySubject };
+      const unique = (ids: string[]) => [...new Set(ids)];
+      const found = unique([...byId, ...byText, ...byVector, ...bySubject]);
+      return { found, byId: unique(byId), byText: unique(byText), byVector, bySubject: unique(bySubject) };
     },
 
     async dropTenant(tenant) {
-      const { alias, index } = names(tenant);
+      const { index } = names(tenant);
       const targets = new Set([index]);
-      if (await aliasExists(alias)) {
-        const response = await guarded('drop-tenant', () => client.indices.getAlias({ name: alias }));
-        for (const name of Object.keys(response)) targets.add(name);
+      for (const name of await erasureTargets(tenant)) {
+        const response = await guarded('drop-tenant', () => client.indices.getAlias({ name }));
+        for (const concrete of Object.keys(response)) targets.add(concrete);
       }
       try {
         await client.indices.delete({ index: [...targets], ignore_unavailable: true });

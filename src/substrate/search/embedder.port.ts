@@ -18,3 +18,16 @@ export interface Embedder {
 export function isZeroVector(vector: readonly number[]): boolean {
   return vector.every((x) => x === 0);
 }
+
+/**
+ * One vector per text, checked against the embedder's own promise, or null where the text has no direction:
+ * cosine is undefined for the zero vector (Elasticsearch refuses it), so such a document is found by BM25 only.
+ */
+export async function vectorsOrNull(embedder: Embedder, texts: string[]): Promise<(number[] | null)[]> {
+  const vectors = await embedder.embed(texts);
+  if (vectors.length !== texts.length) throw new Error('embedder returned a wrong number of vectors');
+  return vectors.map((v) => {
+    if (v.length !== embedder.dims) throw new Error('embedder returned a vector of the wrong length');
+    return isZeroVector(v) ? null : v;
+  });
+}

@@ -15,6 +15,19 @@ export const INDEX_VERSION = 1;
 export interface TenantIndexNames {
   alias: string;
   index: string;
+  /**
+   * While the tenant is re-embedded: the alias of the index being filled with the new model's vectors. Erasure
+   * reaches it too (deletes, status moves, probes, expunge), so a copy never outlives a purge. The dot cannot
+   * occur in a tenant id, so no other tenant's names can collide with it.
+   */
+  next: string;
+}
+
+/** The concrete index a re-embedding fills, named by its generation (letters and digits). */
+export function reembedIndexName(alias: string, generation: string): string {
+  if (!/^[a-z0-9]{1,32}$/.test(generation))
+    throw validationError('generation', 'must be 1–32 lower-case letters or digits');
+  return `${alias}.e${generation}`;
 }
 
 export function assertTenant(tenant: string): void {
@@ -24,7 +37,7 @@ export function assertTenant(tenant: string): void {
 export function tenantIndexNames(prefix: string, tenant: string): TenantIndexNames {
   assertTenant(tenant);
   const alias = `${prefix}-mem-${tenant}`;
-  return { alias, index: `${alias}-v${INDEX_VERSION}` };
+  return { alias, index: `${alias}-v${INDEX_VERSION}`, next: `${alias}.next` };
 }
 
 /** Base settings; callers' extra settings (e.g. the test-only lease sync interval) are merged over them. */

@@ -439,6 +439,12 @@ const JSON_CASES: JsonCase[] = [
     failsWith: ExitCode.usage,
   },
   {
+    command: 'reembed',
+    ok: async () => ({ args: ['reembed', '--wait', '120'], token: await token(['admin'], 'ops-1') }),
+    fails: async () => ({ args: ['reembed'], token: await token(['agent']) }),
+    failsWith: ExitCode.denied,
+  },
+  {
     command: 'review queue',
     ok: async () => ({ args: ['review', 'queue'], token: await token(['reviewer'], 'rita') }),
     fails: async () => ({ args: ['review', 'queue', '--type', 'urgent'], token: await token(['reviewer'], 'rita') }),

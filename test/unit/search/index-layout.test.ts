@@ -35,7 +35,11 @@ const record: MemoryRecord = {
 
 describe('tenant index layout', () => {
   it('names the alias and its versioned index after the prefix and tenant', () => {
-    expect(tenantIndexNames('lethe', 'acme-1')).toEqual({ alias: 'lethe-mem-acme-1', index: 'lethe-mem-acme-1-v1' });
+    expect(tenantIndexNames('lethe', 'acme-1')).toEqual({
+      alias: 'lethe-mem-acme-1',
+      index: 'lethe-mem-acme-1-v1',
+      next: 'lethe-mem-acme-1.next',
+    });
   });
 
   it('refuses tenant ids that cannot be part of an index name', () => {

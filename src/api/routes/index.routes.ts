@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import type { ReembedGateway } from '../../temporal/reembed-gateway.js';
+import { principalOf } from '../authenticate.js';
+import { errorResponses, tenantParams } from './route-schemas.js';
+
+/** Operations on a tenant's search index: re-embedding with the deployment's current embedder. */
+export function registerIndexRoutes(app: FastifyInstance, deps: { reembeds: ReembedGateway }): void {
+  app.post(
+    '/v1/tenants/:tenant/reembed',
+    {
+      config: { action: 'index.reembed' },
+      schema: {
+        summary: "Re-embed the tenant's index with the configured embedder (new index, atomic alias swap)",
+        params: tenantParams,
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const { status, started } = await deps.reembeds.start(principalOf(request).tenant);
+      return reply.code(started ? 202 : 200).send({ ...status, started });
+    },
+  );
+  app.get(
+    '/v1/tenants/:tenant/reembed',
+    {
+      config: { action: 'index.reembed' },
+      schema: {
+        summary: "The tenant's last re-embedding: state and counts",
+        params: tenantParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => deps.reembeds.status(principalOf(request).tenant),
+  );
+}

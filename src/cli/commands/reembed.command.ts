@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { CliError, ExitCode } from '../exit-codes.js';
+
+interface ReembedView {
+  workflowId: string;
+  state: 'running' | 'completed' | 'failed';
+  started?: boolean;
+  progress: {
+    phase: string;
+    model: string | null;
+    copied: number;
+    withdrawn: number;
+    caughtUp: number;
+    reconciled: number;
+    removed: number;
+  } | null;
+}
+
+const POLL_MS = 1000;
+
+function print(ctx: CliContext, view: ReembedView): void {
+  if (ctx.json) return ctx.print(view);
+  const p = view.progress;
+  ctx.print(
+    `${view.workflowId}  ${view.state}` +
+      (p
+        ? `  phase ${p.phase}, model ${p.model ?? '?'}: ${p.copied} copied, ${p.caughtUp} caught up, ` +
+          `${p.reconciled} checked, ${p.withdrawn + p.removed} withdrawn as erased`
+        : ''),
+  );
+}
+
+export function registerReembedCommand(program: Command, context: () => CliContext): void {
+  program
+    .command('reembed')
+    .description("re-embed the tenant's index with the configured embedder (admin): new index, atomic swap")
+    .option('--status', 'only show the last re-embedding')
+    .option('--wait [seconds]', 'poll until it has finished (at most 600 s, or as given)')
+    .action(async (options: { status?: boolean; wait?: string | true }) => {
+      const limit = options.wait === undefined ? 0 : options.wait === true ? 600 : Number(options.wait);
+      if (!Number.isInteger(limit) || limit < 0)
+        throw new CliError('--wait: a whole number of seconds ≥ 1', ExitCode.usage);
+      const ctx = context();
+      const path = `/v1/tenants/${ctx.tenant}/reembed`;
+      let view = options.status ? await ctx.api.get<ReembedView>(path) : await ctx.api.post<ReembedView>(path, {});
+      for (const until = Date.now() + limit * 1000; view.state === 'running' && Date.now() < until;) {
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        view = await ctx.api.get<ReembedView>(path);
+      }
+      print(ctx, view);
+      if (view.state === 'failed') process.exitCode = ExitCode.failure;
+    });
+}
