@@ -27,10 +27,12 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Activity interceptors for the worker (e.g. a gate that holds an erasure at a step boundary). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /** Configuration variables over the test defaults (e.g. `LETHE_DERIVATION_AUDIT`). */
+  config?: Record<string, string>;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const runtime = testRuntime();
+  const runtime = testRuntime(options.config);
   const taskQueue = uniqueId('tq');
   const services = createServices(runtime, { taskQueue, indexSettings: TEST_INDEX_SETTINGS });
   await services.ensureIndexes();
