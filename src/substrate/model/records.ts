@@ -102,6 +102,11 @@ export interface MemoryRecord {
   /** The derivation audit at admission (absent on records written before it existed). */
   derivation?: DerivationAuditRecord;
   /**
+   * Set when this record superseded an earlier one without carrying its qualifiers forward: the earlier record's
+   * id and the kinds of qualifier dropped (time, negation, uncertainty, quantity).
+   */
+  qualifierDrift?: { from: string; dropped: string[] };
+  /**
    * Whose memory it is: `principal:<writer>` (the default) or `tenant` (shared). Absent on records written
    * before scopes existed: retrieval treats that as unknown, never as readable.
    */

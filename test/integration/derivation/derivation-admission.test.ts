@@ -69,6 +69,71 @@ describe('write-time derivation audit (enforced, deterministic verifier)', () =>
       mode: 'enforce',
     });
     expect(await app.services.lineage.childrenOf(tenant, link!)).toEqual([memory.id]);
+    // Search tells a reader it was repaired: a flag and counts, not the evidence.
+    const search = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token: await app.token(tenant, ['agent']),
+      payload: { query: 'Berlin Siemens' },
+    });
+    const hit = search
+      .json<{ results: { memory: { id: string; derivationAudit?: unknown } }[] }>()
+      .results.find((r) => r.memory.id === memory.id);
+    expect(hit?.memory.derivationAudit).toEqual({
+      label: 'repaired',
+      admittedBy: 'repair',
+      obligations: 3,
+      notSupported: 0,
+      repairedEvidence: 2,
+    });
+  });
+
+  it('flags a correcting write that drops the time and the hedge of the memory it supersedes, and tells readers', async () => {
+    const tenant = uniqueTenant();
+    const subject = uniqueId('s');
+    const externalId = uniqueId('ext');
+    const first = await write(app, tenant, {
+      events: [sampleEvent({ subjects: [subject], externalId, content: 'I might move to Berlin in March.' })],
+      memories: [
+        sampleMemory({
+          subjects: [subject],
+          kind: 'fact',
+          attribute: 'residence',
+          content: 'The user might move to Berlin in March.',
+        }),
+      ],
+    });
+    expect(first.json<{ memories: WrittenMemory[] }>().memories[0], first.body).toMatchObject({
+      status: 'active',
+      derivation: 'supported',
+    });
+    const earlier = first.json<{ memories: WrittenMemory[] }>().memories[0]!.id;
+    const second = await write(app, tenant, {
+      events: [sampleEvent({ subjects: [subject], externalId, content: 'I moved to Berlin.' })],
+      memories: [
+        sampleMemory({
+          subjects: [subject],
+          kind: 'fact',
+          attribute: 'residence',
+          content: 'The user moved to Berlin.',
+        }),
+      ],
+    });
+    const later = second.json<{ memories: WrittenMemory[] }>().memories[0]!;
+    expect(later, second.body).toMatchObject({ status: 'active', derivation: 'supported' });
+    expect((await app.services.memories.get(tenant, earlier))?.status).toBe('superseded');
+    expect((await app.services.memories.get(tenant, later.id))?.qualifierDrift).toEqual({
+      from: earlier,
+      dropped: ['time', 'uncertainty'],
+    });
+    const read = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/memories/${later.id}`,
+      token: await app.token(tenant, ['agent'], 'agent-1'),
+    });
+    expect(
+      read.json<{ derivationAudit?: { qualifiersDropped?: string[] } }>().derivationAudit?.qualifiersDropped,
+    ).toEqual(['time', 'uncertainty']);
   });
 
   it('holds a composition whose relation history never states for sign-off, its obligations shown in the queue', async () => {
