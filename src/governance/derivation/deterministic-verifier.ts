@@ -60,6 +60,17 @@ function modalityFits(claim: Modality, passage: Modality): boolean {
   return true; // a hedged claim is weaker than whatever the passage asserts or plans
 }
 
+/**
+ * Whether a sentence denies the claim: a negation in a clause of the sentence that speaks of the claim ("prefers
+ * e-mail, never phone" does not deny "prefers e-mail"). Clauses split at punctuation and conjunctions.
+ */
+function negatedAbout(claim: ClaimObligation, sentence: string): boolean {
+  const own = new Set([...claim.terms, ...claim.entities]);
+  return sentence
+    .split(/[,;:]|\s(?:but|and|because|although|while|whereas)\s/i)
+    .some((clause) => isNegated(clause) && contentStems(clause).some((t) => own.has(t)));
+}
+
 interface ClaimFinding {
   label: ObligationLabel;
   evidenceIds: string[];
@@ -74,7 +85,7 @@ function checkClaim(claim: ClaimObligation, passages: Prepared[]): ClaimFinding 
     for (const s of p.sentences) {
       if (!mentions(claim, s)) continue;
       // A sentence that denies a relation ("did not move because of X") negates the link, not its ends.
-      const negated = deniesRelation(s.text) ? claim.negated : isNegated(s.text);
+      const negated = deniesRelation(s.text) ? claim.negated : negatedAbout(claim, s.text);
       if (negated !== claim.negated) {
         // A hedged or planned opposite ("might not") does not contradict an assertion.
         if (modalityOf(s.text) === 'asserted')

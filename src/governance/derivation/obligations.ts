@@ -93,6 +93,8 @@ function splitClauses(sentence: string): Clause[] {
     const left = sentence.slice(0, start).replace(/[\s,]+$/, '');
     const right = sentence.slice(start + phrase.length).trim();
     if (contentStems(right).length === 0) continue;
+    // "before noon", "after lunch": a time on the clause, not a second clause to relate it to.
+    if (kind === 'temporal' && contentStems(right).length < MIN_CLAUSE_TERMS) continue;
     if (left.length === 0) {
       // "Because B, A": the cause is written first; split at the comma.
       const comma = right.indexOf(',');

@@ -97,6 +97,19 @@ describe('the deterministic verifier', () => {
     expect(labels('The user eats meat.', ['I eat meat on Sundays.', 'I no longer eat meat.']).claim).toBe('ambiguous');
   });
 
+  it('reads a negation only in the clause it belongs to, and a time after "before" as a qualifier, not a clause', () => {
+    const obligations = decompose('Ana prefers e-mail; no phone calls before noon.');
+    const verdicts = verifyDeterministically(obligations, [
+      passage('e1', 'Ana prefers to be contacted by e-mail, never by phone before noon.'),
+    ]);
+    expect(obligations.map((o, i) => [o.kind, verdicts[i]!.label])).toEqual([
+      ['claim', 'supported'],
+      ['claim', 'supported'],
+      ['negation', 'supported'],
+    ]);
+    expect(decompose('No phone calls before noon.').map((o) => o.kind)).toEqual(['claim', 'negation']);
+  });
+
   it('takes a different count of the same thing as contradicting the quantity', () => {
     expect(labels('The user has three kids.', ['I have two kids.']).quantity).toBe('contradicted');
     expect(labels('The user has three kids.', ['I have three kids.']).quantity).toBe('supported');
