@@ -2,6 +2,20 @@
 import { contentStems } from './text-cues.js';
 
 const K1 = 1.2;
+/** Passages tokenised recently: a batch audits many memories of one subject against the same history. */
+const STEMS_CACHE_LIMIT = 20_000;
+const stemsCache = new Map<string, Set<string>>();
+
+/** A passage's content stems (which include its entities' stems), cached. */
+export function stemsOf(text: string): Set<string> {
+  let stems = stemsCache.get(text);
+  if (!stems) {
+    if (stemsCache.size >= STEMS_CACHE_LIMIT) stemsCache.clear();
+    stems = new Set(contentStems(text));
+    stemsCache.set(text, stems);
+  }
+  return stems;
+}
 const B = 0.75;
 
 export interface Scored<T> {
@@ -14,8 +28,8 @@ export function rankBm25<T>(query: string, pool: readonly T[], textOf: (item: T)
   const terms = contentStems(query);
   if (terms.length === 0 || pool.length === 0) return [];
   const docs = pool.map((item) => {
-    const stems = contentStems(textOf(item)); // unique stems: term frequency saturates quickly in short passages
-    return { item, stems: new Set(stems), length: stems.length };
+    const stems = stemsOf(textOf(item)); // unique stems: term frequency saturates quickly in short passages
+    return { item, stems, length: stems.size };
   });
   const avg = docs.reduce((n, d) => n + d.length, 0) / docs.length || 1;
   const df = new Map(terms.map((t) => [t, docs.filter((d) => d.stems.has(t)).length]));

@@ -5,7 +5,7 @@
 import { anchorsOf, decompose, type Obligation, type ObligationKind } from './obligations.js';
 import { admissionLabel, combineLabels, type ObligationLabel, type RecordLabel } from './labels.js';
 import { evidenceViews } from './evidence-scope.js';
-import { contentStems, entityStems } from './text-cues.js';
+import { stemsOf } from './bm25.js';
 import type { DerivationVerifier, EvidencePassage, ObligationVerdict } from './verifier.port.js';
 import type { RelationKind } from './text-cues.js';
 
@@ -89,7 +89,7 @@ async function bounded(
 /** A left-out passage bears on an obligation when it mentions at least half of the obligation's anchor words. */
 function bearsOn(anchors: string[], passage: EvidencePassage): boolean {
   if (anchors.length === 0) return false;
-  const stems = new Set([...contentStems(passage.text), ...entityStems(passage.text)]);
+  const stems = stemsOf(passage.text);
   return anchors.filter((a) => stems.has(a)).length >= Math.ceil(anchors.length / 2);
 }
 
