@@ -25,6 +25,7 @@ import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
 import { canTransition, type MemoryStatus } from '../src/shared/lifecycle.js';
 import { ErrorType } from '../src/shared/errors.js';
 import { mapBounded } from '../src/substrate/mongo/collections.js';
+import { droppedQualifiers } from '../src/governance/derivation/qualifier-drift.js';
 
 export interface DisputeActivityDeps {
   memories: MemoryStore;
@@ -128,6 +129,24 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
     return claims.filter((c) => isCorrectedBy(c, claimOf(record)));
   }
 
+  /** A correction should carry the replaced record's qualifiers forward; the kinds it drops are flagged and audited. */
+  async function flagDroppedQualifiers(tenant: string, earlierId: string, record: MemoryRecord): Promise<void> {
+    const earlier = await deps.memories.get(tenant, earlierId);
+    if (!earlier) return;
+    const dropped = droppedQualifiers(earlier.content, record.content);
+    if (dropped.length === 0) return;
+    await deps.memories.flagQualifierDrift(tenant, record._id, { from: earlierId, dropped });
+    await deps.audit.append({
+      tenant,
+      actor: 'lethe:admission',
+      action: 'memory.qualifiers-dropped',
+      target: record._id,
+      outcome: 'ok',
+      details: { from: earlierId, dropped: dropped.join(',') },
+      idempotencyKey: `qualifiers:${record._id}:${earlierId}`,
+    });
+  }
+
   return {
     /**
      * For records that just became active (in batch order): supersede what their source corrected, then open a
@@ -173,6 +192,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
           ) {
             superseded++;
             await reindex(tenant, [earlier.id]);
+            await flagDroppedQualifiers(tenant, earlier.id, record);
           }
         }
         if (record.attribute === null) return;

@@ -31,6 +31,8 @@ import { createMailNotifier } from '../governance/notifications/notifier.js';
 import { createMongoReviewStore } from '../governance/review/review-store.js';
 import { createMongoDisputeStore } from '../governance/disputes/dispute-store.js';
 import { createClaimLookup } from '../substrate/memories/claim-lookup.js';
+import { createDeterministicVerifier } from '../governance/derivation/deterministic-verifier.js';
+import { createOpenAiCompatibleVerifier } from '../governance/derivation/openai-compatible-verifier.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
@@ -70,10 +72,26 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const exposures = createMongoExposureStore(db, fingerprints);
   const retrieval = createRetrievalService({ index, memories, disputes, exposures, fingerprints });
   // The hourly retention sweep of each tenant, created when the tenant first writes.
-  const retentionScheduler = createRetentionScheduler({ client: temporalClient, taskQueue, sweeps: createMongoSweepStateStore(db) });
+  const retentionScheduler = createRetentionScheduler({
+    client: temporalClient,
+    taskQueue,
+    sweeps: createMongoSweepStateStore(db),
+  });
+  const verifierConfig = config.derivation.verifier;
+  const derivation = {
+    mode: config.derivation.mode,
+    timeoutMs: config.derivation.timeoutMs,
+    verifier:
+      verifierConfig.kind === 'openai-compatible'
+        ? createOpenAiCompatibleVerifier(verifierConfig)
+        : createDeterministicVerifier(),
+    policy: requirePolicy(policies, 'derivation-admission'),
+  };
   return {
     fingerprints,
     events,
+    /** The write-time derivation audit: its mode, verifier and policy. */
+    derivation,
     memories,
     lineage,
     tombstones,

@@ -49,6 +49,12 @@ const schema = z.object({
   LETHE_TOKEN_SECRET: secret,
   LETHE_FINGERPRINT_SECRET: secret,
   LETHE_SIGNING_KEY_FILE: z.string().min(1),
+  LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
+  LETHE_VERIFIER: z.enum(['deterministic', 'openai-compatible']).default('deterministic'),
+  LETHE_VERIFIER_URL: z.string().url().optional(),
+  LETHE_VERIFIER_API_KEY: z.string().min(1).optional(),
+  LETHE_VERIFIER_MODEL: z.string().min(1).max(256).default('default'),
+  LETHE_VERIFIER_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(10_000),
 });
 
 /**
@@ -79,6 +85,17 @@ export interface Config {
   };
   api: { host: string; port: number };
   secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
+  /**
+   * The write-time derivation audit: `enforce` lets its verdict decide admission (derivation-admission policy);
+   * `record` only keeps the verdict on the record (a rollout stage). The verifier is the deterministic default
+   * or an OpenAI-compatible chat endpoint; a verifier that does not answer within the timeout leaves the audit
+   * unresolved.
+   */
+  derivation: {
+    mode: 'enforce' | 'record';
+    verifier: { kind: 'deterministic' } | { kind: 'openai-compatible'; url: string; model: string; apiKey?: string };
+    timeoutMs: number;
+  };
 }
 
 function embedderConfig(e: z.infer<typeof schema>): EmbedderConfig {
@@ -124,6 +141,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(variable, message);
   }
   const e = result.data;
+  if (e.LETHE_VERIFIER === 'openai-compatible' && !e.LETHE_VERIFIER_URL) {
+    throw new ConfigError('LETHE_VERIFIER_URL', 'is required when LETHE_VERIFIER is openai-compatible');
+  }
   const dbName = new URL(e.MONGODB_URI).pathname.replace(/^\//, '') || 'lethe';
   return {
     env: e.LETHE_ENV,
@@ -146,6 +166,19 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       tokenSecret: e.LETHE_TOKEN_SECRET,
       fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
       signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
+    },
+    derivation: {
+      mode: e.LETHE_DERIVATION_AUDIT,
+      verifier:
+        e.LETHE_VERIFIER === 'openai-compatible'
+          ? {
+              kind: 'openai-compatible',
+              url: e.LETHE_VERIFIER_URL!,
+              model: e.LETHE_VERIFIER_MODEL,
+              ...(e.LETHE_VERIFIER_API_KEY ? { apiKey: e.LETHE_VERIFIER_API_KEY } : {}),
+            }
+          : { kind: 'deterministic' },
+      timeoutMs: e.LETHE_VERIFIER_TIMEOUT_MS,
     },
   };
 }

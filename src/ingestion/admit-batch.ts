@@ -1,21 +1,27 @@
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
-import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
+import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
 import { idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
-import { principalScope, type EventRecord, type MemoryRecord } from '../substrate/model/records.js';
+import type { EventRecord } from '../substrate/model/records.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
 import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
-import { retentionDecision, type RetentionDecision } from '../governance/retention/retention-expiry.js';
-import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
 import type { Role } from '../governance/auth/principal.js';
 import type { EventInput, MemoryInput } from './write-schemas.js';
+export { admittedRecord } from './admitted-record.js';
+import { admittedRecord } from './admitted-record.js';
 import type { ErasureFenceStore, FenceKey } from '../governance/erasure/erasure-fence-store.js';
+import {
+  auditBatchDerivations,
+  contradictedObligation,
+  type DerivationDeps,
+  type DerivationOutcome,
+} from './derivation-admission.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
 const WRITE_CONCURRENCY = 16;
@@ -41,7 +47,13 @@ export interface BatchResult {
   refused: Refusal | null;
   events: { id: string; outcome: 'created' | 'duplicate' | 'correction' }[];
   /** Status at admission; the ingestion workflow reports `disputed` for a write that contradicted a held claim. */
-  memories: { id: string; status: 'active' | 'candidate' | 'disputed'; outcome: 'created' | 'exists' }[];
+  memories: {
+    id: string;
+    status: 'active' | 'candidate' | 'disputed';
+    outcome: 'created' | 'exists';
+    /** The derivation audit's label, when one ran (a label only: the obligations stay on the record). */
+    derivation?: string;
+  }[];
   /** Sign-off to start for each candidate (ids and durations only). */
   reviews: { memoryId: string; writtenBy: string; plan: ReviewPlan }[];
 }
@@ -59,6 +71,8 @@ export interface AdmissionDeps {
   retentionPolicy: PolicyDocument;
   reviewSlaPolicy: PolicyDocument;
   reviewTimeoutPolicy: PolicyDocument;
+  /** The write-time derivation audit; absent, admission does not audit derivations. */
+  derivation?: DerivationDeps;
   now?: () => Date;
 }
 
@@ -102,10 +116,22 @@ export async function admitBatch(
       );
     return refuse(deps, tenant, principal, stageId, refusal);
   }
-  const written = await writeBatch(deps, tenant, principal, stageId, batch);
+  const audits = deps.derivation
+    ? await auditBatchDerivations(
+        { ...deps, derivation: deps.derivation },
+        tenant,
+        batch,
+        (deps.now ?? (() => new Date()))(),
+      )
+    : [];
+  const contradicted = audits.findIndex((a) => a.effect === 'refuse');
+  if (contradicted >= 0)
+    return refuse(deps, tenant, principal, stageId, derivationRefusal(contradicted, audits[contradicted]!));
+  const written = await writeBatch(deps, tenant, principal, stageId, batch, audits);
   // Checked again after writing: an erasure raises its fence before it locates, so a write either landed
   // before the fence (and the erasure's locate sees it) or sees the fence here and takes itself back.
-  const late = await fenceRefusal(deps, tenant, batch);
+  const repaired = audits.flatMap((a) => (a.effect === 'admit' ? a.verdict.repairedEvidenceIds : []));
+  const late = await fenceRefusal(deps, tenant, batch, repaired);
   if (late) {
     await rollBack(
       deps,
@@ -124,6 +150,18 @@ export async function admitBatch(
       plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, m.sensitivity),
     }));
   return { refused: null, events: written.events, memories: written.memories, reviews };
+}
+
+/** A contradicted memory is refused, naming the obligation by id and kind and the policy that refused. */
+function derivationRefusal(index: number, audit: DerivationOutcome): Refusal {
+  const field = `memories.${index}.content`;
+  const d = audit.decision;
+  return {
+    type: 'Conflict',
+    field,
+    message: `${field}: ${contradictedObligation(audit.verdict)} in the history before the memory (${d.policyId} v${d.policyVersion}, rule ${d.ruleId})`,
+    policy: { id: d.policyId, version: d.policyVersion, rule: d.ruleId },
+  };
 }
 
 /** Removes what this admission wrote (records and the lineage edges they registered). */
@@ -162,7 +200,7 @@ async function refuse(
 
 interface WrittenBatch {
   events: BatchResult['events'];
-  memories: { id: string; status: 'active' | 'candidate'; outcome: 'created' | 'exists' }[];
+  memories: { id: string; status: 'active' | 'candidate'; outcome: 'created' | 'exists'; derivation?: string }[];
   audit: AuditEntryInput[];
 }
 
@@ -173,6 +211,7 @@ async function writeBatch(
   principal: string,
   stageId: string,
   batch: StagedBatch,
+  audits: DerivationOutcome[],
 ): Promise<WrittenBatch> {
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
@@ -219,16 +258,26 @@ async function writeBatch(
       const local = BATCH_REF.exec(ref);
       return local ? recorded[Number(local[1])]!._id : ref;
     });
+    const derivation = audits[index];
     const { record, decision, retention } = admittedRecord(
       { impact: deps.impactPolicy, retention: deps.retentionPolicy },
-      { tenant, writer: principal, id: m.id, eventIds, at: now() },
+      { tenant, writer: principal, id: m.id, eventIds, at: now(), ...(derivation ? { derivation } : {}) },
       m,
     );
     const status = record.status as 'active' | 'candidate';
-    // Lineage first: a record never exists without its inputs registered.
-    await deps.lineage.register(tenant, record._id, [...eventIds, ...m.provenance.parentIds]);
+    // Lineage first: a record never exists without its inputs registered (repairing evidence is an input too).
+    await deps.lineage.register(tenant, record._id, [
+      ...eventIds,
+      ...m.provenance.parentIds,
+      ...(record.provenance.repairedEventIds ?? []),
+    ]);
     const outcome = await deps.memories.insert(record);
-    memoryResults[index] = { id: record._id, status, outcome };
+    memoryResults[index] = {
+      id: record._id,
+      status,
+      outcome,
+      ...(derivation ? { derivation: derivation.verdict.label } : {}),
+    };
     memoryAudit[index] = {
       tenant,
       actor: principal,
@@ -244,6 +293,14 @@ async function writeBatch(
         retentionPolicyVersion: retention.policyVersion,
         retentionRule: retention.ruleId,
         retentionPeriod: retention.period,
+        ...(derivation
+          ? {
+              derivationLabel: derivation.verdict.label,
+              derivationRule: derivation.decision.ruleId,
+              derivationPolicyVersion: derivation.decision.policyVersion,
+              verifier: `${derivation.verdict.verifier.id}@${derivation.verdict.verifier.version}`,
+            }
+          : {}),
       },
       idempotencyKey: `stage:${stageId}:${record._id}`,
     };
@@ -253,7 +310,7 @@ async function writeBatch(
 }
 
 /** The keys a batch touches that a running erasure may have fenced, each with the field that names it. */
-function fencedKeysOf(batch: StagedBatch): { key: FenceKey; field: string }[] {
+function fencedKeysOf(batch: StagedBatch, repaired: readonly string[] = []): { key: FenceKey; field: string }[] {
   const keys: { key: FenceKey; field: string }[] = [];
   batch.events.forEach((e, i) => {
     e.subjects.forEach((s, j) => keys.push({ key: { kind: 'subject', value: s }, field: `events.${i}.subjects.${j}` }));
@@ -271,12 +328,20 @@ function fencedKeysOf(batch: StagedBatch): { key: FenceKey; field: string }[] {
       keys.push({ key: { kind: 'record', value: ref }, field: `${f}.provenance.parentIds.${j}` }),
     );
   });
+  // Evidence the derivation audit added to a memory's provenance is fenced like a citation.
+  for (const id of repaired)
+    keys.push({ key: { kind: 'record', value: id }, field: 'memories.provenance.repairedEventIds' });
   return keys;
 }
 
 /** A running erasure owns its subject, its content and its closure until it completes. */
-async function fenceRefusal(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
-  const keys = fencedKeysOf(batch);
+async function fenceRefusal(
+  deps: AdmissionDeps,
+  tenant: string,
+  batch: StagedBatch,
+  repaired: readonly string[] = [],
+): Promise<Refusal | null> {
+  const keys = fencedKeysOf(batch, repaired);
   const fenced = await deps.fences.firstFenced(
     tenant,
     keys.map((k) => k.key),
@@ -391,68 +456,4 @@ async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, fi
   return tombstoned.length > 0
     ? { type: 'Tombstoned', field, message: `${field}: the cited record was erased; nothing may be derived from it` }
     : { type: 'LineageRefused', field, message: `${field}: no such record in this tenant` };
-}
-
-/**
- * The record a validated memory becomes at admission, pure: its status from the impact policy (low → active,
- * otherwise candidate), its expiry from the retention policy, every governance field set.
- */
-export function admittedRecord(
-  policies: { impact: PolicyDocument; retention: PolicyDocument },
-  at: { tenant: string; writer: string; id: string; eventIds: string[]; at: Date },
-  m: MemoryInput,
-): { record: MemoryRecord; decision: PolicyDecision; retention: RetentionDecision } {
-  const decision = evaluatePolicy(policies.impact, {
-    kind: m.kind,
-    namespace: m.namespace,
-    sensitivity: m.sensitivity,
-    trustTier: m.trustTier,
-    purpose: m.purpose,
-    attribute: m.attribute ?? '',
-  });
-  const status = decision.outcome === 'low' ? 'active' : 'candidate';
-  const retention = retentionDecision(
-    policies.retention,
-    { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
-    at.at,
-  );
-  const record: MemoryRecord = {
-    _id: at.id,
-    tenant: at.tenant,
-    namespace: m.namespace,
-    subjects: m.subjects,
-    kind: m.kind,
-    attribute: m.attribute ?? null,
-    content: m.content,
-    contentHash: sha256Hex(m.content),
-    validFrom: new Date(m.validFrom),
-    validTo: m.validTo ? new Date(m.validTo) : null,
-    recordedAt: at.at,
-    policy: {
-      purpose: m.purpose,
-      sensitivity: m.sensitivity,
-      jurisdiction: m.jurisdiction,
-      // The writer's class if it named one, otherwise the retention rule that set the period.
-      retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
-    },
-    provenance: {
-      eventIds: at.eventIds,
-      parentIds: m.provenance.parentIds,
-      derivationRule: m.provenance.derivationRule,
-      modelVersion: m.provenance.modelVersion ?? null,
-      promptVersion: m.provenance.promptVersion ?? null,
-    },
-    trustTier: m.trustTier,
-    confidence: m.confidence,
-    version: 1,
-    status,
-    writtenBy: at.writer,
-    scope: m.scope === 'tenant' ? 'tenant' : principalScope(at.writer),
-    expiresAt: retention.expiresAt,
-    expiryBucket: expiryBucketOf(retention.expiresAt),
-    highImpact: status === 'candidate',
-    statusReason: decision.reason,
-    updatedAt: at.at,
-  };
-  return { record, decision, retention };
 }

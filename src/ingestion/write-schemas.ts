@@ -45,6 +45,11 @@ export const MemoryInputSchema = z
     retentionClass: z.string().min(1).max(64).optional(),
     trustTier: z.number().int().min(0).max(3),
     confidence: z.number().min(0).max(1),
+    /**
+     * When the writer distilled the memory from the interaction (default: when it is admitted). The derivation
+     * audit searches only history that occurred at or before it.
+     */
+    derivedAt: instant.optional(),
     /** Whose memory it is: the writer's own (default) or the tenant's shared scope. */
     scope: z.enum(['principal', 'tenant']).default('principal'),
     provenance: z.strictObject({
@@ -62,6 +67,9 @@ export const MemoryInputSchema = z
         path: ['provenance', 'eventIds'],
         message: 'a memory must cite at least one event or parent',
       });
+    }
+    if (m.derivedAt && Date.parse(m.derivedAt) > Date.now() + 60_000) {
+      ctx.addIssue({ code: 'custom', path: ['derivedAt'], message: 'must not be in the future' });
     }
     if (m.validTo && Date.parse(m.validTo) <= Date.parse(m.validFrom)) {
       ctx.addIssue({ code: 'custom', path: ['validTo'], message: 'must be after validFrom' });

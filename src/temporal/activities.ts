@@ -31,6 +31,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       retentionPolicy: services.retentionPolicy,
       reviewSlaPolicy: services.reviewSlaPolicy,
       reviewTimeoutPolicy: services.reviewTimeoutPolicy,
+      derivation: services.derivation,
       staging: services.staging,
       search: services.index,
     }),

@@ -27,7 +27,7 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Activity interceptors for the worker (e.g. a gate that holds an erasure at a step boundary). */
   activityInterceptors?: ActivityInterceptorsFactory[];
-  /** Environment overrides for this app's configuration (e.g. another embedder). */
+  /** Configuration variables over the test defaults (e.g. another embedder, `LETHE_DERIVATION_AUDIT`). */
   config?: Record<string, string>;
 }
 

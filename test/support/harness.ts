@@ -32,7 +32,15 @@ export function testRunTag(): string {
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ ...process.env, LETHE_ENV: 'test', LOG_LEVEL: 'warn', ...overrides });
+  // Suites written before the derivation audit cite evidence that does not state their memories: they run it
+  // in `record` mode (the verdict is kept, admission unchanged); the derivation tests set `enforce`.
+  return loadConfig({
+    LETHE_DERIVATION_AUDIT: 'record',
+    ...process.env,
+    LETHE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  });
 }
 
 export function testRuntime(overrides: Record<string, string> = {}): Runtime {

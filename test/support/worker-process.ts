@@ -53,6 +53,8 @@ export function startWorkerProcess(options: { taskQueue: string; env?: Record<st
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoDir, 'src', 'temporal', 'worker.main.ts')], {
     cwd: repoDir,
     env: {
+      // The same derivation-audit mode as testConfig gives in-process workers.
+      LETHE_DERIVATION_AUDIT: 'record',
       ...process.env,
       LETHE_TASK_QUEUE: options.taskQueue,
       LETHE_ENV: 'test',

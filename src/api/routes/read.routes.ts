@@ -11,6 +11,7 @@ import type { PolicyDocument } from '../../governance/policy/evaluate.js';
 import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import { requireReadAccess } from './read-access.js';
 import { errorResponses, tenantIdParams } from './route-schemas.js';
+import { derivationDisclosure } from '../../governance/derivation/disclosure.js';
 
 /** A foreign id answers exactly as a missing one: same status, same body. */
 function notFound(kind: string): DomainError {
@@ -35,6 +36,7 @@ export function presentEvent(e: EventRecord) {
 }
 
 export function presentMemory(m: MemoryRecord) {
+  const disclosure = derivationDisclosure(m.derivation, m.qualifierDrift);
   return {
     id: m._id,
     namespace: m.namespace,
@@ -52,6 +54,9 @@ export function presentMemory(m: MemoryRecord) {
     version: m.version,
     status: m.status,
     scope: m.scope ?? null,
+    // Repaired, signed off over an audit that was not supported, or a correction that dropped qualifiers: the
+    // reader is told so (a flag and counts).
+    ...(disclosure ? { derivationAudit: disclosure } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ import { callWorkflow, toApiError } from '../workflow-errors.js';
 import type { AdjudicationInput } from '../../../workflows/dispute-review.definitions.js';
 import type { DisputeStore } from '../../governance/disputes/dispute-store.js';
 import { ADJUDICATIONS } from '../../governance/disputes/contradiction.js';
+import { decompose } from '../../governance/derivation/obligations.js';
 
 /** Statuses of a record an erasure has reached: to a reviewer it is simply gone. */
 const ERASED: ReadonlySet<string> = new Set(['deleted', 'purged']);
@@ -73,6 +74,42 @@ function evidenceOf(m: MemoryRecord, roles: readonly Role[]) {
     },
     writtenBy: m.writtenBy,
     ...(roles.includes('reviewer') ? { content: m.content } : {}),
+    ...(m.derivation ? { derivation: derivationOf(m, roles) } : {}),
+  };
+}
+
+/**
+ * The derivation audit as a reviewer works it: the label, each obligation with its label and evidence ids, and
+ * (to a reviewer only, like the content) the claim each obligation is about, recomputed from the content.
+ */
+function derivationOf(m: MemoryRecord, roles: readonly Role[]) {
+  const d = m.derivation!;
+  const reader = roles.includes('reviewer');
+  const wording = reader ? new Map(decompose(m.content).map((o) => [o.id, o])) : undefined;
+  return {
+    label: d.label,
+    citationOnly: d.citationOnly,
+    expanded: d.expanded,
+    verifier: d.verifier,
+    mode: d.mode,
+    policy: d.policy,
+    counts: d.counts,
+    repairedEvidenceIds: d.repairedEvidenceIds,
+    evidenceIds: d.evidenceIds,
+    ...(d.unresolvedBecause ? { unresolvedBecause: d.unresolvedBecause } : {}),
+    obligations: d.obligations.map((o) => {
+      const w = wording?.get(o.id);
+      return {
+        ...o,
+        ...(w?.kind === 'claim'
+          ? { text: w.text }
+          : w && w.kind !== 'relation'
+            ? { of: w.claim }
+            : w
+              ? { between: w.between }
+              : {}),
+      };
+    }),
   };
 }
 
@@ -185,7 +222,8 @@ export function registerReviewRoutes(
       if (!m || ERASED.has(m.status)) throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
       if (m.status !== 'candidate') {
         // Decided by review (a losing reviewer): 409 saying by whom; never waiting for review: not a queue item.
-        if (m.statusReason?.startsWith('review:')) throw new DomainError(ErrorType.Conflict, alreadyDecided(m), 'decision');
+        if (m.statusReason?.startsWith('review:'))
+          throw new DomainError(ErrorType.Conflict, alreadyDecided(m), 'decision');
         throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
       }
       if (m.writtenBy === principal.id)

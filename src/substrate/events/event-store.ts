@@ -30,6 +30,16 @@ export interface EventStore {
   /** Events recorded within [from, to). */
   idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
   getMany(tenant: string, ids: readonly string[]): Promise<EventRecord[]>;
+  /**
+   * The subject's live events that occurred at or before `before`, latest first, at most `limit`: the history a
+   * derivation audit searches. Events under a legal hold are left out (nothing may be derived from them).
+   */
+  historyOf(
+    tenant: string,
+    subject: string,
+    before: Date,
+    limit: number,
+  ): Promise<{ events: EventRecord[]; truncated: boolean }>;
   markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
@@ -111,12 +121,24 @@ export function createMongoEventStore(db: Db): EventStore {
       return docs.map((d) => d._id);
     },
     async idsByRecordedAt(tenant, from, to) {
-      const docs = await events.find({ tenant, recordedAt: { $gte: from, $lt: to } }, { projection: { _id: 1 } }).toArray();
+      const docs = await events
+        .find({ tenant, recordedAt: { $gte: from, $lt: to } }, { projection: { _id: 1 } })
+        .toArray();
       return docs.map((d) => d._id);
     },
     async getMany(tenant, ids) {
       const found = await mapBounded([...new Set(ids)], 32, (id) => events.findOne({ _id: id }));
       return found.filter((e): e is EventRecord => e !== null && e.tenant === tenant);
+    },
+    async historyOf(tenant, subject, before, limit) {
+      // Top-level equality and range only: the local server pushes both down.
+      const docs = await events
+        .find({ tenant, subjects: subject, occurredAt: { $lte: before } })
+        .sort({ occurredAt: -1 })
+        .limit(limit + 1)
+        .toArray();
+      const live = docs.slice(0, limit).filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
+      return { events: live, truncated: docs.length > limit };
     },
     async markDeleted(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) =>
@@ -125,7 +147,9 @@ export function createMongoEventStore(db: Db): EventStore {
       return results.reduce((n, r) => n + r.modifiedCount, 0);
     },
     async restrict(tenant, ids, holdId) {
-      await mapBounded([...ids], 32, (id) => events.updateOne({ _id: id, tenant }, { $addToSet: { restrictedBy: holdId } }));
+      await mapBounded([...ids], 32, (id) =>
+        events.updateOne({ _id: id, tenant }, { $addToSet: { restrictedBy: holdId } }),
+      );
     },
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));

@@ -42,6 +42,8 @@ export interface MemoryStore {
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   /** Physically deletes records by id (bounded parallel `_id` deletes). */
   purge(tenant: string, ids: readonly string[]): Promise<number>;
+  /** Flags a superseding record that dropped qualifiers of the one it replaced (idempotent; not a status move). */
+  flagQualifierDrift(tenant: string, id: string, drift: { from: string; dropped: string[] }): Promise<void>;
 }
 
 /** Rounds of `markDeleted` before it gives up on records that other movers keep moving. */
@@ -216,6 +218,9 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     async restrict(tenant, ids, holdId) {
       const update = { $addToSet: { restrictedBy: holdId } } as unknown as UpdateFilter<MemoryRecord>;
       await mapBounded([...ids], 32, (id) => memories.updateOne({ _id: id, tenant }, update));
+    },
+    async flagQualifierDrift(tenant, id, drift) {
+      await memories.updateOne({ _id: id, tenant }, { $set: { qualifierDrift: drift } });
     },
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => memories.deleteOne({ _id: id, tenant }));

@@ -43,6 +43,30 @@ export interface Provenance {
   derivationRule: string;
   modelVersion: string | null;
   promptVersion: string | null;
+  /**
+   * Earlier events the derivation audit found to support the memory beyond its citations (provenance-repaired);
+   * registered as lineage inputs, so that erasing one reaches the memory. Absent when there were none.
+   */
+  repairedEventIds?: string[];
+}
+
+/**
+ * What the write-time derivation audit concluded (governance/derivation): ids, labels and counts, never text.
+ * The obligations' wording is recomputed from the record's content when a reviewer reads it.
+ */
+export interface DerivationAuditRecord {
+  verifier: { id: string; version: string };
+  label: string;
+  citationOnly: string;
+  expanded: string;
+  obligations: { id: string; kind: string; relation?: string; label: string; evidenceIds: string[] }[];
+  repairedEvidenceIds: string[];
+  evidenceIds: string[];
+  counts: { cited: number; retrieved: number; leftOut: number; obligations: number };
+  unresolvedBecause?: string;
+  /** `record`: the verdict was kept but did not decide admission. */
+  mode: 'enforce' | 'record';
+  policy: { id: string; version: number; rule: string; outcome: string };
 }
 
 /** A memory with the governance it carries from the moment it is written (invariant 2). */
@@ -75,6 +99,13 @@ export interface MemoryRecord {
   updatedAt: Date;
   /** Legal holds restricting this record to the legal role (absent when none). */
   restrictedBy?: string[];
+  /** The derivation audit at admission (absent on records written before it existed). */
+  derivation?: DerivationAuditRecord;
+  /**
+   * Set when this record superseded an earlier one without carrying its qualifiers forward: the earlier record's
+   * id and the kinds of qualifier dropped (time, negation, uncertainty, quantity).
+   */
+  qualifierDrift?: { from: string; dropped: string[] };
   /**
    * Whose memory it is: `principal:<writer>` (the default) or `tenant` (shared). Absent on records written
    * before scopes existed: retrieval treats that as unknown, never as readable.

@@ -1,0 +1,80 @@
+import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
+import { sha256Hex } from '../substrate/fingerprint.js';
+import { principalScope, type MemoryRecord } from '../substrate/model/records.js';
+import { retentionDecision, type RetentionDecision } from '../governance/retention/retention-expiry.js';
+import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
+import type { MemoryInput } from './write-schemas.js';
+import type { DerivationOutcome } from './derivation-admission.js';
+
+/**
+ * The record a validated memory becomes at admission, pure: its status from the impact policy (low → active,
+ * otherwise candidate), its expiry from the retention policy, every governance field set.
+ */
+export function admittedRecord(
+  policies: { impact: PolicyDocument; retention: PolicyDocument },
+  at: { tenant: string; writer: string; id: string; eventIds: string[]; at: Date; derivation?: DerivationOutcome },
+  m: MemoryInput,
+): { record: MemoryRecord; decision: PolicyDecision; retention: RetentionDecision } {
+  const decision = evaluatePolicy(policies.impact, {
+    kind: m.kind,
+    namespace: m.namespace,
+    sensitivity: m.sensitivity,
+    trustTier: m.trustTier,
+    purpose: m.purpose,
+    attribute: m.attribute ?? '',
+  });
+  const signOff = at.derivation?.effect === 'sign-off';
+  const status = decision.outcome === 'low' && !signOff ? 'active' : 'candidate';
+  const repaired =
+    at.derivation?.effect === 'admit' && at.derivation.record.mode === 'enforce'
+      ? at.derivation.verdict.repairedEvidenceIds
+      : [];
+  const retention = retentionDecision(
+    policies.retention,
+    { kind: m.kind, namespace: m.namespace, sensitivity: m.sensitivity, jurisdiction: m.jurisdiction },
+    at.at,
+  );
+  const record: MemoryRecord = {
+    _id: at.id,
+    tenant: at.tenant,
+    namespace: m.namespace,
+    subjects: m.subjects,
+    kind: m.kind,
+    attribute: m.attribute ?? null,
+    content: m.content,
+    contentHash: sha256Hex(m.content),
+    validFrom: new Date(m.validFrom),
+    validTo: m.validTo ? new Date(m.validTo) : null,
+    recordedAt: at.at,
+    policy: {
+      purpose: m.purpose,
+      sensitivity: m.sensitivity,
+      jurisdiction: m.jurisdiction,
+      // The writer's class if it named one, otherwise the retention rule that set the period.
+      retentionClass: m.retentionClass ?? `${retention.policyId}:${retention.ruleId}`,
+    },
+    provenance: {
+      eventIds: at.eventIds,
+      parentIds: m.provenance.parentIds,
+      derivationRule: m.provenance.derivationRule,
+      modelVersion: m.provenance.modelVersion ?? null,
+      promptVersion: m.provenance.promptVersion ?? null,
+      ...(repaired.length > 0 ? { repairedEventIds: repaired } : {}),
+    },
+    trustTier: m.trustTier,
+    confidence: m.confidence,
+    version: 1,
+    status,
+    writtenBy: at.writer,
+    scope: m.scope === 'tenant' ? 'tenant' : principalScope(at.writer),
+    expiresAt: retention.expiresAt,
+    expiryBucket: expiryBucketOf(retention.expiresAt),
+    highImpact: decision.outcome !== 'low',
+    // A sign-off the derivation audit asked for says so, by label (the obligations are on the record).
+    statusReason:
+      signOff && decision.outcome === 'low' ? `derivation audit: ${at.derivation!.verdict.label}` : decision.reason,
+    ...(at.derivation ? { derivation: at.derivation.record } : {}),
+    updatedAt: at.at,
+  };
+  return { record, decision, retention };
+}
