@@ -99,6 +99,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       audit: services.audit,
       policy: services.holdPolicy,
       erasures: services.erasures,
+      requests: services.erasureRequests,
     });
     registerCertificateRoutes(app, { certificates: services.certificates, publicKeyPem: services.publicKeyPem });
     registerReviewRoutes(app, {
