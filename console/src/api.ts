@@ -13,7 +13,9 @@ export class ApiError extends Error {
 
 /** What a refusal means to the person reading it. */
 export function explain(error: unknown): string {
-  if (!(error instanceof ApiError)) return 'The API could not be reached. Check that the Lethe API is running.';
+  if (!(error instanceof ApiError) || error.field === 'network')
+    return 'The API could not be reached. Check that the Lethe API is running.';
+  if (error.status === 0) return error.message;
   if (error.status === 401) return `Not signed in (401): ${error.message}. Paste a fresh token.`;
   if (error.status === 403) return `Not allowed for this token (403): ${error.message}.`;
   return `${error.message} (${error.status})`;
@@ -42,7 +44,7 @@ async function call(session: Session, path: string, options: CallOptions = {}): 
       cache: 'no-store',
     });
   } catch {
-    throw new ApiError(0, 'the API could not be reached', null);
+    throw new ApiError(0, 'the API could not be reached', 'network');
   }
   if (!response.ok) {
     let message = `request failed`;

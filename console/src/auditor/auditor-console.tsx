@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { getText } from '../api.js';
+import { ApiError, getText } from '../api.js';
 import type { Session } from '../session.js';
 import { ErrorNotice, Field, described, download } from '../ui/controls.js';
 import type { CertificateVerification } from '../../../src/governance/certificates/certificate-verify.js';
@@ -53,7 +53,10 @@ export function AuditorConsole(props: { session: Session }) {
         }),
       );
     } catch (e) {
-      setFailure(e);
+      // The verifier's own errors (e.g. an unreadable public key) quote nothing of the input: show them as they are.
+      setFailure(
+        e instanceof ApiError ? e : new ApiError(0, `verification could not run: ${(e as Error).message}`, null),
+      );
     } finally {
       setBusy(false);
     }

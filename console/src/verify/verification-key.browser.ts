@@ -21,7 +21,7 @@ function spkiOf(pem: string): Uint8Array<ArrayBuffer> {
   if (!match) throw new TypeError('not a PEM public key');
   const der = Uint8Array.from(atob(match[1]!.replace(/\s+/g, '')), (c) => c.charCodeAt(0));
   // Ed25519 SPKI: a 12-byte header naming OID 1.3.101.112, then the 32-byte key.
-  if (der.length !== 44 || der[0] !== 0x30 || der[8] !== 0x2b || der[9] !== 0x65 || der[10] !== 0x70)
+  if (der.length !== 44 || der[0] !== 0x30 || der[6] !== 0x2b || der[7] !== 0x65 || der[8] !== 0x70)
     throw new TypeError('not an Ed25519 public key');
   return der;
 }
