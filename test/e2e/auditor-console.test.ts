@@ -59,6 +59,11 @@ describe('auditor console', () => {
     const text = await verdict.textContent();
     expect(text).toContain('Verified: 2 certificates (seq 1–2)');
     expect(text).toMatch(/all 2 anchored in an intact audit chain of \d+ entries/);
+    // The figures: both erasures completed this week, none overdue, with times to close.
+    const figures = page.locator('[data-testid=erasure-figures]');
+    await expect.poll(() => figures.textContent()).toContain('Overdue now0');
+    expect(await figures.textContent()).toMatch(/Median time to close\d+\.\d days/);
+    expect(await page.locator('table.per-week tbody tr').last().textContent()).toMatch(/2$/);
     await screenshotForDocs(page, 'auditor-verified');
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     expectNoPageErrors(errors);

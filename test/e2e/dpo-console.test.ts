@@ -14,6 +14,7 @@ import { uniqueTenant } from '../support/app.js';
 import { cliEnvironment, runLethe } from '../support/cli-process.js';
 import {
   expectNoPageErrors,
+  screenshotForDocs,
   seriousAccessibilityViolations,
   startConsoleFixture,
   type ConsoleFixture,
@@ -99,6 +100,7 @@ describe('DPO console', () => {
       `done counts seen: ${doneCounts.join(',')}`,
     ).toBe(true);
     expect(await page.locator('.timeline [data-step=locate] .counts').textContent()).toMatch(/\d/);
+    await screenshotForDocs(page, 'dpo-request');
 
     const api = await f.app.services.erasureRequests.get(tenant, requestId);
     expect(api?.state).toBe('completed');
@@ -120,9 +122,10 @@ describe('DPO console', () => {
     const row = page.locator(`tr[data-request="${requestId}"]`);
     await expect.poll(() => row.textContent()).toContain('completed');
     expect(await row.textContent()).toContain(api!.dueAt.toISOString().slice(0, 10));
+    await screenshotForDocs(page, 'dpo-list');
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     expectNoPageErrors(errors);
-  });
+  }, 180_000);
 
   it('files a request with the keyboard alone', async () => {
     const tenant = uniqueTenant();

@@ -58,5 +58,5 @@ describe('legal holds in the consoles', () => {
     expect((await f.app.services.holds.get(tenant, holdId))?.active).toBe(false);
     expectNoPageErrors(legal.errors);
     expectNoPageErrors(dpo.errors);
-  });
+  }, 240_000);
 });

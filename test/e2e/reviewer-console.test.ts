@@ -9,6 +9,7 @@ import { uniqueTenant } from '../support/app.js';
 import { sampleEvent, sampleMemory } from '../support/samples.js';
 import {
   expectNoPageErrors,
+  screenshotForDocs,
   seriousAccessibilityViolations,
   startConsoleFixture,
   type ConsoleFixture,
@@ -110,6 +111,7 @@ describe('reviewer console', () => {
     expect(text).toContain('Works at Globex Ltd.');
     expect(text).toMatch(/Valid/);
     expect(text).toMatch(/confidence/);
+    await screenshotForDocs(page, 'reviewer-dispute');
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
 
     await page.getByLabel('Reason').fill('HR confirmed the move');

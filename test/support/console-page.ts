@@ -82,3 +82,14 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
 export function expectNoPageErrors(errors: string[]): void {
   expect(errors, 'errors in the page (a CSP violation shows here)').toEqual([]);
 }
+
+/**
+ * With LETHE_CONSOLE_SCREENSHOTS=1 (`npm run docs:screenshots`), saves the page as docs/console-{name}.png for the
+ * README; otherwise does nothing.
+ */
+export async function screenshotForDocs(page: Page, name: string): Promise<void> {
+  if (process.env.LETHE_CONSOLE_SCREENSHOTS !== '1') return;
+  const file = new URL(`../../docs/console-${name}.png`, import.meta.url);
+  fs.mkdirSync(new URL('.', file), { recursive: true });
+  await page.screenshot({ path: file.pathname, fullPage: true });
+}

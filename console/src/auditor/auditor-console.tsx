@@ -4,6 +4,7 @@ import type { Session } from '../session.js';
 import { ErrorNotice, Field, described, download } from '../ui/controls.js';
 import type { CertificateVerification } from '../../../src/governance/certificates/certificate-verify.js';
 import { verifyExports } from './verify-exports.js';
+import { ErasureFigures } from './erasure-figures.js';
 
 type Outcome = CertificateVerification | { empty: true };
 
@@ -111,6 +112,7 @@ export function AuditorConsole(props: { session: Session }) {
       <FilesForm busy={busy} onVerify={(files) => void run('files', files)} />
       <ErrorNotice error={failure} />
       {outcome && <Verdict outcome={outcome} />}
+      <ErasureFigures session={session} />
     </>
   );
 }

@@ -8,6 +8,7 @@ export interface ErasureSummary {
   dueAt: string;
   extensionMonths: number;
   overdue: boolean;
+  closedAt: string | null;
   holdIds: string[];
   certificateIds: string[];
 }
@@ -20,7 +21,7 @@ export interface ErasureStepView {
   counts: Record<string, number>;
 }
 
-export interface ErasureDetail extends Omit<ErasureSummary, 'overdue'> {
+export interface ErasureDetail extends Omit<ErasureSummary, 'overdue' | 'closedAt'> {
   selectorHash: string;
   requester: string;
   steps: ErasureStepView[];

@@ -57,6 +57,8 @@ function presentErasureSummary(r: ErasureRequest, now: number) {
     dueAt: r.dueAt.toISOString(),
     extensionMonths: r.extensionMonths,
     overdue: !FINISHED.has(r.state) && r.dueAt.getTime() < now,
+    /** When a finished request last changed (its closing): what time-to-close is measured to. */
+    closedAt: FINISHED.has(r.state) ? r.updatedAt.toISOString() : null,
     holdIds: r.holdIds,
     certificateIds: r.certificateIds,
   };

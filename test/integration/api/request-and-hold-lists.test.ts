@@ -10,6 +10,8 @@ interface Summary {
   overdue: boolean;
   extensionMonths: number;
   holdIds: string[];
+  receivedAt: string;
+  closedAt: string | null;
 }
 
 /** The lists the consoles read: a tenant's erasure requests (the DPO's clock) and its active holds (legal). */
@@ -56,7 +58,8 @@ describe('listing erasure requests and legal holds', () => {
     const items = listed.json<{ items: Summary[] }>().items;
     expect(items.map((i) => i.id)).toEqual([otherRequest, heldRequest]);
     expect(items[0]).toMatchObject({ state: 'completed', overdue: false, extensionMonths: 0 });
-    expect(items[1]).toMatchObject({ state: 'partial', overdue: true, holdIds: [holdId] });
+    expect(Date.parse(items[0]!.closedAt!)).toBeGreaterThanOrEqual(Date.parse(items[0]!.receivedAt));
+    expect(items[1]).toMatchObject({ state: 'partial', overdue: true, holdIds: [holdId], closedAt: null });
     expect(listed.body).not.toContain(graph.subject);
     expect(listed.body).not.toContain(graph.control[1]!);
 
