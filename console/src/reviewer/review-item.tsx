@@ -96,7 +96,7 @@ function RecordCard(props: { r: DisputeRecord }) {
         </dd>
         <dt>Trust</dt>
         <dd>
-          {r.trustTier}, confidence {r.confidence}
+          tier {r.trustTier}, confidence {r.confidence}
         </dd>
       </dl>
       <EvidenceList e={r} />
