@@ -20,7 +20,15 @@ export function ErasureFigures(props: { session: Session }) {
   const stats = erasureStats(data, Date.now());
   const max = Math.max(1, ...stats.perWeek.map((w) => w.count));
   const bar = WIDTH / stats.perWeek.length;
-  const days = (d: number | null) => (d === null ? '—' : `${d.toFixed(1)} days`);
+  // Erasures close in minutes here and in weeks under a hold: say each in its own unit.
+  const days = (d: number | null) =>
+    d === null
+      ? '—'
+      : d < 1 / 24
+        ? `${(d * 1440).toFixed(1)} min`
+        : d < 1
+          ? `${(d * 24).toFixed(1)} h`
+          : `${d.toFixed(1)} days`;
   return (
     <section aria-labelledby="figures-heading">
       <h2 id="figures-heading">Erasures at a glance</h2>
