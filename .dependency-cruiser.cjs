@@ -68,6 +68,22 @@ forbidden.push(
     to: { path: '^activities/', dependencyTypesNot: ['type-only'] },
   },
   {
+    name: 'console-through-the-api',
+    comment:
+      'the consoles reach the product through the HTTP API only; of its code they bundle just the pure offline verifiers',
+    severity: 'error',
+    from: { path: '^console/' },
+    to: {
+      path: '^(src|activities|workflows|policies)/',
+      pathNot: [
+        '^src/shared/',
+        '^src/governance/certificates/(certificate|certificate-verify|certificate-schema|verification-key)\\.ts$',
+        '^src/governance/audit/audit-chain\\.ts$',
+        '^src/governance/auth/principal\\.ts$',
+      ],
+    },
+  },
+  {
     name: 'no-circular',
     severity: 'error',
     from: {},

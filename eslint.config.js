@@ -7,7 +7,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
     rules: {
@@ -41,6 +41,26 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The consoles run in a browser and reach the product through the HTTP API only.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'the consoles run in a browser: no Node built-ins' },
+            { group: ['**/src/api/*', '**/src/app/*', '**/substrate/*', '**/temporal/*'], message: 'use the HTTP API' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The build configuration runs in Node.
+    files: ['console/vite.config.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],

@@ -17,6 +17,7 @@ import { registerHoldRoutes } from './routes/hold.routes.js';
 import { registerCertificateRoutes } from './routes/certificate.routes.js';
 import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
+import { registerConsole } from './console-static.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -37,6 +38,8 @@ export interface ApiDependencies {
   /** Tenant-scoped routes are registered only when the services are given (health endpoints always). */
   services?: Services;
   tokenSecret?: string;
+  /** The built consoles (default: `dist/console`). */
+  consoleDir?: string;
 }
 
 /** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
@@ -101,6 +104,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       audit: services.audit,
       policy: services.holdPolicy,
       erasures: services.erasures,
+      requests: services.erasureRequests,
     });
     registerCertificateRoutes(app, { certificates: services.certificates, publicKeyPem: services.publicKeyPem });
     registerReviewRoutes(app, {
@@ -112,6 +116,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     });
   }
 
+  registerConsole(app, deps.consoleDir);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

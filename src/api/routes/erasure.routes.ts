@@ -46,6 +46,24 @@ export function presentErasure(r: ErasureRequest) {
   };
 }
 
+/** One line of the DPO's list: the clock and where the request stands, without steps or selector. */
+function presentErasureSummary(r: ErasureRequest, now: number) {
+  return {
+    id: r._id,
+    state: r.state,
+    selectorKind: r.selectorKind,
+    legalGround: r.legalGround,
+    receivedAt: r.receivedAt.toISOString(),
+    dueAt: r.dueAt.toISOString(),
+    extensionMonths: r.extensionMonths,
+    overdue: !FINISHED.has(r.state) && r.dueAt.getTime() < now,
+    /** When a finished request last changed (its closing): what time-to-close is measured to. */
+    closedAt: FINISHED.has(r.state) ? r.updatedAt.toISOString() : null,
+    holdIds: r.holdIds,
+    certificateIds: r.certificateIds,
+  };
+}
+
 export function registerErasureRoutes(
   app: FastifyInstance,
   deps: { erasures: ErasureGateway; requests: ErasureRequestStore },
@@ -68,6 +86,29 @@ export function registerErasureRoutes(
         () => deps.erasures.file(principalOf(request), filing),
       );
       return reply.code(created ? 202 : 200).send(presentErasure(filed));
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/erasure-requests',
+    {
+      config: { action: 'erasure.read' },
+      schema: {
+        summary: "The tenant's erasure requests, most recent first: state, GDPR due date, overdue and extension",
+        params: tenantParams,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
+        },
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const { limit } = request.query as { limit: number };
+      const found = await deps.requests.list(principalOf(request).tenant, limit);
+      const now = Date.now();
+      return { items: found.map((r) => presentErasureSummary(r, now)) };
     },
   );
 

@@ -6,6 +6,7 @@ import { HoldPlacementSchema, holdScopeKind, type LegalHold } from '../../govern
 import { evaluatePolicy, type PolicyDocument } from '../../governance/policy/evaluate.js';
 import type { Principal } from '../../governance/auth/principal.js';
 import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
+import type { ErasureRequestStore } from '../../governance/erasure/erasure-request-store.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
@@ -31,7 +32,13 @@ function presentHold(h: LegalHold) {
 /** Legal holds: placed and released by the legal role as policy allows, audited; a release resumes erasures. */
 export function registerHoldRoutes(
   app: FastifyInstance,
-  deps: { holds: HoldStore; audit: AuditLog; policy: PolicyDocument; erasures: ErasureGateway },
+  deps: {
+    holds: HoldStore;
+    audit: AuditLog;
+    policy: PolicyDocument;
+    erasures: ErasureGateway;
+    requests: ErasureRequestStore;
+  },
 ): void {
   async function authorise(principal: Principal, action: 'place' | 'release', scopeKind: string) {
     const decision = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action, scopeKind });
@@ -50,6 +57,26 @@ export function registerHoldRoutes(
       );
     }
   }
+
+  app.get(
+    '/v1/tenants/:tenant/legal-holds',
+    {
+      config: { action: 'hold.manage' },
+      schema: {
+        summary: 'Active legal holds, each with the ids of the erasure requests it keeps from finishing',
+        params: tenantParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const tenant = principalOf(request).tenant;
+      const active = await deps.holds.active(tenant);
+      const items = await Promise.all(
+        active.map(async (h) => ({ ...presentHold(h), blocks: await deps.requests.idsHeldBy(tenant, h._id) })),
+      );
+      return { items: items.sort((a, b) => a.placedAt.localeCompare(b.placedAt)) };
+    },
+  );
 
   app.post(
     '/v1/tenants/:tenant/legal-holds',

@@ -2,7 +2,7 @@
  * The audit hash chain as pure functions: how an entry is hashed and how a sequence of entries is checked,
  * shared by the MongoDB adapter (to seal entries) and by the offline verifier (to check an export).
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../shared/sha256.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
 import type { AuditEntry } from './audit-log.port.js';
 
@@ -15,7 +15,7 @@ export type UnsealedAuditEntry = Omit<AuditEntry, 'hash'>;
 /** SHA-256 (hex) of the RFC 8785 form of every field but `hash` — unknown extra fields included, so adding one is detected. */
 export function hashEntry(entry: UnsealedAuditEntry | AuditEntry): string {
   const { hash: _hash, ...rest } = entry as AuditEntry;
-  return createHash('sha256').update(canonicalJson(rest), 'utf8').digest('hex');
+  return sha256Hex(canonicalJson(rest));
 }
 
 /** The entry with its `hash` set. */

@@ -16,7 +16,7 @@
  * dropped last certificate is caught too. Nothing inside a chain says it was the last link, so without `to` and an
  * audit export a cut-short tail cannot be detected.
  */
-import { createHash, type KeyObject } from 'node:crypto';
+import { sha256Hex } from '../../shared/sha256.js';
 import { createChainVerifier, type ChainVerifier } from '../audit/audit-chain.js';
 import {
   CERTIFICATE_ANCHOR_ACTION,
@@ -25,7 +25,7 @@ import {
   type DeletionCertificate,
 } from './certificate.js';
 import { describeInvalidCertificate } from './certificate-schema.js';
-import { keyIdOf, parsePublicKeyPem, verifySignature } from './signing.js';
+import { loadVerificationKey, type VerificationKey } from './verification-key.js';
 
 /** Where verification first failed: which file, which line (1-based), which certificate, and why. */
 export interface CertificateBreak {
@@ -195,10 +195,10 @@ export function createCertificateVerifier(
   options: CertificateVerifyOptions,
   anchors?: AuditAnchors,
 ): CertificateVerifier {
-  const keys = new Map<string, KeyObject>();
+  const keys = new Map<string, VerificationKey>();
   for (const pem of typeof options.publicKeys === 'string' ? [options.publicKeys] : options.publicKeys) {
-    const key = parsePublicKeyPem(pem);
-    keys.set(keyIdOf(key), key);
+    const key = loadVerificationKey(pem);
+    keys.set(key.keyId, key);
   }
   if (keys.size === 0) throw new TypeError('publicKeys: at least one public key is required');
   const from = options.from?.toISOString();
@@ -269,7 +269,7 @@ export function createCertificateVerifier(
     const key = keys.get(c.keyId);
     if (!key)
       return fail(id, c.seq, `unknown key: signed with key ${c.keyId}, which is not among the given public keys`);
-    if (!verifySignature(key, bytes, c.signature)) {
+    if (!key.verify(bytes, c.signature)) {
       return fail(id, c.seq, `signature invalid: the Ed25519 signature does not verify with key ${c.keyId}`);
     }
     const invalid = describeInvalidCertificate(c);
@@ -457,14 +457,10 @@ function describeShape(raw: unknown): string | null {
 }
 
 /** The canonical body, or null when it has none (e.g. a lone surrogate smuggled into a field). */
-function signingBytes(certificate: DeletionCertificate): Buffer | null {
+function signingBytes(certificate: DeletionCertificate): Uint8Array | null {
   try {
     return certificateSigningBytes(certificate);
   } catch {
     return null;
   }
-}
-
-function sha256Hex(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }

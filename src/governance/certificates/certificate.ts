@@ -16,7 +16,7 @@
  * statements, and `certificate-schema.ts` enforces it (no `@`, no free-form ids). The data subject appears only as
  * the keyed `selectorHash`; memory content never appears.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../shared/sha256.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
 import type { AuditEntryInput } from '../audit/audit-log.port.js';
 import type { CertificateSigner } from './signing.js';
@@ -199,13 +199,13 @@ export function certificateBody(certificate: DeletionCertificate | CertificateBo
 }
 
 /** The bytes that are hashed and signed: the RFC 8785 form of the body. */
-export function certificateSigningBytes(certificate: DeletionCertificate | CertificateBody): Buffer {
-  return Buffer.from(canonicalJson(certificateBody(certificate)), 'utf8');
+export function certificateSigningBytes(certificate: DeletionCertificate | CertificateBody): Uint8Array {
+  return new TextEncoder().encode(canonicalJson(certificateBody(certificate)));
 }
 
 /** SHA-256 (hex) of the canonical body. */
 export function hashCertificate(certificate: DeletionCertificate | CertificateBody): string {
-  return createHash('sha256').update(certificateSigningBytes(certificate)).digest('hex');
+  return sha256Hex(certificateSigningBytes(certificate));
 }
 
 /** Hashes and signs a body. */
@@ -213,7 +213,7 @@ export function sealCertificate(body: CertificateBody, signer: CertificateSigner
   const bytes = certificateSigningBytes(body);
   return {
     ...body,
-    hash: createHash('sha256').update(bytes).digest('hex'),
+    hash: sha256Hex(bytes),
     signature: signer.sign(bytes),
     keyId: signer.keyId,
   };
@@ -221,9 +221,7 @@ export function sealCertificate(body: CertificateBody, signer: CertificateSigner
 
 /** The deterministic default certificate id of a request's certificate with this status. */
 export function defaultCertificateId(tenant: string, requestId: string, status: CertificateBody['status']): string {
-  const digest = createHash('sha256')
-    .update(canonicalJson([tenant, requestId, status]), 'utf8')
-    .digest('hex');
+  const digest = sha256Hex(canonicalJson([tenant, requestId, status]));
   return `crt_${digest.slice(0, 32)}`;
 }
 

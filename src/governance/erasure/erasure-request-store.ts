@@ -21,6 +21,10 @@ export interface ErasureRequestStore {
   dropSelector(tenant: string, id: string): Promise<void>;
   /** Requests of a tenant in a state (e.g. those waiting on a hold). */
   idsInState(tenant: string, state: ErasureState): Promise<string[]>;
+  /** A tenant's requests, most recently received first (the DPO's list). */
+  list(tenant: string, limit: number): Promise<ErasureRequest[]>;
+  /** Ids of a tenant's requests that a hold keeps from finishing. */
+  idsHeldBy(tenant: string, holdId: string): Promise<string[]>;
 }
 
 export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
@@ -37,6 +41,7 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
   return {
     async ensureIndexes() {
       await requests.createIndex({ tenant: 1, state: 1 });
+      await requests.createIndex({ tenant: 1, receivedAt: -1 });
     },
     async create(request) {
       try {
@@ -84,6 +89,13 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     async idsInState(tenant, state) {
       const docs = await requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();
       return docs.map((d) => d._id);
+    },
+    async list(tenant, limit) {
+      return requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();
+    },
+    async idsHeldBy(tenant, holdId) {
+      const docs = await requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();
+      return docs.filter((d) => d.state === 'partial').map((d) => d._id);
     },
   };
 }

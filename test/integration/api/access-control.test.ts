@@ -14,6 +14,8 @@ const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
   '/healthz': 'liveness probe for the process supervisor: answers {status: ok}, nothing else',
   '/readyz': 'readiness probe for the load balancer: which dependencies are up, no tenant data',
   '/openapi.json': 'the API description generated from the route schemas: no tenant data',
+  '/console': 'redirects to /console/',
+  '/console/*': "the consoles' static files (the built page, scripts, styles): no tenant data, which they fetch with a token",
 };
 
 const TENANT_SCOPE = '/v1/tenants/:tenant/';
