@@ -1,5 +1,5 @@
 /**
- * Audit-log benchmark against the configured MongoDB (FerretDB locally): `npx tsx bench/audit.bench.ts`.
+ * Audit-log benchmark against the configured MongoDB (FerretDB locally): `npm run bench:audit`.
  *
  * Append rate of the real hash-chained log against plain `insertOne` of the same documents (same indexes, no
  * head read, no chain), sequentially and with 8 concurrent appenders — both as 8 callers sharing one log (one

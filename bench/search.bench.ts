@@ -1,5 +1,5 @@
 /**
- * Search-index benchmark against the configured Elasticsearch (`npx tsx bench/search.bench.ts`):
+ * Search-index benchmark against the configured Elasticsearch (`npm run bench:search`):
  * bulk index rate for ~2 000 memories with 256-d vectors, then client-side latency of the hybrid query
  * with tenant + namespace filters against BM25 alone (unfiltered), BM25 + filters, and filtered kNN.
  * Modes run round-robin so machine noise spreads evenly. The bench tenant's index is dropped at the end.
