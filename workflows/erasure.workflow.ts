@@ -176,7 +176,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
       return { state: 'rejected', certificateIds, erased: 0, held: 0 };
     }
     if (authorised.toErase > 0) {
-      await guarded('tombstone', () => long.markDeletedAndTombstone(ref));
+      await guarded('tombstone', () => long.markDeletedAndTombstone({ ...ref, round }));
       // Requests started before disputes existed replay without this step.
       if (patched('close-disputes-of-erased')) await guarded('tombstone', () => closeDisputes());
       await guarded('purge', () => long.purgeRecords({ ...ref, round }));

@@ -58,7 +58,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
      * Step 4a and 5: mark deleted and write tombstones before any byte is purged, so nothing erased is served
      * or re-derived in between. Also prepares the verification probes from the records' content.
      */
-    async markDeletedAndTombstone(ref: ErasureRef): Promise<{ marked: number; tombstones: number }> {
+    async markDeletedAndTombstone(ref: ErasureRef & { round?: number }): Promise<{ marked: number; tombstones: number }> {
       return beating(() =>
         ctx.step(ref, 'tombstone', async () => {
           const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
@@ -110,9 +110,11 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           });
           const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
           const memoryIds = memories.map((m) => m._id);
-          // MongoDB and the index are marked side by side: nothing orders the two (each only narrows what is
-          // served), both are idempotent, and both are done before the step ends.
-          const [marked] = await together(
+          // MongoDB is marked and the index documents are deleted side by side: nothing orders the two (each only
+          // narrows what is served), both are idempotent, and both are done before the step ends. The index
+          // documents go now rather than at the purge: a `_bulk` of deletes costs far less than re-indexing every
+          // document with a new status, and a record being erased has nothing left to be found for.
+          const [marked, index] = await together(
             (async () =>
               // The records just read start the marking; a record moved since then is caught by its transition guard.
               (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories)) +
@@ -120,10 +122,14 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
                 ref.tenant,
                 events.map((e) => e._id),
               )))(),
-            memoryIds.length > 0
-              ? deps.index.updateStatus(ref.tenant, memoryIds, 'deleted', { refresh: true })
-              : Promise.resolve(null),
+            memoryIds.length > 0 ? deps.index.purge(ref.tenant, memoryIds) : Promise.resolve({ deleted: 0, notFound: 0 }),
           );
+          // A retry finds the documents its predecessor deleted gone: every record of the set was read just now, so
+          // each missing document counts as this request's (the purge's own retries count the same way).
+          const indexDocs = Context.current().info.attempt > 1 ? index.deleted + index.notFound : index.deleted;
+          await deps.requests.update(ref.tenant, ref.requestId, {
+            [`indexDeletedAtMark.${ref.round ?? 1}`]: indexDocs,
+          } as Record<string, unknown>);
           await deps.audit.append({
             tenant: ref.tenant,
             actor: `erasure:${ref.requestId}`,
@@ -133,7 +139,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             details: { records: ids.length, tombstones: specs.length },
             idempotencyKey: `erasure:${ref.requestId}:tombstone:${ids.length}:${tombstones}`,
           });
-          return { marked, tombstones, records: ids.length };
+          return { marked, tombstones, records: ids.length, indexDocs };
         }),
       );
     },
@@ -151,7 +157,11 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // A retry resumes at the cursor its predecessor last heartbeated, with the counts up to that cursor.
         const resumed = activity.info.heartbeatDetails as { next?: number; totals?: PurgeTotals } | undefined;
         const resumeAt = resumed?.next ?? 0;
-        const totals: PurgeTotals = { memories: 0, events: 0, lineage: 0, indexDocs: 0, ...resumed?.totals };
+        // The index documents the marking deleted are this round's purge too (requests marked before that step
+        // deleted them find none recorded).
+        const req = await ctx.request(ref);
+        const atMark = req.indexDeletedAtMark?.[String(ref.round)] ?? 0;
+        const totals: PurgeTotals = { memories: 0, events: 0, lineage: 0, indexDocs: atMark, ...resumed?.totals };
         // Heartbeats are throttled, so a dead predecessor may have purged records past the cursor the server holds.
         // Every record of the erase set existed when it was marked deleted: on a retry, one already gone was purged
         // by this request and counts as such (lineage edges already removed cannot be counted again).
@@ -161,11 +171,9 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           const slice = ids.slice(at, at + chunk);
           const memoryIds = slice.filter((id) => !isEvent(id));
           const eventIds = slice.filter(isEvent);
-          // Index first: once a record is gone from MongoDB, nothing else would point at its document.
-          if (memoryIds.length > 0) {
-            const index = await deps.index.purge(ref.tenant, memoryIds);
-            totals.indexDocs += retried ? index.deleted + index.notFound : index.deleted;
-          }
+          // Index first: once a record is gone from MongoDB, nothing else would point at its document. The marking
+          // deleted the documents already; what is found here was indexed again since (a write that raced it).
+          if (memoryIds.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, memoryIds)).deleted;
           const memories = await deps.memories.purge(ref.tenant, memoryIds);
           totals.memories += retried ? memoryIds.length : memories;
           const events = await deps.events.purge(ref.tenant, eventIds);

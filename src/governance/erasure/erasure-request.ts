@@ -85,6 +85,8 @@ export interface ErasureRequest {
   probeResults?: ProbeResult[];
   /** What each round's purge removed, per store, keyed by round number (a certificate sums them). */
   purgeRounds?: Record<string, Record<string, number>>;
+  /** Index documents each round's marking step deleted, keyed by round number (its purge counts them). */
+  indexDeletedAtMark?: Record<string, number>;
   /** The concrete Elasticsearch index the purge and the probes went to. */
   indexName?: string | null;
   segmentsDeletedDocs?: number;

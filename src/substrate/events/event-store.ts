@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { EventRecord, Sensitivity } from '../model/records.js';
 import { sha256Hex } from '../fingerprint.js';
+import { findByIds } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
@@ -126,10 +127,7 @@ export function createMongoEventStore(db: Db): EventStore {
         .toArray();
       return docs.map((d) => d._id);
     },
-    async getMany(tenant, ids) {
-      const found = await mapBounded([...new Set(ids)], 32, (id) => events.findOne({ _id: id }));
-      return found.filter((e): e is EventRecord => e !== null && e.tenant === tenant);
-    },
+    getMany: (tenant, ids) => findByIds(events, tenant, ids),
     async historyOf(tenant, subject, before, limit) {
       // Top-level equality and range only: the local server pushes both down.
       const docs = await events

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { sha256Hex } from '../fingerprint.js';
+import { SCAN_DOCS_PER_LOOKUP, SCAN_MIN_IDS, scanWithin } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 /**
@@ -30,6 +31,8 @@ export interface Closure {
   rounds: number;
   /** Equality lookups issued (each by tenant and input id, indexed). */
   lookups: number;
+  /** Edges read by bounded passes over the tenant's lineage (chosen when the frontier is a large part of it). */
+  scanned?: number;
 }
 
 /** Derivation lineage as one document per edge, read by input id. */
@@ -38,7 +41,10 @@ export interface LineageStore {
   ensureIndexes(): Promise<void>;
   /** Registers a derived record's inputs; idempotent, safe under concurrency. Call before the record is written. */
   register(tenant: string, childId: string, inputIds: readonly string[]): Promise<void>;
-  /** Everything transitively derived from `roots`, level by level with bounded parallel equality lookups. */
+  /**
+   * Everything transitively derived from `roots`, level by level with bounded parallel equality lookups — or, when
+   * a level is a large part of the tenant's lineage, from one bounded pass that reads it all.
+   */
   closure(tenant: string, roots: readonly string[]): Promise<Closure>;
   /** Records derived directly from one input (one indexed equality lookup). */
   childrenOf(tenant: string, input: string): Promise<string[]>;
@@ -92,10 +98,40 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       let frontier = [...seen];
       let rounds = 0;
       let lookups = 0;
+      let scanned = 0;
+      // Once the whole tenant's lineage is in hand (a bounded pass that fit its budget), the rest is walked here.
+      let graph: Map<string, string[]> | null = null;
+      let triedBudget = 0;
       while (frontier.length > 0) {
         rounds++;
-        lookups += frontier.length;
-        const levels = await mapBounded(frontier, concurrency, (id) => childrenOf(tenant, id));
+        const budget = frontier.length * SCAN_DOCS_PER_LOOKUP;
+        if (!graph && frontier.length >= SCAN_MIN_IDS && budget > triedBudget) {
+          triedBudget = budget;
+          const edges = new Map<string, string[]>();
+          let read = 0;
+          const complete = await scanWithin(
+            lineage,
+            { tenant },
+            budget,
+            (edge) => {
+              read++;
+              const children = edges.get(edge.input);
+              if (children) children.push(edge.child);
+              else edges.set(edge.input, [edge.child]);
+            },
+            { _id: 0, input: 1, child: 1 },
+          );
+          scanned += read;
+          if (complete) graph = edges;
+        }
+        let levels: string[][];
+        if (graph) {
+          const known = graph;
+          levels = frontier.map((id) => known.get(id) ?? []);
+        } else {
+          lookups += frontier.length;
+          levels = await mapBounded(frontier, concurrency, (id) => childrenOf(tenant, id));
+        }
         const next: string[] = [];
         for (const children of levels) {
           for (const child of children) {
@@ -107,11 +143,28 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
         }
         frontier = next;
       }
-      return { derived, rounds, lookups };
+      return { derived, rounds, lookups, scanned };
     },
     async forget(tenant, ids) {
       await ensureIndexes();
       const unique = [...new Set(ids)];
+      if (unique.length >= SCAN_MIN_IDS) {
+        // Edges out of and into the ids, found in one bounded pass and deleted by `_id`: one statement per edge
+        // instead of two per id (most ids have one or two edges).
+        const wanted = new Set(unique);
+        const edgeIds: string[] = [];
+        const complete = await scanWithin(
+          lineage,
+          { tenant },
+          2 * unique.length * SCAN_DOCS_PER_LOOKUP,
+          (edge) => void ((wanted.has(edge.input) || wanted.has(edge.child)) && edgeIds.push(edge._id)),
+          { _id: 1, input: 1, child: 1 },
+        );
+        if (complete) {
+          const deleted = await mapBounded(edgeIds, concurrency, (_id) => lineage.deleteOne({ _id, tenant }));
+          return deleted.reduce((n, r) => n + r.deletedCount, 0);
+        }
+      }
       const out = await mapBounded(unique, concurrency, (input) => lineage.deleteMany({ input, tenant }));
       const into = await mapBounded(unique, concurrency, (child) => lineage.deleteMany({ child, tenant }));
       return [...out, ...into].reduce((n, r) => n + r.deletedCount, 0);

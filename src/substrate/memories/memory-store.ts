@@ -1,6 +1,7 @@
 import type { Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
+import { findByIds } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 /** Memory records with their governance fields. Status changes are compare-and-set, for workflows only. */
@@ -9,7 +10,10 @@ export interface MemoryStore {
   /** Idempotent by id: a retried insert of the same record reports `exists`. */
   insert(record: MemoryRecord): Promise<'created' | 'exists'>;
   get(tenant: string, id: string): Promise<MemoryRecord | null>;
-  /** Records by id within the tenant (bounded parallel `_id` lookups); missing and foreign ids are absent. */
+  /**
+   * Records by id within the tenant, in the order given; missing and foreign ids are absent. Bounded parallel `_id`
+   * lookups, or one bounded pass over the tenant when the ids are a large part of it (see `findByIds`).
+   */
   getMany(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
   /**
    * The status a record left on the move to `version` (from that move's guard), for a retry that finds the move
@@ -74,10 +78,7 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       { _id: record._id, tenant: record.tenant, version: record.version },
       { $set: { status: to, statusReason: reason, updatedAt: new Date(), version: record.version + 1, ...patch } },
     );
-  const getMany = async (tenant: string, ids: readonly string[]) => {
-    const found = await mapBounded([...new Set(ids)], 32, (id) => memories.findOne({ _id: id }));
-    return found.filter((r): r is MemoryRecord => r !== null && r.tenant === tenant);
-  };
+  const getMany = (tenant: string, ids: readonly string[]) => findByIds(memories, tenant, ids);
   /**
    * Moves many records at once with the same guard as `transition`: one `insertMany` (unordered) of the
    * (id, version) guards per chunk, where a duplicate key on an item means another mover owns that version.
