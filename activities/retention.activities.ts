@@ -207,7 +207,19 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
       // them); a retry re-appends only for records still in the bucket, and the keys make that a no-op.
       const due = entries.filter((e) => e.status === 'active' && e.expiresAt !== null && e.expiresAt < cutoff);
       await deps.audit.appendMany(due.map((e) => transitionEntry(input.tenant, e.id, bucket, 'expired')));
-      const outcomes = await eachBounded(entries, (e) => markOne(input.tenant, bucket, cutoff, e));
+      // The due records move in bulk (guards in one insert, then one update each that moves status and slot); the
+      // rest, and any bulk move that found its record changed since the read, go one by one.
+      const dueIds = new Set(due.map((e) => e.id));
+      const bulk = due.length > 0 ? await deps.queue.expireMany(input.tenant, due, bucket, 'retention-expiry') : { expired: [], retry: [] };
+      heartbeat({ expired: bulk.expired.length });
+      const again = new Set(bulk.retry);
+      const single = entries.filter((e) => !dueIds.has(e.id) || again.has(e.id));
+      const singleOutcomes = await eachBounded(single, (e) => markOne(input.tenant, bucket, cutoff, e));
+      const outcomeOf = new Map<string, Awaited<ReturnType<typeof markOne>>>(
+        bulk.expired.map((id) => [id, 'expired' as const]),
+      );
+      single.forEach((e, i) => outcomeOf.set(e.id, singleOutcomes[i]!));
+      const outcomes = entries.map((e) => outcomeOf.get(e.id));
       const moved = new Set(entries.filter((_, i) => outcomes[i] === 'expired').map((e) => e.id));
       // A record that changed status between the read and the compare-and-set did not expire: say so.
       const lost = due.filter((e) => !moved.has(e.id));

@@ -36,9 +36,12 @@ const notify = proxyActivities<Activities>(RetryProfiles.notify);
 const disputes = proxyActivities<ReturnType<typeof createDisputeActivities>>(RetryProfiles.storeWrite);
 
 const DAY = 24 * 60 * 60 * 1000;
-/** Soft-delete retention leases advance on a ~30 s sync: wait durably between expunge attempts, bounded. */
-const EXPUNGE_WAIT = '10 seconds';
-const EXPUNGE_ATTEMPTS = 12;
+/**
+ * Soft-delete retention leases advance on a sync (30 s by default, 1 s in tests): wait durably between expunge
+ * attempts, 1 s at first and doubling up to 10 s, about two minutes in all. A short first wait lets a small index or a
+ * quick sync finish in seconds rather than a fixed 10.
+ */
+const EXPUNGE_WAITS_MS = [1000, 2000, 4000, 8000, ...Array<number>(11).fill(10_000)];
 const MAX_EXTENSION_MONTHS = 2;
 /** Failures raised by the workflow itself that an operator resolves (then signals a retry). */
 const OPERATOR_FAILURES = ['ExpungeIncomplete', 'VerificationFailed'];
@@ -245,10 +248,10 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   }
 
   async function expungeUntilClean(): Promise<void> {
-    for (let attempt = 1; attempt <= EXPUNGE_ATTEMPTS; attempt++) {
+    for (const wait of EXPUNGE_WAITS_MS) {
       const stats = await quick.expungeIndex(ref);
       if (stats.deletedDocs === 0) return;
-      await sleep(EXPUNGE_WAIT);
+      await sleep(wait);
     }
     throw ApplicationFailure.create({ message: 'deleted documents remain in segments', type: 'ExpungeIncomplete' });
   }

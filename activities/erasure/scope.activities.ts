@@ -45,6 +45,7 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         let located = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids);
         let previous = new Set<string>();
         let current: { id: string; subjects: string[] }[] = [];
+        const described = new Map<string, { id: string; subjects: string[] }>();
         let lineageRounds = 0;
         let settle = 0;
         for (;;) {
@@ -52,8 +53,14 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           located = new Set([...located, ...(await ctx.locateIds(ref.tenant, selector))]);
           const walk = await deps.lineage.closure(ref.tenant, [...new Set([...located, ...purged, ...held])]);
           lineageRounds = walk.rounds;
-          // Lineage may name records already gone: the closure is what exists now.
-          current = await ctx.describe(ref.tenant, [...new Set([...located, ...held, ...walk.derived])]);
+          // Lineage may name records already gone: the closure is what exists now. A record described in an earlier
+          // settle round is not read again (its subjects and namespace do not change; one purged meanwhile is
+          // absent from every later step's reads anyway): only what this round found new.
+          const wanted = [...new Set([...located, ...held, ...walk.derived])];
+          for (const record of await ctx.describe(ref.tenant, wanted.filter((id) => !described.has(id)))) {
+            described.set(record.id, record);
+          }
+          current = wanted.flatMap((id) => described.get(id) ?? []);
           const grew = current.some((r) => !previous.has(r.id));
           if (!grew) break;
           if (settle === MAX_SETTLE_ROUNDS) {

@@ -68,13 +68,12 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
 
         // MongoDB queried by the erased contents' hashes: an owner outside the held set still carries erased bytes.
         const hashes = probes?.contentHashes ?? [];
-        const owners = await mapBounded(hashes, PROBE_CONCURRENCY, async (hash) => {
-          const [events, memories] = await Promise.all([
-            deps.events.idsByContentHash(ref.tenant, hash),
-            deps.memories.idsByContentHash(ref.tenant, hash),
-          ]);
-          return [...events, ...memories].filter((id) => erased.has(id)).length;
-        });
+        // Many hashes (a large erasure) are checked by one bounded pass over the tenant rather than a query each.
+        const [eventOwners, memoryOwners] = await Promise.all([
+          deps.events.idsByContentHashes(ref.tenant, hashes),
+          deps.memories.idsByContentHashes(ref.tenant, hashes),
+        ]);
+        const owners = [[...eventOwners, ...memoryOwners].filter((id) => erased.has(id)).length];
         results.push({ kind: 'content-hash', target: 'mongodb', checked: hashes.length, found: owners.reduce((n, f) => n + f, 0) });
 
         const vectors = probes?.vectors ?? [];

@@ -7,6 +7,7 @@
 import type { Db } from 'mongodb';
 import { Collections, isDuplicateKey, mapBounded } from '../substrate/mongo/collections.js';
 import type { Fingerprinter } from '../substrate/fingerprint.js';
+import { findMatching } from '../substrate/mongo/bounded-scan.js';
 import type { ExposureSummary } from '../governance/erasure/side-records.js';
 
 export interface RetrievalRecord {
@@ -107,7 +108,7 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
     async summarise(tenant, memoryIds) {
       // By clear id and by keyed hash: a retried certification finds the trace whether or not it was re-keyed yet.
       const keys = [...new Set(memoryIds)].flatMap((memoryId) => [memoryId, hashOf(tenant, memoryId)]);
-      const all = (await mapBounded(keys, 16, (memoryId) => exposures.find({ tenant, memoryId }).toArray())).flat();
+      const all = await findMatching(exposures, tenant, 'memoryId', keys);
       const times = (dates: Date[]) => {
         const sorted = dates.map((d) => d.getTime()).sort((a, b) => a - b);
         return sorted.length === 0
@@ -127,22 +128,18 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       };
     },
     async forget(tenant, memoryIds) {
-      const changed = await mapBounded([...new Set(memoryIds)], 16, async (memoryId) => {
-        const found = await exposures.find({ tenant, memoryId }).toArray();
-        let n = 0;
-        for (const e of found) {
-          // Re-keyed: the clear id leaves the document's key as well as its field. Insert first, then delete,
-          // so that a crash in between leaves a duplicate a retry removes, never a lost exposure.
-          const hashed = { ...e, _id: exposureId(e.retrievalId, hashOf(tenant, memoryId)), memoryId: hashOf(tenant, memoryId), erased: true as const };
-          try {
-            await exposures.insertOne(hashed);
-          } catch (error) {
-            if (!isDuplicateKey(error)) throw error;
-          }
-          await exposures.deleteOne({ _id: e._id });
-          n++;
+      const found = await findMatching(exposures, tenant, 'memoryId', memoryIds);
+      const changed = await mapBounded(found, 16, async (e) => {
+        // Re-keyed: the clear id leaves the document's key as well as its field. Insert first, then delete,
+        // so that a crash in between leaves a duplicate a retry removes, never a lost exposure.
+        const hashed = { ...e, _id: exposureId(e.retrievalId, hashOf(tenant, e.memoryId)), memoryId: hashOf(tenant, e.memoryId), erased: true as const };
+        try {
+          await exposures.insertOne(hashed);
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
         }
-        return n;
+        await exposures.deleteOne({ _id: e._id });
+        return 1;
       });
       return changed.reduce((a, b) => a + b, 0);
     },

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { sha256Hex } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';
 
 /** Two memories that disagree, linked until a reviewer adjudicates. Ids and hashes only. */
@@ -131,10 +132,8 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
       await reasons.deleteOne({ _id: `${disputeId}:${reasonHash}`, tenant });
     },
     async forgetReasonsOf(tenant, memoryIds) {
-      const found = await mapBounded([...new Set(memoryIds)], 16, (memoryId) =>
-        disputes.find({ tenant, memoryIds: memoryId }, { projection: { _id: 1 } }).toArray(),
-      );
-      const disputeIds = [...new Set(found.flat().map((d) => d._id))];
+      const found = await findMatching(disputes, tenant, 'memoryIds', memoryIds, { projection: { _id: 1, memoryIds: 1 } });
+      const disputeIds = [...new Set(found.map((d) => d._id))];
       const deleted = await mapBounded(disputeIds, 16, (disputeId) => reasons.deleteMany({ tenant, disputeId }));
       return deleted.reduce((n, r) => n + r.deletedCount, 0);
     },

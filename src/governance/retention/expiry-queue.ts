@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../../substrate/model/records.js';
-import { Collections } from '../../substrate/mongo/collections.js';
+import { Collections, mapBounded } from '../../substrate/mongo/collections.js';
 import { ERASURE_PENDING } from './expiry-bucket.js';
 import { createMongoMemoryStore } from '../../substrate/memories/memory-store.js';
 
@@ -13,6 +13,8 @@ export interface QueuedEntry {
   id: string;
   status: MemoryStatus;
   expiresAt: Date | null;
+  /** The version read (a status move claims the move from it). */
+  version: number;
 }
 
 /**
@@ -27,6 +29,12 @@ export interface ExpiryQueue {
   take(tenant: string, slot: string, limit: number): Promise<QueuedEntry[]>;
   /** Compare-and-set `active` → `expired`, moving the record from `slot` to `ERASURE_PENDING`. */
   expire(tenant: string, id: string, slot: string, reason: string): Promise<boolean>;
+  /**
+   * `expire` for a page of `active` entries at once, from the versions they were read at: the guards claimed in one
+   * insert, then one conditional update per record that moves the status and the slot together. Returns the ids
+   * moved and those to try again one by one (changed since they were read, or another mover owns the version).
+   */
+  expireMany(tenant: string, entries: readonly QueuedEntry[], slot: string, reason: string): Promise<{ expired: string[]; retry: string[] }>;
   /** Moves a record from one slot to another (`null`: out of the queue) if it is still in `from`. */
   move(tenant: string, id: string, from: string, to: string | null): Promise<boolean>;
 }
@@ -40,10 +48,10 @@ export function createExpiryQueue(db: Db): ExpiryQueue {
     },
     async take(tenant, slot, limit) {
       const docs = await memories
-        .find({ tenant, expiryBucket: slot }, { projection: { _id: 1, status: 1, expiresAt: 1 } })
+        .find({ tenant, expiryBucket: slot }, { projection: { _id: 1, status: 1, expiresAt: 1, version: 1 } })
         .limit(limit)
         .toArray();
-      return docs.map((d) => ({ id: d._id, status: d.status, expiresAt: d.expiresAt ?? null }));
+      return docs.map((d) => ({ id: d._id, status: d.status, expiresAt: d.expiresAt ?? null, version: d.version }));
     },
     async expire(tenant, id, slot, reason) {
       // The status moves through the memory store's guarded compare-and-set, like every other move: a conditional
@@ -52,6 +60,21 @@ export function createExpiryQueue(db: Db): ExpiryQueue {
       // A crash here leaves an expired record in its hour bucket; the next page moves it on as `pending`.
       await memories.updateOne({ _id: id, tenant, expiryBucket: slot }, { $set: { expiryBucket: ERASURE_PENDING } });
       return true;
+    },
+    async expireMany(tenant, entries, slot, reason) {
+      const active = entries.filter((e) => e.status === 'active');
+      const { moved, retry, unpatched } = await store.transitionMany(
+        tenant,
+        active.map((e) => ({ _id: e.id, tenant, version: e.version, status: e.status })),
+        'expired',
+        reason,
+        { expiryBucket: ERASURE_PENDING },
+      );
+      // A move finished forward from an earlier attempt's guard did not carry the slot: move it on as `expire` does.
+      await mapBounded(unpatched, 16, (id) =>
+        memories.updateOne({ _id: id, tenant, expiryBucket: slot }, { $set: { expiryBucket: ERASURE_PENDING } }),
+      );
+      return { expired: moved, retry };
     },
     async move(tenant, id, from, to) {
       const result = await memories.updateOne({ _id: id, tenant, expiryBucket: from }, { $set: { expiryBucket: to } });

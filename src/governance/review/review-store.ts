@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { Collections, mapBounded } from '../../substrate/mongo/collections.js';
+import { findByIds } from '../../substrate/mongo/bounded-scan.js';
 
 /** A reviewer's decision with its reason in words (kept here, never in workflow histories or the audit chain). */
 export interface ReviewDecisionRecord {
@@ -30,8 +31,10 @@ export function createMongoReviewStore(db: Db): ReviewStore {
       return found && found.tenant === tenant ? found : null;
     },
     async forget(tenant, memoryIds) {
-      // A decision is keyed by its memory's id: one delete by _id each, never an `$in` the local server scans for.
-      const deleted = await mapBounded([...new Set(memoryIds)], 16, (id) => reviews.deleteOne({ _id: id, tenant }));
+      // A decision is keyed by its memory's id: found by id (a bounded pass over the tenant's decisions when the ids
+      // are many, never an `$in` the local server scans for), then deleted by _id.
+      const found = await findByIds(reviews, tenant, memoryIds, { concurrency: 16 });
+      const deleted = await mapBounded(found, 16, (r) => reviews.deleteOne({ _id: r._id, tenant }));
       return deleted.reduce((n, r) => n + r.deletedCount, 0);
     },
   };

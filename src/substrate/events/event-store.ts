@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { EventRecord, Sensitivity } from '../model/records.js';
 import { sha256Hex } from '../fingerprint.js';
-import { findByIds } from '../mongo/bounded-scan.js';
+import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
@@ -28,6 +28,8 @@ export interface EventStore {
   /** Ids of the tenant's events that name the subject: live ones, or also those marked deleted but not yet purged. */
   idsBySubject(tenant: string, subject: string, options?: { includeDeleted?: boolean }): Promise<string[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
+  /** Ids of events holding any of these content hashes (a bounded pass over the tenant when they are many). */
+  idsByContentHashes(tenant: string, contentHashes: readonly string[]): Promise<string[]>;
   /** Events recorded within [from, to). */
   idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
   getMany(tenant: string, ids: readonly string[]): Promise<EventRecord[]>;
@@ -119,6 +121,10 @@ export function createMongoEventStore(db: Db): EventStore {
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await events.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
+      return docs.map((d) => d._id);
+    },
+    async idsByContentHashes(tenant, contentHashes) {
+      const docs = await findMatching(events, tenant, 'contentHash', contentHashes, { projection: { _id: 1, contentHash: 1 } });
       return docs.map((d) => d._id);
     },
     async idsByRecordedAt(tenant, from, to) {

@@ -1,7 +1,7 @@
 import type { Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
-import { findByIds } from '../mongo/bounded-scan.js';
+import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 /** Memory records with their governance fields. Status changes are compare-and-set, for workflows only. */
@@ -29,12 +29,27 @@ export interface MemoryStore {
     reason: string | null,
     patch?: Partial<Pick<MemoryRecord, 'validTo'>>,
   ): Promise<boolean>;
+  /**
+   * `transition` for many records at once, each from the version and status it was read at: the guards are claimed
+   * with one unordered insert per thousand, then each owned move is one conditional update (with `patch`). Returns
+   * the ids moved, and those to read again (they changed since they were read, or another mover owns the version).
+   * `unpatched`: moved ids finished forward from an earlier attempt's guard, without `patch`.
+   */
+  transitionMany(
+    tenant: string,
+    records: readonly MoveFrom[],
+    to: MemoryStatus,
+    reason: string,
+    patch?: Record<string, unknown>,
+  ): Promise<{ moved: string[]; retry: string[]; unpatched: string[] }>;
   idsBySubject(tenant: string, subject: string): Promise<string[]>;
   /** Records of a tenant in a status, oldest first, at most `limit`. */
   listByStatus(tenant: string, status: MemoryStatus, limit: number): Promise<MemoryRecord[]>;
   /** The tenant's records in id order after `afterId` (all statuses), for walks over a whole tenant. */
   pageOfTenant(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
+  /** Ids of records holding any of these content hashes (a bounded pass over the tenant when they are many). */
+  idsByContentHashes(tenant: string, contentHashes: readonly string[]): Promise<string[]>;
   /** Records whose valid time or transaction time starts within [from, to). */
   idsByTime(tenant: string, field: 'validFrom' | 'recordedAt', from: Date, to: Date): Promise<string[]>;
   /**
@@ -55,6 +70,9 @@ const MARK_ROUNDS = 5;
 /** Guards per `insertMany`. */
 const GUARD_CHUNK = 1000;
 
+/** What a move needs to know of a record: which version it moves from, and from which status. */
+export type MoveFrom = Pick<MemoryRecord, '_id' | 'tenant' | 'version' | 'status'>;
+
 /** The one successful claim of a move from a record's version. */
 interface TransitionGuard {
   _id: string;
@@ -69,10 +87,10 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
   const memories = db.collection<MemoryRecord>(Collections.memories);
   const guards = db.collection<TransitionGuard>(Collections.transitions);
   const apply = (
-    record: MemoryRecord,
+    record: MoveFrom,
     to: MemoryStatus,
     reason: string | null,
-    patch: Partial<Pick<MemoryRecord, 'validTo'>>,
+    patch: Record<string, unknown>,
   ) =>
     memories.updateOne(
       { _id: record._id, tenant: record.tenant, version: record.version },
@@ -87,10 +105,11 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
    */
   const claimAndApply = async (
     tenant: string,
-    records: readonly MemoryRecord[],
+    records: readonly MoveFrom[],
     to: MemoryStatus,
     reason: string,
-  ): Promise<{ moved: number; retry: string[] }> => {
+    patch: Record<string, unknown> = {},
+  ): Promise<{ moved: number; retry: string[]; movedIds: string[]; finishedIds: string[] }> => {
     const at = new Date();
     const claims = records.map((record) => ({
       record,
@@ -101,23 +120,29 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       const chunk = claims.slice(i, i + GUARD_CHUNK);
       for (const index of await insertGuards(chunk.map((c) => c.guard))) lost.add(i + index);
     }
-    const results = await mapBounded(claims.map((_, i) => i), 32, async (i): Promise<'moved' | 'retry'> => {
+    const results = await mapBounded(claims.map((_, i) => i), 32, async (i): Promise<'moved' | 'finished' | 'retry'> => {
       const { record, guard } = claims[i]!;
       if (!lost.has(i)) {
-        const applied = await apply(record, to, reason, {});
-        // Nothing matched: the record changed since it was read (a loser finished this move for us, or a write
-        // that takes no guard bumped the version). Read it again rather than count a move that may not be there.
-        return applied.matchedCount === 1 ? 'moved' : 'retry';
+        const applied = await apply(record, to, reason, patch);
+        if (applied.matchedCount === 1) return 'moved';
+        // Nothing matched: the record left `version` since it was read. Only a move claimed by this guard can take
+        // it from there (every version bump is a guarded move), so a loser finished this move for us, without
+        // `patch`. Read it to be sure rather than count a move that may not be there.
+        const now = await memories.findOne({ _id: record._id }, { projection: { version: 1 } });
+        return now === null || now.version > record.version ? 'finished' : 'retry';
       }
       const winner = await guards.findOne({ _id: guard._id });
       if (!winner) throw new Error(`memory ${record._id}: transition guard lost its winner`);
       // The winner may have crashed before applying its move: finish it (recover forward).
       await apply(record, winner.to, winner.reason, {});
-      return winner.to === to && winner.reason === reason ? 'moved' : 'retry';
+      return winner.to === to && winner.reason === reason ? 'finished' : 'retry';
     });
     return {
-      moved: results.filter((r) => r === 'moved').length,
+      moved: results.filter((r) => r !== 'retry').length,
       retry: claims.filter((_, i) => results[i] === 'retry').map((c) => c.record._id),
+      movedIds: claims.filter((_, i) => results[i] !== 'retry').map((c) => c.record._id),
+      // Moves finished forward from an earlier mover's guard: they carry the winner's status, not `patch`.
+      finishedIds: claims.filter((_, i) => results[i] === 'finished').map((c) => c.record._id),
     };
   };
 
@@ -176,6 +201,12 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       await apply(record, to, reason, patch);
       return true;
     },
+    async transitionMany(tenant, records, to, reason, patch = {}) {
+      const mine = records.filter((r) => r.tenant === tenant);
+      if (mine.length === 0) return { moved: [], retry: [], unpatched: [] };
+      const outcome = await claimAndApply(tenant, mine, to, reason, patch);
+      return { moved: outcome.movedIds, retry: outcome.retry, unpatched: outcome.finishedIds };
+    },
     async idsBySubject(tenant, subject) {
       const docs = await memories.find({ tenant, subjects: subject }, { projection: { _id: 1 } }).toArray();
       return docs.map((d) => d._id);
@@ -189,6 +220,10 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await memories.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
+      return docs.map((d) => d._id);
+    },
+    async idsByContentHashes(tenant, contentHashes) {
+      const docs = await findMatching(memories, tenant, 'contentHash', contentHashes, { projection: { _id: 1, contentHash: 1 } });
       return docs.map((d) => d._id);
     },
     async idsByTime(tenant, field, from, to) {

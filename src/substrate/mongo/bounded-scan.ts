@@ -74,3 +74,41 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
     return doc ? [doc] : [];
   });
 }
+
+/**
+ * The tenant's documents whose `field` (a string, or an array of strings) holds one of `values`: one equality lookup
+ * per value, or a bounded pass over the tenant when the values are many (the local server scans for `$in`).
+ * `projection` must keep `_id` and `field`. Each document once.
+ */
+export async function findMatching<T extends { _id: string }>(
+  collection: Collection<T>,
+  tenant: string,
+  field: string,
+  values: readonly string[],
+  options: { concurrency?: number; projection?: Document } = {},
+): Promise<T[]> {
+  const unique = [...new Set(values)];
+  const found = new Map<string, T>();
+  let settled = false;
+  if (unique.length >= SCAN_MIN_IDS) {
+    const wanted = new Set(unique);
+    settled = await scanWithin(
+      collection,
+      { tenant } as unknown as Filter<T>,
+      unique.length * SCAN_DOCS_PER_LOOKUP,
+      (doc) => {
+        const value = (doc as Record<string, unknown>)[field];
+        const hit = Array.isArray(value) ? value.some((v) => wanted.has(v as string)) : wanted.has(value as string);
+        if (hit) found.set(doc._id, doc);
+      },
+      options.projection,
+    );
+  }
+  if (!settled) {
+    const looked = await mapBounded(unique, options.concurrency ?? 16, (value) =>
+      collection.find({ tenant, [field]: value } as unknown as Filter<T>, options.projection ? { projection: options.projection } : {}).toArray(),
+    );
+    for (const doc of looked.flat()) found.set(doc._id, doc as T);
+  }
+  return [...found.values()];
+}

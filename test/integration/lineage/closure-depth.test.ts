@@ -151,7 +151,7 @@ describe('lineage writes and tenants', () => {
     ]);
     expect(new Set(ofA.derived)).toEqual(expectedA);
     expect(new Set(ofB.derived)).toEqual(expectedB);
-    expect(ofBystander).toEqual({ derived: [], rounds: 1, lookups: roots.length });
+    expect(ofBystander).toEqual({ derived: [], rounds: 1, lookups: roots.length, scanned: 0 });
   });
 
   it('registrations racing on one input lose no edge', async () => {

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import type { Collection, Db, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/app/runtime.js';
-import { createMongoLineageStore, lineageEdgeDoc } from '../../../src/substrate/lineage/lineage-store.js';
+import { createMongoLineageStore, lineageEdgeDoc, type LineageEdgeDoc } from '../../../src/substrate/lineage/lineage-store.js';
 import { findByIds, SCAN_DOCS_PER_LOOKUP, SCAN_MIN_IDS } from '../../../src/substrate/mongo/bounded-scan.js';
 import { Collections, mapBounded } from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
@@ -145,7 +145,7 @@ function layeredGraph(tenant: string, roots: number): { roots: string[]; edges: 
 
 describe('lineage read in one bounded pass', () => {
   const write = async (tenant: string, edges: readonly LineageEdge[]) => {
-    const lineage = runtime.db.collection(Collections.lineage);
+    const lineage = runtime.db.collection<LineageEdgeDoc>(Collections.lineage);
     const unique = [...new Map(edges.map((e) => [lineageEdgeDoc(tenant, e.input, e.child)._id, lineageEdgeDoc(tenant, e.input, e.child)])).values()];
     for (let i = 0; i < unique.length; i += 1000) await lineage.insertMany(unique.slice(i, i + 1000), { ordered: false });
   };

@@ -1,0 +1,236 @@
+/**
+ * The sweep's bulk move (`expireMany`: guards in one insert, one update per record) against the one-by-one move it
+ * replaced (`expire` per record: read, guard, update), on the real database, with other movers at work.
+ *
+ * - At the step boundary (property): between the sweep's read of a page and its moves, disputes, an erasure and a
+ *   crashed earlier sweep attempt move or claim some of the page's records. Two tenants get the same records and the
+ *   same interference, one swept in bulk, one one by one: their records' statuses and slots, their transition logs
+ *   and their audit trails must be the same, entry for entry.
+ * - Truly concurrent (property): two sweeps of the same page and the movers all at once, in bulk. Whatever the
+ *   interleaving, every record's transition log is one chain of moves from its first version, its status is the
+ *   chain's end, and the audit holds one `memory.expired` per record moved to expired and one `memory.expiry-void`
+ *   per due record that was not — never both, never twice.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRetentionActivities } from '../../../activities/retention.activities.js';
+import type { Runtime } from '../../../src/app/runtime.js';
+import { createMongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';
+import { ERASURE_PENDING, expiryBucketOf } from '../../../src/governance/retention/expiry-bucket.js';
+import { createExpiryQueue, type ExpiryQueue } from '../../../src/governance/retention/expiry-queue.js';
+import type { MemoryStatus } from '../../../src/shared/lifecycle.js';
+import { createMongoMemoryStore } from '../../../src/substrate/memories/memory-store.js';
+import { Collections, isDuplicateKey, mapBounded } from '../../../src/substrate/mongo/collections.js';
+import { testRuntime, uniqueId } from '../../support/harness.js';
+
+const HOUR = 3600_000;
+
+interface Row {
+  _id: string;
+  tenant: string;
+  status: MemoryStatus;
+  version: number;
+  expiresAt: Date;
+  expiryBucket: string | null;
+  statusReason: string | null;
+}
+interface Guard {
+  _id: string;
+  from: string;
+  to: string;
+  reason: string | null;
+}
+
+let runtime: Runtime;
+const tenants: string[] = [];
+const now = new Date();
+const bucket = expiryBucketOf(new Date(now.getTime() - 3 * HOUR));
+const until = expiryBucketOf(now);
+
+beforeAll(async () => {
+  runtime = testRuntime();
+  await createExpiryQueue(runtime.db).ensureIndexes();
+});
+
+afterAll(async () => {
+  await mapBounded(tenants, 2, async (tenant) => {
+    for (const name of [Collections.memories, Collections.transitions, Collections.audit]) {
+      await runtime.db.collection(name).deleteMany({ tenant });
+    }
+  });
+  await runtime.close();
+});
+
+/** `n` active records expired three hours ago, in their hour bucket; ids the same across tenants but for the prefix. */
+async function seed(tenant: string, n: number): Promise<string[]> {
+  tenants.push(tenant);
+  const expiresAt = new Date(now.getTime() - 3 * HOUR + 60_000);
+  const docs = Array.from({ length: n }, (_, k) => ({
+    _id: `${tenant}:m${String(k).padStart(3, '0')}`,
+    tenant,
+    status: 'active' as MemoryStatus,
+    version: 1,
+    expiresAt,
+    expiryBucket: bucket,
+    statusReason: null,
+    subjects: [`s${k}`],
+    updatedAt: now,
+  }));
+  await runtime.db.collection(Collections.memories).insertMany(docs as never[]);
+  return docs.map((d) => d._id);
+}
+
+const local = (tenant: string, id: string) => id.slice(tenant.length);
+
+interface Interference {
+  disputed: number[];
+  erased: number[];
+  /** Records whose move to expired an earlier, crashed attempt claimed (guard written, record not yet moved). */
+  claimed: number[];
+}
+
+/** Moves some of the page's records as other processes would, and claims some as a crashed sweep attempt did. */
+async function interfere(tenant: string, ids: readonly string[], plan: Interference): Promise<void> {
+  const store = createMongoMemoryStore(runtime.db);
+  const pick = (ks: number[]) => [...new Set(ks)].filter((k) => k < ids.length).map((k) => ids[k]!);
+  const erased = new Set(pick(plan.erased));
+  const claimed = pick(plan.claimed).filter((id) => !erased.has(id));
+  if (claimed.length > 0) {
+    await runtime.db
+      .collection<Guard & { tenant: string; at: Date }>(Collections.transitions)
+      .insertMany(
+        claimed.map((id) => ({ _id: `${id}:1`, tenant, from: 'active', to: 'expired', reason: 'retention-expiry', at: now })),
+        { ordered: false },
+      )
+      // Racing a sweep, its own claim of the same version may already be there: then there is no crashed attempt.
+      .catch((error: unknown) => {
+        if (!isDuplicateKey(error)) throw error;
+      });
+  }
+  const claimedSet = new Set(claimed);
+  for (const id of pick(plan.disputed)) {
+    if (!claimedSet.has(id) && !erased.has(id)) await store.transition(tenant, id, 'active', 'disputed', 'dispute:d1');
+  }
+  if (erased.size > 0) await store.markDeleted(tenant, [...erased], 'er1');
+}
+
+/** The page's records, transition log and audit trail, with the tenant taken out of every id. */
+async function stateOf(tenant: string) {
+  const rows = await runtime.db.collection<Row>(Collections.memories).find({ tenant }).sort({ _id: 1 }).toArray();
+  const guards = await runtime.db.collection<Guard>(Collections.transitions).find({ tenant }).sort({ _id: 1 }).toArray();
+  const audit: { action: string; target: string | null; outcome: string; details: unknown }[] = [];
+  for await (const e of createMongoAuditLog(runtime.db).entries(tenant)) {
+    audit.push({ action: e.action, target: e.target && local(tenant, e.target), outcome: e.outcome, details: e.details });
+  }
+  audit.sort((a, b) => `${a.action}${a.target}`.localeCompare(`${b.action}${b.target}`));
+  return {
+    rows: rows.map((r) => ({ id: local(tenant, r._id), status: r.status, version: r.version, slot: r.expiryBucket, reason: r.statusReason })),
+    guards: guards.map((g) => ({ id: local(tenant, g._id), from: g.from, to: g.to, reason: g.reason })),
+    audit,
+  };
+}
+
+/** The sweep's activities over `queue`, with an erasure port that is never reached by marking. */
+function activitiesOver(queue: ExpiryQueue) {
+  return createRetentionActivities({
+    queue,
+    sweeps: null as never,
+    audit: createMongoAuditLog(runtime.db),
+    erasures: { file: () => Promise.reject(new Error('not in this test')), open: () => Promise.resolve(0) },
+  });
+}
+
+/** The queue as it was: every record moved by its own read, guard and update. */
+function oneByOne(queue: ExpiryQueue): ExpiryQueue {
+  return { ...queue, expireMany: (_tenant, entries) => Promise.resolve({ expired: [], retry: entries.map((e) => e.id) }) };
+}
+
+/** Runs `between` after the page is read and before anything on it moves. */
+function withReadBoundary(queue: ExpiryQueue, between: () => Promise<void>): ExpiryQueue {
+  let done = false;
+  return {
+    ...queue,
+    async take(tenant, slot, limit) {
+      const entries = await queue.take(tenant, slot, limit);
+      if (!done && slot !== ERASURE_PENDING) {
+        done = true;
+        await between();
+      }
+      return entries;
+    },
+  };
+}
+
+const interference = (n: number) =>
+  fc.record({
+    disputed: fc.array(fc.nat(n - 1), { maxLength: 8 }),
+    erased: fc.array(fc.nat(n - 1), { maxLength: 8 }),
+    claimed: fc.array(fc.nat(n - 1), { maxLength: 5 }),
+  });
+
+describe('bulk expiry against one-by-one expiry (property, real database)', () => {
+  it('leaves the same statuses, slots, transition log and audit trail when movers strike between read and move', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 5, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))), async ([n, plan]) => {
+        const bulkTenant = uniqueId('bulk');
+        const singleTenant = uniqueId('single');
+        const bulkIds = await seed(bulkTenant, n);
+        const singleIds = await seed(singleTenant, n);
+        const queue = createExpiryQueue(runtime.db);
+        const page = { bucket, until, pageSize: 100 };
+        const bulk = await activitiesOver(withReadBoundary(queue, () => interfere(bulkTenant, bulkIds, plan))).markExpiredPage({ tenant: bulkTenant, ...page });
+        const single = await activitiesOver(withReadBoundary(oneByOne(queue), () => interfere(singleTenant, singleIds, plan))).markExpiredPage({
+          tenant: singleTenant,
+          ...page,
+        });
+        expect(bulk).toEqual(single);
+        const [a, b] = [await stateOf(bulkTenant), await stateOf(singleTenant)];
+        expect(a.rows).toEqual(b.rows);
+        expect(a.guards).toEqual(b.guards);
+        expect(a.audit).toEqual(b.audit);
+        // And the outcome is the one intended: every record not moved by another is expired and waits for erasure.
+        const expired = a.rows.filter((r) => r.status === 'expired');
+        expect(bulk.expired).toBe(expired.length);
+        for (const r of expired) expect(r.slot).toBe(ERASURE_PENDING);
+      }),
+      { numRuns: 8 },
+    );
+  });
+
+  it('keeps every record one chain of moves, with one audit entry per outcome, under two concurrent sweeps and movers', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 10, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))), async ([n, plan]) => {
+        const tenant = uniqueId('race');
+        const ids = await seed(tenant, n);
+        const queue = createExpiryQueue(runtime.db);
+        const page = { tenant, bucket, until, pageSize: 100 };
+        await Promise.all([
+          activitiesOver(queue).markExpiredPage(page),
+          interfere(tenant, ids, plan),
+          activitiesOver(queue).markExpiredPage(page),
+        ]);
+        const { rows, guards, audit } = await stateOf(tenant);
+        for (const row of rows) {
+          const chain = guards.filter((g) => g.id.startsWith(`${row.id}:`)).sort((x, y) => Number(x.id.split(':').pop()) - Number(y.id.split(':').pop()));
+          const versions = chain.map((g) => Number(g.id.split(':').pop()));
+          expect(versions).toEqual(chain.map((_, k) => k + 1));
+          chain.forEach((g, k) => expect(g.from).toBe(k === 0 ? 'active' : chain[k - 1]!.to));
+          // A claim whose record was never updated (a crashed attempt finished by nobody) would leave the row behind.
+          expect(row.version).toBe(chain.length + 1);
+          expect(row.status).toBe(chain.at(-1)?.to ?? 'active');
+          const expiredMove = chain.some((g) => g.to === 'expired' && g.reason === 'retention-expiry');
+          const entries = audit.filter((e) => e.target === row.id);
+          const expiredEntries = entries.filter((e) => e.action === 'memory.expired');
+          const voidEntries = entries.filter((e) => e.action === 'memory.expiry-void');
+          expect(expiredEntries.length).toBeLessThanOrEqual(1);
+          expect(voidEntries.length).toBeLessThanOrEqual(1);
+          if (expiredMove) expect(voidEntries).toHaveLength(0);
+          else if (expiredEntries.length === 1) expect(voidEntries).toHaveLength(1);
+          if (expiredMove) expect(expiredEntries).toHaveLength(1);
+          if (row.status === 'expired') expect(row.slot).toBe(ERASURE_PENDING);
+        }
+      }),
+      { numRuns: 6 },
+    );
+  });
+});
