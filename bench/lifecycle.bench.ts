@@ -16,8 +16,10 @@
  *  A. Sweep rate over 10⁵ expired records (BENCH_RETENTION_RECORDS), next to as many records not yet expired: the
  *     `retentionSweep` workflow on a worker of its own, with the erasure hand-off stubbed (the port that files
  *     erasure requests only counts ids) — so it measures marking (`active` → `expired`, one audit entry each) and
- *     the hand-off bookkeeping, not erasure. Also one page of the range query the bucketing replaces.
- *     BENCH_RETENTION_SKIP_A=1 skips it.
+ *     the hand-off bookkeeping, not erasure. Also one page of the range query the bucketing replaces beside one
+ *     page of the bucket query the sweep reads by: each run BENCH_LIFECYCLE_QUERY_REPEATS times (default 5) with the
+ *     same clauses, warm (one untimed run of each first), alternating (the one that goes first alternates too);
+ *     min and median of each and the ratio of the medians. BENCH_RETENTION_SKIP_A=1 skips it.
  *  B. A smaller full run (BENCH_RETENTION_FULL records, default 2 000): the same workflow on a full Lethe worker,
  *     handing off to real erasure requests (back-pressure: at most BENCH_RETENTION_MAX_OPEN, default 1, at work), timed
  *     until every request finished.
@@ -75,6 +77,9 @@ const SKIP_A = process.env.BENCH_RETENTION_SKIP_A === '1';
 const ADMIT_BATCHES = Number(process.env.BENCH_ADMIT_BATCHES ?? 4);
 const ADMIT_SIZE = Number(process.env.BENCH_ADMIT_SIZE ?? 250);
 const SKIP_ADMIT = process.env.BENCH_ADMIT_SKIP === '1';
+const QUERY_REPEATS = ((n) => (Number.isInteger(n) && n >= 1 ? n : 5))(
+  Number(process.env.BENCH_LIFECYCLE_QUERY_REPEATS ?? 5),
+);
 const HOUR = 3600_000;
 const INDEX_SETTINGS = { 'index.soft_deletes.retention_lease.sync_interval': '1s' };
 
@@ -404,19 +409,46 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
     const insertMs = await insertAll(db, [...expired, ...later]);
     progress(`A: inserted in ${seconds(insertMs)} s`);
 
-    // What the bucketing replaces: one page of a range query on expiresAt (a scan of the tenant on FerretDB).
+    // What the bucketing replaces: one page of a range query on expiresAt (a scan of the tenant on FerretDB), beside
+    // one page of the bucket the sweep reads by. The same clauses every time (one `now`, one bucket), one untimed
+    // warm-up of each, then QUERY_REPEATS timed runs of each, alternating, the one that goes first alternating too.
     const memories = db.collection<MemoryRecord>(Collections.memories);
-    const rangeStart = performance.now();
-    await memories
-      .find({ tenant, status: 'active', expiresAt: { $lte: new Date() } }, { projection: { _id: 1 } })
-      .sort({ expiresAt: 1 })
-      .limit(PAGE)
-      .toArray();
-    const rangeMs = performance.now() - rangeStart;
-    const bucketStart = performance.now();
-    const page = await queue.take(tenant, expiryBucketOf(expired[0]!.expiresAt!), PAGE);
-    const bucketMs = performance.now() - bucketStart;
-    progress(`A: one range page ${num(rangeMs)} ms, one bucket page (${page.length}) ${num(bucketMs)} ms`);
+    const now = new Date();
+    const bucket = expiryBucketOf(expired[0]!.expiresAt!);
+    const queries = {
+      range: async () =>
+        (
+          await memories
+            .find({ tenant, status: 'active', expiresAt: { $lte: now } }, { projection: { _id: 1 } })
+            .sort({ expiresAt: 1 })
+            .limit(PAGE)
+            .toArray()
+        ).length,
+      bucket: async () => (await queue.take(tenant, bucket, PAGE)).length,
+    };
+    const rangeFound = await queries.range();
+    const bucketFound = await queries.bucket();
+    const rangeRuns: number[] = [];
+    const bucketRuns: number[] = [];
+    for (let i = 0; i < QUERY_REPEATS; i++) {
+      const order = i % 2 === 0 ? (['range', 'bucket'] as const) : (['bucket', 'range'] as const);
+      for (const which of order) {
+        const start = performance.now();
+        const found = await queries[which]();
+        const ms = performance.now() - start;
+        if (found !== (which === 'range' ? rangeFound : bucketFound))
+          throw new Error(`part A: the ${which} page changed between runs`);
+        (which === 'range' ? rangeRuns : bucketRuns).push(ms);
+      }
+    }
+    const rangeMs = median(rangeRuns);
+    const bucketMs = median(bucketRuns);
+    const rangeMin = Math.min(...rangeRuns);
+    const bucketMin = Math.min(...bucketRuns);
+    progress(
+      `A: range page (${rangeFound}) median ${num(rangeMs)} ms (min ${num(rangeMin)}), bucket page (${bucketFound}) ` +
+        `median ${num(bucketMs)} ms (min ${num(bucketMin)}), ${QUERY_REPEATS} warm runs each, alternating`,
+    );
 
     let filed = 0;
     let filings = 0;
@@ -463,8 +495,15 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
         ['measure', 'value'],
         [
           ['insert 2·N records (s)', seconds(insertMs)],
-          [`one page of {expiresAt ≤ now} sorted, limit ${PAGE} (ms)`, num(rangeMs)],
-          [`one page of {tenant, expiryBucket} equality, limit ${PAGE} (ms)`, num(bucketMs)],
+          [
+            `one page of {expiresAt ≤ now} sorted, limit ${PAGE} (ms)`,
+            `${num(rangeMs)} median of ${QUERY_REPEATS} warm runs (min ${num(rangeMin)})`,
+          ],
+          [
+            `one page of {tenant, expiryBucket} equality, limit ${PAGE} (ms)`,
+            `${num(bucketMs)} median of ${QUERY_REPEATS} warm runs (min ${num(bucketMin)})`,
+          ],
+          ['range ÷ bucket, ratio of medians', ratio(rangeMs / bucketMs)],
           ['mark phase: active → expired + audit + queue (s)', seconds(run.markMs)],
           ['mark rate (records/s)', perSecond(run.value.expired, run.markMs)],
           ['hand-off phase: filing (stub) + leave queue (s)', seconds(handOffMs)],

@@ -1,4 +1,4 @@
-/** A generated lineage graph for the closure comparison, and the naive closure it is compared with. */
+/** A generated lineage graph for the closure comparison, and the plain-driver BFS it is compared with. */
 import type { Collection } from 'mongodb';
 import type { LineageEdgeDoc } from '../../src/substrate/lineage/lineage-store.js';
 import { rng } from './substrate-measure.js';
@@ -37,28 +37,57 @@ export function layeredGraph(
   return { levels, edges };
 }
 
+/** Lookups the plain BFS keeps in flight: the same bound as the lineage store's closure. */
+export const PLAIN_BFS_CONCURRENCY = 32;
+
 /**
- * Breadth-first search with one sequential query per record — the children of one input at a time — the
- * way a closure reads when nothing is batched: as many round trips as records in the closure.
+ * Plain breadth-first search in driver code, not Lethe's store: a FIFO work queue of records whose children are
+ * still to be read, drained by single-key equality lookups (`{input, tenant}`, the index the closure reads by)
+ * with up to `concurrency` in flight at any moment. No level barrier: a lookup starts as soon as one slot is free
+ * and a record is queued, so it is never worse than a level-by-level walk at the same bound.
  */
-export async function naiveClosure(
+export async function plainClosure(
   lineage: Collection<LineageEdgeDoc>,
   tenant: string,
   roots: readonly string[],
-): Promise<{ derived: string[]; roundTrips: number }> {
+  concurrency = PLAIN_BFS_CONCURRENCY,
+): Promise<{ derived: string[]; lookups: number; maxInFlight: number }> {
   const seen = new Set(roots);
   const queue = [...seen];
   const derived: string[] = [];
-  let roundTrips = 0;
-  for (let i = 0; i < queue.length; i++) {
-    roundTrips++;
-    const docs = await lineage.find({ input: queue[i]!, tenant }, { projection: { _id: 0, child: 1 } }).toArray();
-    for (const { child } of docs) {
-      if (seen.has(child)) continue;
-      seen.add(child);
-      derived.push(child);
-      queue.push(child);
-    }
-  }
-  return { derived, roundTrips };
+  let next = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let lookups = 0;
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const pump = (): void => {
+      if (failed) return;
+      while (inFlight < concurrency && next < queue.length) {
+        const input = queue[next++]!;
+        inFlight++;
+        lookups++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        lineage
+          .find({ input, tenant }, { projection: { _id: 0, child: 1 } })
+          .toArray()
+          .then((docs) => {
+            inFlight--;
+            for (const { child } of docs) {
+              if (seen.has(child)) continue;
+              seen.add(child);
+              derived.push(child);
+              queue.push(child);
+            }
+            pump();
+          })
+          .catch((error: unknown) => {
+            failed = true;
+            reject(error instanceof Error ? error : new Error(String(error)));
+          });
+      }
+      if (inFlight === 0 && next >= queue.length) resolve({ derived, lookups, maxInFlight });
+    };
+    pump();
+  });
 }
