@@ -253,25 +253,31 @@ async function writeBatch(
 
   const memoryResults: BatchResult['memories'] = new Array(batch.memories.length);
   const memoryAudit: AuditEntryInput[] = new Array(batch.memories.length);
-  await mapBounded([...batch.memories.entries()], WRITE_CONCURRENCY, async ([index, m]) => {
+  const admitted = batch.memories.map((m, index) => {
     const eventIds = m.provenance.eventIds.map((ref) => {
       const local = BATCH_REF.exec(ref);
       return local ? recorded[Number(local[1])]!._id : ref;
     });
     const derivation = audits[index];
-    const { record, decision, retention } = admittedRecord(
+    const admission = admittedRecord(
       { impact: deps.impactPolicy, retention: deps.retentionPolicy },
       { tenant, writer: principal, id: m.id, eventIds, at: now(), ...(derivation ? { derivation } : {}) },
       m,
     );
+    return { ...admission, inputs: [...eventIds, ...m.provenance.parentIds, ...(admission.record.provenance.repairedEventIds ?? [])] };
+  });
+  // Lineage first, for the whole batch: a record never exists without its inputs registered (repairing evidence is an
+  // input too). Then the records, in one unordered insert per thousand.
+  await deps.lineage.registerMany(
+    tenant,
+    admitted.map((a) => ({ child: a.record._id, inputs: a.inputs })),
+  );
+  const outcomes = await deps.memories.insertMany(admitted.map((a) => a.record));
+  batch.memories.forEach((m, index) => {
+    const { record, decision, retention } = admitted[index]!;
+    const derivation = audits[index];
     const status = record.status as 'active' | 'candidate';
-    // Lineage first: a record never exists without its inputs registered (repairing evidence is an input too).
-    await deps.lineage.register(tenant, record._id, [
-      ...eventIds,
-      ...m.provenance.parentIds,
-      ...(record.provenance.repairedEventIds ?? []),
-    ]);
-    const outcome = await deps.memories.insert(record);
+    const outcome = outcomes[index]!;
     memoryResults[index] = {
       id: record._id,
       status,
@@ -358,9 +364,13 @@ async function fenceRefusal(
 async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
   const fenced = await fenceRefusal(deps, tenant, batch);
   if (fenced) return fenced;
-  // Every item is checked in parallel; the first refusal in batch order is reported.
-  const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i, e]) =>
-    (await deps.tombstones.findTombstoned(tenant, eventTombstones(e))).length > 0
+  // The whole batch's tombstones are looked up at once (one bounded pass when they are many); every item is then
+  // checked in parallel, and the first refusal in batch order is reported.
+  const eventSpecs = batch.events.map(eventTombstones);
+  const memorySpecs = batch.memories.map(memoryTombstones);
+  const tombstoned = new Set(await deps.tombstones.findTombstoned(tenant, [...eventSpecs.flat(), ...memorySpecs.flat()]));
+  const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i]) =>
+    eventSpecs[i]!.some((spec) => tombstoned.has(spec))
       ? ({
           type: 'Tombstoned',
           field: `events.${i}`,
@@ -389,7 +399,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
           policy: { id: allowed.policyId, version: allowed.policyVersion, rule: allowed.ruleId },
         };
       }
-      if ((await deps.tombstones.findTombstoned(tenant, memoryTombstones(m))).length > 0) {
+      if (memorySpecs[i]!.some((spec) => tombstoned.has(spec))) {
         return {
           type: 'Tombstoned',
           field,

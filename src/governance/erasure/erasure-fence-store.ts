@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { SCAN_DOCS_PER_LOOKUP, scanWithin } from '../../substrate/mongo/bounded-scan.js';
 
 /**
  * What a running erasure fences off: writes about its data subject, writes of its content, and derivations
@@ -37,13 +38,18 @@ export interface ErasureFenceStore {
   ensureIndexes(): Promise<void>;
   /** Idempotent. Returns how many keys are fenced for the request after the call (new or already there). */
   raise(tenant: string, requestId: string, keys: readonly FenceKey[]): Promise<number>;
-  /** The first of `keys` (in order) under a fence, or null. Equality lookups by keyed hash, in parallel. */
+  /**
+   * The first of `keys` (in order) under a fence, or null: a bounded pass over the tenant's fences for many keys, or
+   * equality lookups by keyed hash in parallel.
+   */
   firstFenced(tenant: string, keys: readonly FenceKey[]): Promise<FenceHit | null>;
   /** Removes every fence of the request (it completed or was rejected). */
   lower(tenant: string, requestId: string): Promise<number>;
 }
 
 const CHUNK = 1000;
+/** Keys from which a pass over the tenant's fences is tried before a lookup per key. */
+const FENCE_SCAN_MIN = 8;
 
 export function createMongoErasureFenceStore(db: Db, fingerprints: Fingerprinter): ErasureFenceStore {
   const fences = db.collection<FenceDoc>(Collections.erasureFences);
@@ -73,8 +79,21 @@ export function createMongoErasureFenceStore(db: Db, fingerprints: Fingerprinter
       return unique.length;
     },
     async firstFenced(tenant, keys) {
-      const hits = await mapBounded([...keys.entries()], 16, async ([index, k]) => {
-        const found = await fences.findOne({ key: keyOf(tenant, k) }, { projection: { requestId: 1, tenant: 1 } });
+      const hashed = keys.map((k) => keyOf(tenant, k));
+      if (hashed.length >= FENCE_SCAN_MIN) {
+        // A tenant has fences only while its erasures run, so its fences are few: one bounded pass answers every key
+        // of a batch, where a lookup per key would cost hundreds of round trips.
+        const raised = new Map<string, string>();
+        const complete = await scanWithin(fences, { tenant }, hashed.length * SCAN_DOCS_PER_LOOKUP, (fence) => {
+          if (!raised.has(fence.key)) raised.set(fence.key, fence.requestId);
+        }, { key: 1, requestId: 1 });
+        if (complete) {
+          const index = hashed.findIndex((key) => raised.has(key));
+          return index < 0 ? null : { index, requestId: raised.get(hashed[index]!)! };
+        }
+      }
+      const hits = await mapBounded([...hashed.entries()], 16, async ([index, key]) => {
+        const found = await fences.findOne({ key }, { projection: { requestId: 1, tenant: 1 } });
         return found && found.tenant === tenant ? { index, requestId: found.requestId } : null;
       });
       return hits.find((h) => h !== null) ?? null;

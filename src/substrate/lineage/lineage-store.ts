@@ -42,6 +42,11 @@ export interface LineageStore {
   /** Registers a derived record's inputs; idempotent, safe under concurrency. Call before the record is written. */
   register(tenant: string, childId: string, inputIds: readonly string[]): Promise<void>;
   /**
+   * `register` for many derived records at once: every edge in unordered inserts of a thousand (an edge already
+   * there is a duplicate key, left as it is). Call before the records are written.
+   */
+  registerMany(tenant: string, derivations: readonly { child: string; inputs: readonly string[] }[]): Promise<void>;
+  /**
    * Everything transitively derived from `roots`, level by level with bounded parallel equality lookups — or, when
    * a level is a large part of the tenant's lineage, from one bounded pass that reads it all.
    */
@@ -90,6 +95,21 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
           if (!isDuplicateKey(error)) throw error;
         }
       });
+    },
+    async registerMany(tenant, derivations) {
+      await ensureIndexes();
+      const docs = [
+        ...new Map(
+          derivations.flatMap(({ child, inputs }) => inputs.map((input) => lineageEdgeDoc(tenant, input, child))).map((d) => [d._id, d]),
+        ).values(),
+      ];
+      for (let i = 0; i < docs.length; i += 1000) {
+        try {
+          await lineage.insertMany(docs.slice(i, i + 1000), { ordered: false });
+        } catch (error) {
+          if (!onlyDuplicateKeys(error)) throw error;
+        }
+      }
     },
     async closure(tenant, roots) {
       await ensureIndexes();
@@ -170,4 +190,11 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       return [...out, ...into].reduce((n, r) => n + r.deletedCount, 0);
     },
   };
+}
+
+/** An unordered insert's error when every item that failed was a duplicate key (already there). */
+function onlyDuplicateKeys(error: unknown): boolean {
+  const raw = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
+  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  return list.length > 0 ? list.every((e) => e.code === 11000) : isDuplicateKey(error);
 }

@@ -9,6 +9,8 @@ export interface MemoryStore {
   ensureIndexes(): Promise<void>;
   /** Idempotent by id: a retried insert of the same record reports `exists`. */
   insert(record: MemoryRecord): Promise<'created' | 'exists'>;
+  /** `insert` for many records: unordered inserts of a thousand; each record's outcome, in order. */
+  insertMany(records: readonly MemoryRecord[]): Promise<('created' | 'exists')[]>;
   get(tenant: string, id: string): Promise<MemoryRecord | null>;
   /**
    * Records by id within the tenant, in the order given; missing and foreign ids are absent. Bounded parallel `_id`
@@ -173,6 +175,21 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
         if (isDuplicateKey(error)) return 'exists';
         throw error;
       }
+    },
+    async insertMany(records) {
+      const outcomes: ('created' | 'exists')[] = records.map(() => 'created');
+      for (let i = 0; i < records.length; i += GUARD_CHUNK) {
+        const chunk = records.slice(i, i + GUARD_CHUNK);
+        if (chunk.length === 0) continue;
+        try {
+          await memories.insertMany([...chunk], { ordered: false });
+        } catch (error) {
+          const duplicates = duplicateWriteErrors(error);
+          if (duplicates === null) throw error;
+          for (const index of duplicates) outcomes[i + index] = 'exists';
+        }
+      }
+      return outcomes;
     },
     async get(tenant, id) {
       const record = await memories.findOne({ _id: id });

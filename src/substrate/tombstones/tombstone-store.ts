@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../fingerprint.js';
-import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, isDuplicateKey } from '../mongo/collections.js';
+import { findByIds } from '../mongo/bounded-scan.js';
 
 /** What a tombstone forbids: an idempotency key, a content fingerprint for a subject, or a record id as a parent. */
 export type TombstoneKind = 'idempotency-key' | 'subject-content' | 'record';
@@ -24,7 +25,7 @@ export interface TombstoneStore {
   ensureIndexes(): Promise<void>;
   /** Idempotent: writing the same tombstone twice keeps the first. */
   write(tenant: string, requestId: string, specs: readonly TombstoneSpec[]): Promise<number>;
-  /** The specs that are tombstoned, in input order (equality lookups by `_id`, in parallel). */
+  /** The specs that are tombstoned, in input order (`_id` lookups in parallel, or a bounded pass when many). */
   findTombstoned(tenant: string, specs: readonly TombstoneSpec[]): Promise<TombstoneSpec[]>;
 }
 
@@ -56,10 +57,9 @@ export function createMongoTombstoneStore(db: Db, fingerprints: Fingerprinter): 
       return written;
     },
     async findTombstoned(tenant, specs) {
-      const hits = await mapBounded(specs, 32, async (spec) =>
-        (await collection.findOne({ _id: id(tenant, spec) }, { projection: { _id: 1 } })) ? spec : null,
-      );
-      return hits.filter((s): s is TombstoneSpec => s !== null);
+      const ids = specs.map((spec) => id(tenant, spec));
+      const found = new Set((await findByIds(collection, tenant, ids)).map((d) => d._id));
+      return specs.filter((_, i) => found.has(ids[i]!));
     },
   };
 }
