@@ -65,6 +65,7 @@ import {
   ATTRIBUTES,
   directDocuments,
   type ActivityTimings,
+  activityDurations,
 } from './lib/lifecycle-admission.js';
 import { median, num, ratio, table } from './lib/stack-report.js';
 
@@ -525,6 +526,26 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
       ),
     );
     out();
+    // The per-page cost across the run, from the histories: flat means a larger sweep is this many pages at this cost.
+    const pages: number[] = [];
+    for (const r of run.runs.slice().reverse()) {
+      pages.push(...(await activityDurations(client.workflow.getHandle(run.workflowId, r.runId), 'markExpiredPage')));
+    }
+    const full = pages.filter((ms) => ms > 0);
+    if (full.length >= 3) {
+      const third = Math.max(1, Math.floor(full.length / 3));
+      const part = (from: number, to: number) => median(full.slice(from, to));
+      out(
+        table(
+          ['markExpiredPage (scheduled → completed), ms', 'first third', 'middle third', 'last third', 'all'],
+          [[`${full.length} pages of ≤ ${PAGE}`, num(part(0, third)), num(part(third, 2 * third)), num(part(2 * third, full.length)), num(median(full))]],
+        ),
+      );
+      out(
+        `Extrapolated: 10⁶ records ≈ ${num(Math.ceil(1e6 / PAGE))} pages × ${num(median(full))} ms ≈ ${seconds((1e6 / PAGE) * median(full))} s of marking (pages only; hand-off and workflow tasks extra).`,
+      );
+      out();
+    }
     if (expiredNow !== RECORDS || activeNow !== RECORDS || pendingLeft.length !== 0)
       throw new Error('part A: the sweep left records behind');
   } finally {

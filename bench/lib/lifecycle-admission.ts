@@ -145,3 +145,23 @@ export async function activityTimings(handle: WorkflowHandle): Promise<ActivityT
   const workflowMs = events.length > 0 ? msOf(events[events.length - 1]!.eventTime) - msOf(events[0]!.eventTime) : NaN;
   return { byType, workflowMs, retries, failures };
 }
+
+/**
+ * Each completed activity of `type`, in history order: scheduled → completed (ms), so that a
+ * per-page cost can be shown across a long run (flat, or growing with the pages already done).
+ */
+export async function activityDurations(handle: WorkflowHandle, type: string): Promise<number[]> {
+  const history = await handle.fetchHistory();
+  const scheduled = new Map<string, { type: string; at: number }>();
+  const durations: number[] = [];
+  for (const e of history.events ?? []) {
+    const at = msOf(e.eventTime);
+    if (e.activityTaskScheduledEventAttributes) {
+      scheduled.set(String(e.eventId), { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
+    } else if (e.activityTaskCompletedEventAttributes) {
+      const s = scheduled.get(String(e.activityTaskCompletedEventAttributes.scheduledEventId));
+      if (s?.type === type) durations.push(at - s.at);
+    }
+  }
+  return durations;
+}
