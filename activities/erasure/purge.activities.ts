@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { Collections } from '../../src/substrate/mongo/collections.js';
+import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
 import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
 import type { Selector } from '../../src/governance/erasure/erasure-request.js';
@@ -167,6 +168,11 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // by this request and counts as such (lineage edges already removed cannot be counted again).
         const retried = activity.info.attempt > 1;
         let issued = 0;
+        // The lineage of what is left to purge, found in one bounded pass (where it pays): each chunk then deletes its
+        // edges by _id instead of two queries per record. An edge reaching two chunks goes with the first.
+        const left = ids.slice(resumeAt);
+        const edges = left.length >= SCAN_MIN_IDS ? await deps.lineage.edgesTouching(ref.tenant, left) : null;
+        const forgotten = new Set<string>();
         for (let at = resumeAt; at < ids.length; at += chunk) {
           const slice = ids.slice(at, at + chunk);
           const memoryIds = slice.filter((id) => !isEvent(id));
@@ -178,7 +184,13 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           totals.memories += retried ? memoryIds.length : memories;
           const events = await deps.events.purge(ref.tenant, eventIds);
           totals.events += retried ? eventIds.length : events;
-          totals.lineage += await deps.lineage.forget(ref.tenant, slice);
+          if (edges) {
+            const own = slice.flatMap((id) => edges.get(id) ?? []).filter((edge) => !forgotten.has(edge));
+            for (const edge of own) forgotten.add(edge);
+            totals.lineage += await deps.lineage.forgetEdges(ref.tenant, own);
+          } else {
+            totals.lineage += await deps.lineage.forget(ref.tenant, slice);
+          }
           issued += slice.length;
           const next = Math.min(at + chunk, ids.length);
           await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);

@@ -58,6 +58,13 @@ export interface LineageStore {
    * derived from); returns how many edges were removed.
    */
   forget(tenant: string, ids: readonly string[]): Promise<number>;
+  /**
+   * The edges out of and into each of `ids`, by id, from one bounded pass over the tenant's lineage; null when the
+   * tenant holds too much lineage for the pass to pay (then `forget` by id is the way).
+   */
+  edgesTouching(tenant: string, ids: readonly string[]): Promise<Map<string, string[]> | null>;
+  /** Deletes edges by `_id`; returns how many were there. */
+  forgetEdges(tenant: string, edgeIds: readonly string[]): Promise<number>;
 }
 
 export function createMongoLineageStore(db: Db, options: { concurrency?: number } = {}): LineageStore {
@@ -165,26 +172,34 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       }
       return { derived, rounds, lookups, scanned };
     },
+    async edgesTouching(tenant, ids) {
+      await ensureIndexes();
+      const wanted = new Set(ids);
+      const touching = new Map<string, string[]>();
+      const add = (id: string, edge: string) => {
+        const list = touching.get(id);
+        if (list) list.push(edge);
+        else touching.set(id, [edge]);
+      };
+      const complete = await scanWithin(
+        lineage,
+        { tenant },
+        2 * wanted.size * SCAN_DOCS_PER_LOOKUP,
+        (edge) => {
+          if (wanted.has(edge.input)) add(edge.input, edge._id);
+          if (wanted.has(edge.child)) add(edge.child, edge._id);
+        },
+        { _id: 1, input: 1, child: 1 },
+      );
+      return complete ? touching : null;
+    },
+    async forgetEdges(tenant, edgeIds) {
+      const deleted = await mapBounded([...new Set(edgeIds)], concurrency, (_id) => lineage.deleteOne({ _id, tenant }));
+      return deleted.reduce((n, r) => n + r.deletedCount, 0);
+    },
     async forget(tenant, ids) {
       await ensureIndexes();
       const unique = [...new Set(ids)];
-      if (unique.length >= SCAN_MIN_IDS) {
-        // Edges out of and into the ids, found in one bounded pass and deleted by `_id`: one statement per edge
-        // instead of two per id (most ids have one or two edges).
-        const wanted = new Set(unique);
-        const edgeIds: string[] = [];
-        const complete = await scanWithin(
-          lineage,
-          { tenant },
-          2 * unique.length * SCAN_DOCS_PER_LOOKUP,
-          (edge) => void ((wanted.has(edge.input) || wanted.has(edge.child)) && edgeIds.push(edge._id)),
-          { _id: 1, input: 1, child: 1 },
-        );
-        if (complete) {
-          const deleted = await mapBounded(edgeIds, concurrency, (_id) => lineage.deleteOne({ _id, tenant }));
-          return deleted.reduce((n, r) => n + r.deletedCount, 0);
-        }
-      }
       const out = await mapBounded(unique, concurrency, (input) => lineage.deleteMany({ input, tenant }));
       const into = await mapBounded(unique, concurrency, (child) => lineage.deleteMany({ child, tenant }));
       return [...out, ...into].reduce((n, r) => n + r.deletedCount, 0);

@@ -177,7 +177,7 @@ describe('lineage read in one bounded pass', () => {
     expect(closure.lookups).toBeGreaterThan(0);
   });
 
-  it('forgets exactly the edges out of and into the ids, leaving every other edge', async () => {
+  it('finds and forgets exactly the edges out of and into the ids, leaving every other edge', async () => {
     const tenant = uniqueId('scan-lin');
     tenants.push(tenant);
     const graph = layeredGraph(tenant, 300);
@@ -185,6 +185,10 @@ describe('lineage read in one bounded pass', () => {
     const forgotten = new Set([...graph.roots.slice(0, 150), ...graph.roots.slice(0, 150).map((r) => r.replace(':L0:', ':L2:'))]);
     const store = createMongoLineageStore(runtime.db);
     const expectedGone = graph.edges.filter((e) => forgotten.has(e.input) || forgotten.has(e.child));
+    // The purge's way: the edges found in one pass, then deleted by _id.
+    const touching = await store.edgesTouching(tenant, [...forgotten]);
+    expect(touching).not.toBeNull();
+    expect(new Set([...touching!.values()].flat()).size).toBe(expectedGone.length);
     expect(await store.forget(tenant, [...forgotten])).toBe(expectedGone.length);
     const left = await runtime.db.collection(Collections.lineage).countDocuments({ tenant });
     expect(left).toBe(graph.edges.length - expectedGone.length);
