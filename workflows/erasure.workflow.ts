@@ -38,10 +38,10 @@ const disputes = proxyActivities<ReturnType<typeof createDisputeActivities>>(Ret
 const DAY = 24 * 60 * 60 * 1000;
 /**
  * Soft-delete retention leases advance on a sync (30 s by default, 1 s in tests): wait durably between expunge
- * attempts, 1 s at first and doubling up to 10 s, about two minutes in all. A short first wait lets a small index or a
+ * attempts, 1 s for the first three and then doubling up to 10 s, about two minutes in all. A short first wait lets a small index or a
  * quick sync finish in seconds rather than a fixed 10.
  */
-const EXPUNGE_WAITS_MS = [1000, 2000, 4000, 8000, ...Array<number>(11).fill(10_000)];
+const EXPUNGE_WAITS_MS = [1000, 1000, 1000, 2000, 2000, 4000, 8000, ...Array<number>(10).fill(10_000)];
 const MAX_EXTENSION_MONTHS = 2;
 /** Failures raised by the workflow itself that an operator resolves (then signals a retry). */
 const OPERATOR_FAILURES = ['ExpungeIncomplete', 'VerificationFailed'];
