@@ -118,7 +118,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           const [marked, index] = await together(
             (async () =>
               // The records just read start the marking; a record moved since then is caught by its transition guard.
-              (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories)) +
+              // Their rows are purged next: the marking claims each move by its guard and leaves the rows alone.
+              (await deps.memories.markDeleted(ref.tenant, memoryIds, ref.requestId, memories, { rowsAtPurge: true })) +
               (await deps.events.markDeleted(
                 ref.tenant,
                 events.map((e) => e._id),
@@ -196,6 +197,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
           activity.heartbeat({ next, totals: { ...totals } });
         }
+        // Every marked row is gone: reads no longer need to look the marking's guards up.
+        await deps.memories.closeDeletionMark(ref.tenant, ref.requestId);
         // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
         // request): no record names them any more, so only the selector reaches them.
         const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));

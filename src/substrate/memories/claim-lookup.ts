@@ -1,11 +1,14 @@
 import type { Db } from 'mongodb';
 import type { MemoryRecord } from '../model/records.js';
 import { Collections, mapBounded } from '../mongo/collections.js';
+import { createDeletionMarks } from './deletion-marks.js';
 
 const CLAIM_FIELDS = {
   _id: 1,
   tenant: 1,
   status: 1,
+  statusReason: 1,
+  version: 1,
   kind: 1,
   subjects: 1,
   attribute: 1,
@@ -31,7 +34,7 @@ export interface Claim {
 }
 
 /** A record as a claim (its content left out). */
-export function claimOf(r: Pick<MemoryRecord, keyof typeof CLAIM_FIELDS>): Claim {
+export function claimOf(r: Pick<MemoryRecord, Exclude<keyof typeof CLAIM_FIELDS, 'version' | 'statusReason'>>): Claim {
   return {
     id: r._id,
     status: r.status,
@@ -58,6 +61,8 @@ export interface ClaimLookup {
 
 export function createClaimLookup(db: Db): ClaimLookup {
   const memories = db.collection<MemoryRecord>(Collections.memories);
+  // A record an erasure has claimed reads as deleted here too, as through the memory store.
+  const marks = createDeletionMarks(db);
   return {
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, attribute: 1 });
@@ -66,14 +71,15 @@ export function createClaimLookup(db: Db): ClaimLookup {
       const found = await mapBounded([...new Set(subjects)], 8, (subject) =>
         memories.find({ tenant, attribute, subjects: subject }, { projection: CLAIM_FIELDS }).toArray(),
       );
-      const byId = new Map(found.flat().map((r) => [r._id, claimOf(r)]));
+      const byId = new Map((await marks.standing(tenant, found.flat())).map((r) => [r._id, claimOf(r)]));
       return [...byId.values()];
     },
     async byIds(tenant, ids) {
       const found = await mapBounded([...new Set(ids)], 32, (id) =>
         memories.findOne({ _id: id }, { projection: CLAIM_FIELDS }),
       );
-      return found.filter((r): r is NonNullable<typeof r> => r !== null && r.tenant === tenant).map(claimOf);
+      const mine = found.filter((r): r is NonNullable<typeof r> => r !== null && r.tenant === tenant);
+      return (await marks.standing(tenant, mine)).map(claimOf);
     },
   };
 }

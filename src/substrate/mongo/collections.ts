@@ -21,6 +21,7 @@ export const Collections = {
   disputeReasons: 'dispute_reasons',
   reviews: 'review_decisions',
   erasureFences: 'erasure_fences',
+  deletionMarks: 'memory_deletion_marks',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {
