@@ -152,18 +152,25 @@ export function erasureContext(deps: ErasureActivityDeps) {
     return [...events, ...memories];
   }
 
-  /** Subjects and namespace of each record that still exists (held-ness and collateral are decided on these). */
-  async function describe(tenant: string, ids: readonly string[]) {
+  /**
+   * Subjects and namespace of each record that still exists (held-ness and collateral are decided on these), with
+   * the rest of what the marking needs of it (`facts`): read without content, once.
+   */
+  async function describeWithFacts(tenant: string, ids: readonly string[]) {
     const [events, memories] = await Promise.all([
-      deps.events.getMany(tenant, ids.filter(isEvent)),
-      deps.memories.getMany(tenant, ids.filter((id) => !isEvent(id))),
+      deps.events.factsOf(tenant, ids.filter(isEvent)),
+      deps.memories.factsOf(tenant, ids.filter((id) => !isEvent(id))),
     ]);
     return [
-      ...events.map((e) => ({ id: e._id, subjects: e.subjects, namespace: e.namespace })),
-      ...memories.map((m) => ({ id: m._id, subjects: m.subjects, namespace: m.namespace })),
+      ...events.map((e) => ({ id: e._id, subjects: e.subjects, namespace: e.namespace, event: e, memory: null })),
+      ...memories.map((m) => ({ id: m._id, subjects: m.subjects, namespace: m.namespace, event: null, memory: m })),
     ];
   }
 
-  return { request, selectorOf, step, locateIds, describe };
+  async function describe(tenant: string, ids: readonly string[]) {
+    return (await describeWithFacts(tenant, ids)).map(({ id, subjects, namespace }) => ({ id, subjects, namespace }));
+  }
+
+  return { request, selectorOf, step, locateIds, describe, describeWithFacts };
 }
 export type ErasureContext = ReturnType<typeof erasureContext>;

@@ -21,6 +21,8 @@ interface PurgeTotals {
   indexDocs: number;
 }
 
+/** Well inside the long profile's heartbeat timeout (30 s), as `beating` does. */
+const HEARTBEAT_EVERY_MS = 5000;
 /** Samples of erased text kept as probes (per request, across rounds). */
 const PROBE_SAMPLE = 25;
 /** Of which embedded as vector probes. */
@@ -32,6 +34,7 @@ export const COMPACTED = [
   Collections.lineage,
   Collections.staging,
   Collections.erasureProbes,
+  Collections.erasureFacts,
   Collections.reviews,
   Collections.disputeReasons,
   Collections.exposures,
@@ -54,20 +57,52 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
     return reached.filter((id) => !live.has(id));
   }
 
+  /**
+   * Texts of the first records (memories, then events) to sample as probes: only these are read with their content.
+   * Twice the sample is read, so that texts an earlier round already keeps do not leave the sample short.
+   */
+  async function sampleTexts(tenant: string, memories: readonly { _id: string }[], events: readonly { _id: string }[]) {
+    const take = 2 * PROBE_SAMPLE;
+    const [m, e] = await Promise.all([
+      deps.memories.getMany(
+        tenant,
+        memories.slice(0, take).map((r) => r._id),
+      ),
+      deps.events.getMany(
+        tenant,
+        events.slice(0, take).map((r) => r._id),
+      ),
+    ]);
+    return [...m.map((r) => r.content), ...e.map((r) => r.content)];
+  }
+
   return {
     /**
      * Step 4a and 5: mark deleted and write tombstones before any byte is purged, so nothing erased is served
      * or re-derived in between. Also prepares the verification probes from the records' content.
      */
-    async markDeletedAndTombstone(ref: ErasureRef & { round?: number }): Promise<{ marked: number; tombstones: number }> {
+    async markDeletedAndTombstone(
+      ref: ErasureRef & { round?: number },
+    ): Promise<{ marked: number; tombstones: number }> {
       return beating(() =>
         ctx.step(ref, 'tombstone', async () => {
           const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
-          const events = await deps.events.getMany(ref.tenant, ids.filter(isEvent));
-          const memories = await deps.memories.getMany(
-            ref.tenant,
-            ids.filter((id) => !isEvent(id)),
-          );
+          // What the closure read of each record (no content); whatever it did not keep (a marking retried after it
+          // used them, a request from before they were kept) is read now, without content too.
+          const wanted = new Set(ids);
+          const known = await deps.sets.getFacts(ref.tenant, ref.requestId);
+          const knownEvents = known.events.filter((e) => wanted.has(e._id));
+          const knownMemories = known.memories.filter((m) => wanted.has(m._id));
+          const seen = new Set([...knownEvents, ...knownMemories].map((r) => r._id));
+          const unread = ids.filter((id) => !seen.has(id));
+          const events = [...knownEvents, ...(await deps.events.factsOf(ref.tenant, unread.filter(isEvent)))];
+          const memories = [
+            ...knownMemories,
+            ...(await deps.memories.factsOf(
+              ref.tenant,
+              unread.filter((id) => !isEvent(id)),
+            )),
+          ];
           const specs: TombstoneSpec[] = [
             ...events.flatMap((e): TombstoneSpec[] => [
               { kind: 'idempotency-key', parts: [e.idempotencyKey] },
@@ -82,9 +117,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Probes first: once the records are purged their content is gone. A later round (a released hold, a
           // record that raced the fence) adds its own samples to those of earlier rounds not yet verified.
           const earlier = await deps.probes.get(ref.tenant, ref.requestId);
-          const fresh = [...memories.map((m) => m.content), ...events.map((e) => e.content)].filter(
-            (t) => !earlier?.texts.includes(t),
-          );
+          const fresh = (await sampleTexts(ref.tenant, memories, events)).filter((t) => !earlier?.texts.includes(t));
           const texts = [...(earlier?.texts ?? []), ...fresh.slice(0, PROBE_SAMPLE)];
           const freshVectors =
             earlier && earlier.vectors.length >= VECTOR_SAMPLE
@@ -124,7 +157,9 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
                 ref.tenant,
                 events.map((e) => e._id),
               )))(),
-            memoryIds.length > 0 ? deps.index.purge(ref.tenant, memoryIds) : Promise.resolve({ deleted: 0, notFound: 0 }),
+            memoryIds.length > 0
+              ? deps.index.purge(ref.tenant, memoryIds)
+              : Promise.resolve({ deleted: 0, notFound: 0 }),
           );
           // A retry finds the documents its predecessor deleted gone: every record of the set was read just now, so
           // each missing document counts as this request's (the purge's own retries count the same way).
@@ -132,6 +167,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           await deps.requests.update(ref.tenant, ref.requestId, {
             [`indexDeletedAtMark.${ref.round ?? 1}`]: indexDocs,
           } as Record<string, unknown>);
+          // Used: the facts go (they name subjects and content hashes); a retried marking reads what it needs.
+          await deps.sets.dropFacts(ref.tenant, ref.requestId);
           await deps.audit.append({
             tenant: ref.tenant,
             actor: `erasure:${ref.requestId}`,
@@ -169,61 +206,71 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // by this request and counts as such (lineage edges already removed cannot be counted again).
         const retried = activity.info.attempt > 1;
         let issued = 0;
-        // The lineage of what is left to purge, found in one bounded pass (where it pays): each chunk then deletes its
-        // edges by _id instead of two queries per record. An edge reaching two chunks goes with the first.
-        const left = ids.slice(resumeAt);
-        const edges = left.length >= SCAN_MIN_IDS ? await deps.lineage.edgesTouching(ref.tenant, left) : null;
-        const forgotten = new Set<string>();
-        for (let at = resumeAt; at < ids.length; at += chunk) {
-          const slice = ids.slice(at, at + chunk);
-          const memoryIds = slice.filter((id) => !isEvent(id));
-          const eventIds = slice.filter(isEvent);
-          // Index first: once a record is gone from MongoDB, nothing else would point at its document. The marking
-          // deleted the documents already; what is found here was indexed again since (a write that raced it).
-          if (memoryIds.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, memoryIds)).deleted;
-          const memories = await deps.memories.purge(ref.tenant, memoryIds);
-          totals.memories += retried ? memoryIds.length : memories;
-          const events = await deps.events.purge(ref.tenant, eventIds);
-          totals.events += retried ? eventIds.length : events;
-          if (edges) {
-            const own = slice.flatMap((id) => edges.get(id) ?? []).filter((edge) => !forgotten.has(edge));
-            for (const edge of own) forgotten.add(edge);
-            totals.lineage += await deps.lineage.forgetEdges(ref.tenant, own);
-          } else {
-            totals.lineage += await deps.lineage.forget(ref.tenant, slice);
+        // Between chunks too (the pass over the lineage below, the side collections after the loop) the activity
+        // says it is alive, repeating the last cursor: at a large closure on a loaded machine those take longer than
+        // the heartbeat timeout, and every retry would time out at the same place.
+        let cursor: { next: number; totals: PurgeTotals } = { next: resumeAt, totals: { ...totals } };
+        const alive = setInterval(() => activity.heartbeat(cursor), HEARTBEAT_EVERY_MS);
+        try {
+          // The lineage of what is left to purge, found in one bounded pass (where it pays): each chunk then deletes its
+          // edges by _id instead of two queries per record. An edge reaching two chunks goes with the first.
+          const left = ids.slice(resumeAt);
+          const edges = left.length >= SCAN_MIN_IDS ? await deps.lineage.edgesTouching(ref.tenant, left) : null;
+          const forgotten = new Set<string>();
+          for (let at = resumeAt; at < ids.length; at += chunk) {
+            const slice = ids.slice(at, at + chunk);
+            const memoryIds = slice.filter((id) => !isEvent(id));
+            const eventIds = slice.filter(isEvent);
+            // Index first: once a record is gone from MongoDB, nothing else would point at its document. The marking
+            // deleted the documents already; what is found here was indexed again since (a write that raced it).
+            if (memoryIds.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, memoryIds)).deleted;
+            const memories = await deps.memories.purge(ref.tenant, memoryIds);
+            totals.memories += retried ? memoryIds.length : memories;
+            const events = await deps.events.purge(ref.tenant, eventIds);
+            totals.events += retried ? eventIds.length : events;
+            if (edges) {
+              const own = slice.flatMap((id) => edges.get(id) ?? []).filter((edge) => !forgotten.has(edge));
+              for (const edge of own) forgotten.add(edge);
+              totals.lineage += await deps.lineage.forgetEdges(ref.tenant, own);
+            } else {
+              totals.lineage += await deps.lineage.forget(ref.tenant, slice);
+            }
+            issued += slice.length;
+            const next = Math.min(at + chunk, ids.length);
+            await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
+            cursor = { next, totals: { ...totals } };
+            activity.heartbeat(cursor);
           }
-          issued += slice.length;
-          const next = Math.min(at + chunk, ids.length);
-          await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
-          activity.heartbeat({ next, totals: { ...totals } });
+          // Every marked row is gone: reads no longer need to look the marking's guards up.
+          await deps.memories.closeDeletionMark(ref.tenant, ref.requestId);
+          // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
+          // request): no record names them any more, so only the selector reaches them.
+          const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));
+          if (orphans.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, orphans)).deleted;
+          const probes = await deps.probes.get(ref.tenant, ref.requestId);
+          const side = await deps.sideRecords.erase(ref.tenant, {
+            ids,
+            subjects: probes?.subjects ?? [],
+            contentHashes: probes?.contentHashes ?? [],
+          });
+          const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
+          await deps.sets.put(ref.tenant, ref.requestId, 'purged', [...new Set([...purged, ...ids, ...orphans])]);
+          const counts = {
+            ...totals,
+            ...prefixed('side', side),
+            records: ids.length,
+            indexOrphans: orphans.length,
+            resumedAt: resumeAt,
+            issued,
+          };
+          await deps.requests.update(ref.tenant, ref.requestId, {
+            [`purgeRounds.${ref.round}`]: counts,
+            indexName: await deps.index.indexOf(ref.tenant),
+          } as Record<string, unknown>);
+          return counts;
+        } finally {
+          clearInterval(alive);
         }
-        // Every marked row is gone: reads no longer need to look the marking's guards up.
-        await deps.memories.closeDeletionMark(ref.tenant, ref.requestId);
-        // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
-        // request): no record names them any more, so only the selector reaches them.
-        const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));
-        if (orphans.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, orphans)).deleted;
-        const probes = await deps.probes.get(ref.tenant, ref.requestId);
-        const side = await deps.sideRecords.erase(ref.tenant, {
-          ids,
-          subjects: probes?.subjects ?? [],
-          contentHashes: probes?.contentHashes ?? [],
-        });
-        const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
-        await deps.sets.put(ref.tenant, ref.requestId, 'purged', [...new Set([...purged, ...ids, ...orphans])]);
-        const counts = {
-          ...totals,
-          ...prefixed('side', side),
-          records: ids.length,
-          indexOrphans: orphans.length,
-          resumedAt: resumeAt,
-          issued,
-        };
-        await deps.requests.update(ref.tenant, ref.requestId, {
-          [`purgeRounds.${ref.round}`]: counts,
-          indexName: await deps.index.indexOf(ref.tenant),
-        } as Record<string, unknown>);
-        return counts;
       });
     },
 

@@ -44,8 +44,9 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const held = (await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids;
         let located = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids);
         let previous = new Set<string>();
-        let current: { id: string; subjects: string[] }[] = [];
-        const described = new Map<string, { id: string; subjects: string[] }>();
+        type Described = Awaited<ReturnType<typeof ctx.describeWithFacts>>[number];
+        let current: Described[] = [];
+        const described = new Map<string, Described>();
         let lineageRounds = 0;
         let settle = 0;
         for (;;) {
@@ -57,7 +58,7 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // settle round is not read again (its subjects and namespace do not change; one purged meanwhile is
           // absent from every later step's reads anyway): only what this round found new.
           const wanted = [...new Set([...located, ...held, ...walk.derived])];
-          for (const record of await ctx.describe(ref.tenant, wanted.filter((id) => !described.has(id)))) {
+          for (const record of await ctx.describeWithFacts(ref.tenant, wanted.filter((id) => !described.has(id)))) {
             described.set(record.id, record);
           }
           current = wanted.flatMap((id) => described.get(id) ?? []);
@@ -73,6 +74,11 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const existingLocated = ids.filter((id) => located.has(id));
         await deps.sets.put(ref.tenant, ref.requestId, 'located', [...located]);
         await deps.sets.put(ref.tenant, ref.requestId, 'closure', ids);
+        // What was read of each record goes forward to the marking, which then need not read them all again.
+        await deps.sets.putFacts(ref.tenant, ref.requestId, {
+          memories: current.flatMap((r) => (r.memory ? [r.memory] : [])),
+          events: current.flatMap((r) => (r.event ? [r.event] : [])),
+        });
         // Collateral: derived records none of whose subjects is a subject of a located record.
         const locatedSubjects = new Set(current.filter((r) => located.has(r.id)).flatMap((r) => r.subjects));
         const derived = current.filter((r) => !located.has(r.id));

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import type { EventRecord, Sensitivity } from '../model/records.js';
 import { sha256Hex } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
@@ -33,6 +33,8 @@ export interface EventStore {
   /** Events recorded within [from, to). */
   idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
   getMany(tenant: string, ids: readonly string[]): Promise<EventRecord[]>;
+  /** `getMany` without the content: what an erasure decides on and tombstones. */
+  factsOf(tenant: string, ids: readonly string[]): Promise<EventFacts[]>;
   /**
    * The subject's live events that occurred at or before `before`, latest first, at most `limit`: the history a
    * derivation audit searches. Events under a legal hold are left out (nothing may be derived from them).
@@ -47,6 +49,10 @@ export interface EventStore {
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
 }
+
+/** An event's fields that scope, hold and tombstone decisions need: no content. */
+export type EventFacts = Pick<EventRecord, '_id' | 'tenant' | 'subjects' | 'namespace' | 'contentHash' | 'idempotencyKey'>;
+const FACT_FIELDS = { _id: 1, tenant: 1, subjects: 1, namespace: 1, contentHash: 1, idempotencyKey: 1 };
 
 export function idempotencyKeyOf(source: string, externalId: string, contentHash: string): string {
   return sha256Hex(`${source}\u0000${externalId}\u0000${contentHash}`);
@@ -134,6 +140,7 @@ export function createMongoEventStore(db: Db): EventStore {
       return docs.map((d) => d._id);
     },
     getMany: (tenant, ids) => findByIds(events, tenant, ids),
+    factsOf: (tenant, ids) => findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
     async historyOf(tenant, subject, before, limit) {
       // Top-level equality and range only: the local server pushes both down.
       const docs = await events

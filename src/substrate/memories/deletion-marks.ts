@@ -65,7 +65,7 @@ export function createDeletionMarks(db: Db): DeletionMarks {
       if (records.length === 0) return records;
       if (!(await marks.findOne({ tenant }, { projection: { _id: 1 } }))) return records;
       // Guards are many per tenant (every move ever made): look them up by `_id`, never by a pass over the tenant.
-      const claimed = new Map(
+      const claimed = new Map<string, TransitionGuard>(
         (await findByIds(guards, tenant, records.map(guardIdOf), { scan: false }))
           .filter((g) => g.to === 'deleted')
           .map((g) => [g._id, g]),

@@ -1,4 +1,4 @@
-import type { Db, UpdateFilter } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
@@ -18,6 +18,8 @@ export interface MemoryStore {
    * lookups, or one bounded pass over the tenant when the ids are a large part of it (see `findByIds`).
    */
   getMany(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
+  /** `getMany` without the content: what an erasure decides on and tombstones (a fraction of each record's bytes). */
+  factsOf(tenant: string, ids: readonly string[]): Promise<MemoryFacts[]>;
   /**
    * The status a record left on the move to `version` (from that move's guard), for a retry that finds the move
    * done and still has to write its audit entry.
@@ -70,7 +72,7 @@ export interface MemoryStore {
     tenant: string,
     ids: readonly string[],
     requestId: string,
-    known?: readonly MemoryRecord[],
+    known?: readonly MoveFrom[],
     options?: { rowsAtPurge?: boolean },
   ): Promise<number>;
   /** Closes a request's deletion mark (its marked records are purged); idempotent. */
@@ -87,6 +89,13 @@ export interface MemoryStore {
 const MARK_ROUNDS = 5;
 /** Guards per `insertMany`. */
 const GUARD_CHUNK = 1000;
+
+/** A record's fields that scope, hold and tombstone decisions need: no content. */
+export type MemoryFacts = Pick<
+  MemoryRecord,
+  '_id' | 'tenant' | 'version' | 'status' | 'statusReason' | 'subjects' | 'namespace' | 'contentHash'
+>;
+const FACT_FIELDS = { _id: 1, tenant: 1, version: 1, status: 1, statusReason: 1, subjects: 1, namespace: 1, contentHash: 1 };
 
 /** What a move needs to know of a record: which version it moves from, and from which status. */
 export type MoveFrom = Pick<MemoryRecord, '_id' | 'tenant' | 'version' | 'status'>;
@@ -211,6 +220,10 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       return record && record.tenant === tenant ? ((await effective(tenant, [record]))[0] ?? null) : null;
     },
     getMany,
+    async factsOf(tenant, ids) {
+      const found = await findByIds(memories as unknown as Collection<MemoryFacts>, tenant, ids, { projection: FACT_FIELDS });
+      return effective(tenant, found);
+    },
     async statusBeforeMove(id, version) {
       return (await guards.findOne({ _id: `${id}:${version - 1}` }))?.from ?? null;
     },
@@ -274,7 +287,7 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       if (rows === 'at-purge') await marks.open(tenant, requestId);
       const wanted = new Set(ids);
       const given = new Map(known.filter((r) => wanted.has(r._id) && r.tenant === tenant).map((r) => [r._id, r]));
-      let records = [...given.values(), ...(await getMany(tenant, [...wanted].filter((id) => !given.has(id))))];
+      let records: MoveFrom[] = [...given.values(), ...(await getMany(tenant, [...wanted].filter((id) => !given.has(id))))];
       let moved = 0;
       for (let round = 0; ; round++) {
         // Any live status may move to deleted; a record found deleted after a lost round was moved meanwhile.

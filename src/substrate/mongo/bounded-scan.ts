@@ -49,23 +49,31 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
   collection: Collection<T>,
   tenant: string,
   ids: readonly string[],
-  options: { concurrency?: number; scan?: boolean } = {},
+  options: { concurrency?: number; scan?: boolean; projection?: Document } = {},
 ): Promise<T[]> {
   const unique = [...new Set(ids)];
   const found = new Map<string, T>();
   let settled = false;
+  // A projection must keep `_id` and `tenant`: both decide what is returned.
+  const projection = options.projection ? { ...options.projection, _id: 1, tenant: 1 } : undefined;
   if (options.scan !== false && unique.length >= SCAN_MIN_IDS) {
     const wanted = new Set(unique);
-    settled = await scanWithin(collection, { tenant } as Filter<T>, unique.length * SCAN_DOCS_PER_LOOKUP, (doc) => {
-      if (!wanted.has(doc._id)) return;
-      found.set(doc._id, doc);
-      if (found.size === wanted.size) return false;
-    });
+    settled = await scanWithin(
+      collection,
+      { tenant } as Filter<T>,
+      unique.length * SCAN_DOCS_PER_LOOKUP,
+      (doc) => {
+        if (!wanted.has(doc._id)) return;
+        found.set(doc._id, doc);
+        if (found.size === wanted.size) return false;
+      },
+      projection,
+    );
   }
   if (!settled) {
     const rest = unique.filter((id) => !found.has(id));
     const looked = await mapBounded(rest, options.concurrency ?? 32, (id) =>
-      collection.findOne({ _id: id } as Filter<T>) as Promise<T | null>,
+      collection.findOne({ _id: id } as Filter<T>, projection ? { projection } : {}) as Promise<T | null>,
     );
     for (const doc of looked) if (doc && doc.tenant === tenant) found.set(doc._id, doc);
   }

@@ -22,6 +22,7 @@ export const Collections = {
   reviews: 'review_decisions',
   erasureFences: 'erasure_fences',
   deletionMarks: 'memory_deletion_marks',
+  erasureFacts: 'erasure_facts',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

@@ -322,6 +322,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       let notFound = 0;
       const failed: ItemFailure[] = [];
       for (const target of targets) {
+        let removed = 0;
         for (const batch of chunks(unique, 1000)) {
           const response = await guarded('purge', () =>
             client.bulk({ index: target, operations: batch.map((id) => ({ delete: { _id: id } })) }),
@@ -330,14 +331,18 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
             const item = bulkItem(raw);
             // The counts are the live alias's; a re-embedding's copy only has to lose the documents too.
             const counted = target === alias || !targets.includes(alias);
-            if (item.result === 'deleted') deleted += counted ? 1 : 0;
-            else if (item.result === 'not_found' || item.error?.type === 'index_not_found_exception')
+            if (item.result === 'deleted') {
+              removed++;
+              deleted += counted ? 1 : 0;
+            } else if (item.result === 'not_found' || item.error?.type === 'index_not_found_exception')
               notFound += counted ? 1 : 0;
             else failed.push(failureOf(item, batch[i] ?? ''));
           });
         }
-        // Searches must stop seeing the documents now, not at the next periodic refresh.
-        await refresh(target, 'purge');
+        // Searches must stop seeing the documents now, not at the next periodic refresh. A call that found nothing
+        // to delete changed nothing a search could see (the purge after the marking, usually) and needs none; a
+        // call with failed items refreshes anyway, so that what it did delete is unseen before its retry.
+        if (removed > 0 || failed.length > 0) await refresh(target, 'purge');
       }
       const first = failed[0];
       if (first !== undefined) {

@@ -17,11 +17,18 @@ import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 describe('an erasure between its marking and its purge', () => {
   let app: TestApp;
   const holds = new Map<string, { arrived: () => void; release: Promise<void> }>();
+  /** Tenants whose erasure loses the closure's facts just before its marking. */
+  const forgetFacts = new Set<string>();
 
   beforeAll(async () => {
     app = await startTestApp({
       activityInterceptors: [
         stepGate(async (activity, input) => {
+          if (activity === 'markDeletedAndTombstone' && forgetFacts.has(String(input.tenant))) {
+            const facts = await app.services.erasureSets.getFacts(String(input.tenant), String(input.requestId));
+            expect(facts.memories.length + facts.events.length).toBeGreaterThan(0);
+            await app.services.erasureSets.dropFacts(String(input.tenant), String(input.requestId));
+          }
           const hold = holds.get(String(input.tenant ?? ''));
           if (hold && activity === 'purgeRecords') {
             hold.arrived();
@@ -127,6 +134,27 @@ describe('an erasure between its marking and its purge', () => {
     expect(open).toBe(0);
     const control = await app.services.memories.getMany(tenant, controlIds);
     expect(control.map((m) => `${m._id}:${m.status}:${m.version}`)).toEqual(controlBefore);
+  }, 240_000);
+
+  it('marks and tombstones the same whether the closure handed its facts forward or the marking reads them itself', async () => {
+    const outcomes = [];
+    for (const lose of [false, true]) {
+      const tenant = uniqueTenant();
+      if (lose) forgetFacts.add(tenant);
+      const graph = await buildSubjectGraph(app, tenant, `canary-${randomUUID().slice(0, 8)}`);
+      const requestId = await fileErasure(app, tenant, { subjectId: graph.subject });
+      const request = await waitForState(app, tenant, requestId, ['completed']);
+      const marking = request.steps.find((s) => s.step === 'tombstone')!.counts;
+      expect(await rows(tenant, [...graph.memories, graph.collateral])).toEqual([]);
+      // Nothing the closure read is left behind.
+      expect(await app.runtime.db.collection(Collections.erasureFacts).countDocuments({ tenant })).toBe(0);
+      // The probes were sampled from the same records (the verification's counts say how many ran, and found nothing).
+      const verify = request.steps.find((s) => s.step === 'verify')!.counts;
+      outcomes.push({ marking, verify, probes: request.probeResults?.map((p) => p.kind).sort() });
+    }
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    // The subject's 2 events and 4 memories, and the collateral summary: each marked once.
+    expect(outcomes[0]!.marking).toMatchObject({ records: 7, marked: 7 });
   }, 240_000);
 
   it('each record ends in one chain of moves when the marking races other movers', async () => {
