@@ -165,17 +165,25 @@ describe('an erasure between its marking and its purge', () => {
     );
     await app.services.memories.insertMany(records);
     const ids = records.map((r) => r._id);
-    // Two markings of the same request (a retried step) and a mover per record, all at once.
+    // Two markings of the same request (a retried step), a mover per record and a bulk mover (the retention sweep's
+    // `transitionMany`) over every third active record, all at once.
+    const bulk = records.filter((r, i) => r.status === 'active' && i % 3 === 1);
+    const bulkIds = new Set(bulk.map((r) => r._id));
     const movers = records.map((r) =>
       r.status === 'candidate'
         ? app.services.memories.transition(tenant, r._id, 'candidate', 'active', 'approved')
-        : app.services.memories.transition(tenant, r._id, 'active', 'disputed', 'contradiction'),
+        : bulkIds.has(r._id)
+          ? Promise.resolve(false)
+          : app.services.memories.transition(tenant, r._id, 'active', 'disputed', 'contradiction'),
     );
-    const [first, second, ...moved] = await Promise.all([
+    const [first, second, swept, ...single] = await Promise.all([
       app.services.memories.markDeleted(tenant, ids, requestId, records, { rowsAtPurge: true }),
       app.services.memories.markDeleted(tenant, ids, requestId, [], { rowsAtPurge: true }),
+      app.services.memories.transitionMany(tenant, bulk, 'expired', 'retention'),
       ...movers,
     ]);
+    const sweptIds = new Set(swept.moved);
+    const moved = records.map((r, i) => (bulkIds.has(r._id) ? sweptIds.has(r._id) : single[i]));
     expect(first + second).toBeGreaterThanOrEqual(ids.length);
 
     const standing = await app.services.memories.getMany(tenant, ids);
@@ -190,7 +198,7 @@ describe('an erasure between its marking and its purge', () => {
       expect(atFirst, record._id).toBeDefined();
       if (moved[i]) {
         // The mover won version 1; the erasure claimed version 2.
-        expect(atFirst.to).toBe(record.status === 'candidate' ? 'active' : 'disputed');
+        expect(atFirst.to).toBe(record.status === 'candidate' ? 'active' : bulkIds.has(record._id) ? 'expired' : 'disputed');
         expect(byId.get(`${record._id}:2`)).toMatchObject({ to: 'deleted', reason: `erasure:${requestId}` });
       } else {
         // The erasure won version 1: no other move exists.
