@@ -20,7 +20,7 @@ import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { MemoryRecord, Sensitivity } from '../src/substrate/model/records.js';
-import { SENSITIVITIES } from '../src/substrate/model/records.js';
+import { principalScope, SENSITIVITIES } from '../src/substrate/model/records.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
 import { canTransition, type MemoryStatus } from '../src/shared/lifecycle.js';
 import { ErrorType } from '../src/shared/errors.js';
@@ -278,6 +278,8 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
         trustTier: 3,
         occurredAt: at,
         recordedBy: input.reviewer,
+        // The reviewer's words: read by the tenant-wide duties (review, the DPO, legal), never as an agent's context.
+        scope: principalScope(input.reviewer),
       };
       // The resolution is derived from both records: registered first (invariant 3), under the id the event store
       // will give it, so that an erasure of either record reaches the reason and subjects it carries.

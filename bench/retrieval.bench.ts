@@ -34,13 +34,11 @@ import { createRuntime } from '../src/app/runtime.js';
 import type { Config } from '../src/config/config.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createMongoDisputeStore } from '../src/governance/disputes/dispute-store.js';
-import { judge } from '../src/retrieval/admissibility.js';
+import { judge } from '../src/governance/read/admissibility.js';
 import { createMongoExposureStore } from '../src/retrieval/exposure-store.js';
-import {
-  createRetrievalService,
-  type ReaderAccess,
-  type RetrievalService,
-} from '../src/retrieval/retrieval-service.js';
+import { createRetrievalService, type RetrievalService } from '../src/retrieval/retrieval-service.js';
+import { createReadTrace } from '../src/retrieval/read-trace.js';
+import type { Reader } from '../src/governance/read/reader.js';
 import { createFingerprinter } from '../src/substrate/fingerprint.js';
 import { createMongoMemoryStore, type MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../src/substrate/model/records.js';
@@ -102,11 +100,24 @@ function withDatabase(base: Config, name: string, extra: Record<string, string> 
   return loadConfig({ ...process.env, LOG_LEVEL: 'warn', MONGODB_URI: uri.toString(), ...extra });
 }
 
-const accessOf = (q: BenchQuery): ReaderAccess => ({
-  principal: q.principal,
+/** The reader the bench's agents are: own and shared scope, the dataset's readable sensitivities. */
+const accessOf = (q: BenchQuery): Reader => ({
+  principal: { id: q.principal, tenant: q.tenant, roles: ['agent'] },
+  grants: [
+    {
+      purpose: PURPOSE,
+      view: 'content',
+      sensitivities: READER_SENSITIVITIES,
+      scopes: [principalScope(q.principal), 'tenant'],
+      duty: false,
+      readsRestricted: false,
+      rule: 'default',
+    },
+  ],
+  intent: q.intent,
+  now: new Date(),
   purpose: PURPOSE,
-  sensitivities: READER_SENSITIVITIES,
-  scopes: [principalScope(q.principal), 'tenant'],
+  policies: { read: { id: 'memory-read', version: 1 }, scope: { id: 'memory-scope', version: 1 } },
 });
 
 interface RouteDeps {
@@ -185,7 +196,7 @@ function routes(d: RouteDeps, profile: { ops: number | null } | null) {
       d.lethe.calls++;
       d.lethe.candidates += result.counts.candidates;
       if (result.short) d.lethe.short++;
-      return result.items.map((i) => i.memory._id);
+      return result.items.map((i) => i.memory.record._id);
     },
   };
   return table;
@@ -209,15 +220,15 @@ async function main(): Promise<void> {
   const exposures = createMongoExposureStore(runtime.db, fingerprints);
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, { prefix, embedder });
-  const retrieval = createRetrievalService({ index, memories, disputes, exposures, fingerprints });
+  const trace = createReadTrace({ exposures, fingerprints });
+  const retrieval = createRetrievalService({ index, memories, disputes, trace });
   const profiled = profilingClient(runtime.es);
   const profiledIndex = createElasticsearchSearchIndex(profiled.client, { prefix, embedder });
   const profiledRetrieval = createRetrievalService({
     index: profiledIndex,
     memories,
     disputes,
-    exposures,
-    fingerprints,
+    trace,
   });
   const embed = async (text: string) => (await embedder.embed([text]))[0]!;
 

@@ -10,6 +10,7 @@ import { Collections, mapBounded } from '../../src/substrate/mongo/collections.j
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED } from './purge.activities.js';
+import { probeReader } from '../../src/governance/read/reader.js';
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
 const PROBE_CONCURRENCY = 4;
@@ -58,8 +59,13 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         const texts = probes?.texts ?? [];
         const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
           const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
-          const viaApi = await deps.search.search(ref.tenant, { query: text.slice(0, 2048), k: 20, intent: 'history' });
-          return { direct, api: viaApi.filter((r) => erased.has(r.memory._id)).length };
+          const viaApi = await deps.search.search(
+            ref.tenant,
+            { query: text.slice(0, 2048), k: 20, intent: 'history' },
+            probeReader(ref.tenant, new Date()),
+            { traced: false },
+          );
+          return { direct, api: viaApi.filter((r) => erased.has(r.memory.record._id)).length };
         });
         results.push(
           { kind: 'text', target: 'elasticsearch', checked: texts.length, found: byText.reduce((n, r) => n + r.direct, 0) },

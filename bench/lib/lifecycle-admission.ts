@@ -84,7 +84,17 @@ export function directDocuments(
 ): { events: EventRecord[]; memories: MemoryRecord[] } {
   const now = new Date();
   const events = batch.events.map((e): EventRecord =>
-    eventRecordOf({ ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: writer }, now, null),
+    eventRecordOf(
+      {
+        ...e,
+        tenant,
+        occurredAt: new Date(e.occurredAt),
+        recordedBy: writer,
+        scope: e.scope === 'tenant' ? 'tenant' : `principal:${writer}`,
+      },
+      now,
+      null,
+    ),
   );
   // The same record admission writes (status, expiry, governance fields), built by the same function.
   const memories = batch.memories.map((m, i): MemoryRecord => {

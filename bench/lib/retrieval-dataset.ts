@@ -8,7 +8,7 @@
 import { sha256Hex } from '../../src/substrate/fingerprint.js';
 import type { MemoryRecord } from '../../src/substrate/model/records.js';
 import { principalScope } from '../../src/substrate/model/records.js';
-import type { Intent } from '../../src/retrieval/admissibility.js';
+import type { Intent } from '../../src/governance/read/admissibility.js';
 import { rng } from './substrate-measure.js';
 
 export const NAMESPACES = ['crm', 'support', 'sales', 'ops', 'product', 'marketing', 'success', 'docs'];

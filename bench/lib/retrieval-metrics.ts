@@ -1,9 +1,9 @@
 /**
  * Per-route, per-k tallies of `bench/retrieval.bench.ts`: anchor recall, feasibility at τ, typed inadmissible
- * exposure and latency. Ground truth is `judge()` (src/retrieval/admissibility.ts) on the record as MongoDB holds
+ * exposure and latency. Ground truth is `judge()` (src/governance/read/admissibility.ts) on the record as MongoDB holds
  * it, for the asker's scopes, sensitivities and intent. Pure code.
  */
-import { judge, type ReaderView } from '../../src/retrieval/admissibility.js';
+import { judge, type ReaderView } from '../../src/governance/read/admissibility.js';
 import type { MemoryRecord } from '../../src/substrate/model/records.js';
 import { principalScope } from '../../src/substrate/model/records.js';
 import { READER_SENSITIVITIES, type BenchQuery } from './retrieval-dataset.js';
@@ -11,7 +11,12 @@ import { READER_SENSITIVITIES, type BenchQuery } from './retrieval-dataset.js';
 export const TAU = 0.8;
 
 export function viewOf(q: BenchQuery): ReaderView {
-  return { scopes: [principalScope(q.principal), 'tenant'], sensitivities: READER_SENSITIVITIES, intent: q.intent };
+  return {
+    scopes: [principalScope(q.principal), 'tenant'],
+    sensitivities: READER_SENSITIVITIES,
+    intent: q.intent,
+    now: new Date(),
+  };
 }
 
 export interface Tally {

@@ -38,6 +38,7 @@ export function ingestBatches(batches: number, size: number, seed: number): Inge
         occurredAt,
         sensitivity: 'internal',
         trustTier: 1,
+        scope: 'principal',
       });
       memories.push({
         namespace,
@@ -65,7 +66,11 @@ export function storedDocuments(
 ): { events: EventRecord[]; memories: MemoryRecord[] } {
   const now = new Date();
   const events = batch.events.map((e): EventRecord =>
-    eventRecordOf({ ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: 'bench-raw' }, now, null),
+    eventRecordOf(
+      { ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: 'bench-raw', scope: 'principal:bench-raw' },
+      now,
+      null,
+    ),
   );
   const memories = batch.memories.map((m, i): MemoryRecord => ({
     _id: `mem_${randomUUID()}`,

@@ -18,6 +18,7 @@ import { registerCertificateRoutes } from './routes/certificate.routes.js';
 import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
 import { registerConsole } from './console-static.js';
+import { guardPresentedContent } from './presenters.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -57,6 +58,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
   });
   registerErrorHandling(app);
   refuseControlCharacters(app);
+  guardPresentedContent(app);
   const tenantRoutes: TenantRoute[] = [];
   app.addHook('onRoute', (route) => {
     const action = (route.config as { action?: Action } | undefined)?.action;
@@ -87,15 +89,10 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     const { services } = deps;
     registerAuthentication(app, { tokenSecret: deps.tokenSecret, audit: services.audit });
     registerWriteRoutes(app, { writes: services.writes });
-    const reading = { readPolicy: services.readPolicy, audit: services.audit };
-    registerReadRoutes(app, { events: services.events, memories: services.memories, ...reading });
+    const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
+    registerReadRoutes(app, { events: services.events, memories: services.memories, trace: services.trace, ...reading });
     registerSearchRoutes(app, { search: services.search, ...reading });
-    registerRetrievalRoutes(app, {
-      retrieval: services.retrieval,
-      exposures: services.exposures,
-      scopePolicy: services.scopePolicy,
-      ...reading,
-    });
+    registerRetrievalRoutes(app, { retrieval: services.retrieval, exposures: services.exposures, ...reading });
     registerAuditRoutes(app, { audit: services.audit });
     registerIndexRoutes(app, { reembeds: services.reembeds });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
@@ -113,6 +110,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       disputes: services.disputes,
       client: services.temporalClient,
       fingerprints: services.fingerprints,
+      ...reading,
     });
   }
 

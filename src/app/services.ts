@@ -13,6 +13,7 @@ import { createElasticsearchSearchIndex } from '../substrate/search/elasticsearc
 import { createMongoAuditLog } from '../governance/audit/mongo-audit-log.js';
 import { loadPolicies, requirePolicy } from '../governance/policy/policy-set.js';
 import { createSearchService } from '../retrieval/search-service.js';
+import { createReadTrace } from '../retrieval/read-trace.js';
 import { createWriteGateway } from '../temporal/write-gateway.js';
 import { createRetentionScheduler } from '../temporal/retention-schedule.js';
 import { createMongoSweepStateStore } from '../governance/retention/sweep-state-store.js';
@@ -68,9 +69,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const reviews = createMongoReviewStore(db);
   const claims = createClaimLookup(db);
   const fences = createMongoErasureFenceStore(db, fingerprints);
-  const search = createSearchService({ index, memories, disputes });
   const exposures = createMongoExposureStore(db, fingerprints);
-  const retrieval = createRetrievalService({ index, memories, disputes, exposures, fingerprints });
+  const trace = createReadTrace({ exposures, fingerprints });
+  const search = createSearchService({ index, memories, disputes, trace });
+  const retrieval = createRetrievalService({ index, memories, disputes, trace });
   // The hourly retention sweep of each tenant, created when the tenant first writes.
   const retentionScheduler = createRetentionScheduler({
     client: temporalClient,
@@ -111,6 +113,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     search,
     retrieval,
     exposures,
+    /** Every content read, recorded for exposure tracing. */
+    trace,
     scopePolicy: requirePolicy(policies, 'memory-scope'),
     retentionScheduler,
     writes: createWriteGateway({

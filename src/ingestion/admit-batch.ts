@@ -5,7 +5,7 @@ import { idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
-import type { EventRecord } from '../substrate/model/records.js';
+import { principalScope, type EventRecord } from '../substrate/model/records.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import type { ErrorTypeName } from '../shared/errors.js';
@@ -231,6 +231,7 @@ async function writeBatch(
         tenant,
         occurredAt: new Date(e.occurredAt),
         recordedBy: principal,
+        scope: e.scope === 'tenant' ? 'tenant' : principalScope(principal),
       });
       recorded[i] = event;
       eventResults[i] = { id: event._id, outcome };

@@ -27,6 +27,8 @@ export const EventInputSchema = z.strictObject({
   occurredAt: instant,
   sensitivity: z.enum(SENSITIVITIES).default('internal'),
   trustTier: z.number().int().min(0).max(3).default(1),
+  /** Whose event it is: the writer's own (default) or the tenant's shared scope. */
+  scope: z.enum(['principal', 'tenant']).default('principal'),
 });
 export type EventInput = z.output<typeof EventInputSchema>;
 

@@ -10,12 +10,17 @@ import type { Fingerprinter } from '../substrate/fingerprint.js';
 import { findMatching } from '../substrate/mongo/bounded-scan.js';
 import type { ExposureSummary } from '../governance/erasure/side-records.js';
 
+/** The route a read took: retrieval, search, or a read by id of a memory or an event. */
+export type ReadRoute = 'retrieve' | 'search' | 'memory' | 'event';
+
 export interface RetrievalRecord {
   _id: string;
   tenant: string;
   principal: string;
   purpose: string;
   intent: string;
+  /** Absent on retrievals recorded before every content route was traced (all of them by `/retrieve`). */
+  route?: ReadRoute;
   queryHash: string;
   returned: number;
   at: Date;

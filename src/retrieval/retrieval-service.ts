@@ -5,24 +5,17 @@
  * counted, never returned; the admissible set is refilled from deeper candidate pages up to k, then packed into
  * the context budget, and the retrieval is recorded for exposure tracing.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../substrate/model/records.js';
 import type { SearchIndex } from '../substrate/search/search-index.port.js';
-import type { Fingerprinter } from '../substrate/fingerprint.js';
 import type { DisputeStore } from '../governance/disputes/dispute-store.js';
-import { validationError } from '../shared/errors.js';
-import {
-  countVerdict,
-  emptyRefusalCounts,
-  INTENT_STATUSES,
-  judge,
-  type ReaderView,
-  type RefusalCounts,
-} from './admissibility.js';
+import { countVerdict, emptyRefusalCounts, type RefusalCounts, type Verdict } from '../governance/read/admissibility.js';
+import { seeMemory, verdictOf, type Sight } from '../governance/read/read-judge.js';
+import { contentGrants, type Reader } from '../governance/read/reader.js';
 import { packContext } from './context-packing.js';
-import type { ExposureStore } from './exposure-store.js';
+import { indexFiltersFor } from './reader-filters.js';
+import type { ReadTrace } from './read-trace.js';
 
 export const MAX_K = 50;
 /** How deep the refill may go: past it, the answer is short and says so. */
@@ -41,7 +34,7 @@ export const RetrieveRequestSchema = z.strictObject({
 export type RetrieveRequest = z.output<typeof RetrieveRequestSchema>;
 
 export interface RetrievedItem {
-  memory: MemoryRecord;
+  memory: Sight<MemoryRecord>;
   score: number;
   tokens: number;
   disputes?: { id: string; with: string[] }[];
@@ -67,42 +60,34 @@ export interface Retrieval {
   budget: { tokens: number; used: number };
 }
 
-export interface ReaderAccess {
-  principal: string;
-  purpose: string;
-  sensitivities: readonly string[];
-  scopes: readonly string[] | 'all';
+/**
+ * The verdict counted for a refused candidate: of the reader's content grants, the one that came closest (fewest
+ * axes at 0, then fewest unknown), so that a refusal is counted on the axes that refused it.
+ */
+function closestVerdict(reader: Reader, memory: MemoryRecord): Verdict {
+  const verdicts = contentGrants(reader).map((g) => verdictOf(reader, g, memory));
+  const weight = (v: Verdict) => Object.values(v.axes).reduce<number>((n, t) => n + (t === 0 ? 10 : t === 'unknown' ? 1 : 0), 0);
+  const refusedByPolicy: Verdict = { axes: { scope: 'unknown', policy: 0, lifecycle: 'unknown' }, admissible: 0 };
+  return verdicts.sort((a, b) => weight(a) - weight(b))[0] ?? refusedByPolicy;
 }
 
 export function createRetrievalService(deps: {
   index: SearchIndex;
   memories: MemoryStore;
   disputes: DisputeStore;
-  exposures: ExposureStore;
-  fingerprints: Fingerprinter;
+  trace: ReadTrace;
 }) {
   return {
-    async retrieve(tenant: string, request: RetrieveRequest, access: ReaderAccess): Promise<Retrieval> {
-      if (request.intent === 'as-of' && !request.asOf) throw validationError('asOf', 'required when intent is as-of');
-      if (request.intent !== 'as-of' && request.asOf) throw validationError('asOf', 'only with intent as-of');
-      const asOf = request.asOf ? new Date(request.asOf) : undefined;
-      const view: ReaderView = {
-        scopes: access.scopes,
-        sensitivities: access.sensitivities,
-        intent: request.intent,
-        ...(asOf ? { asOf } : {}),
-      };
+    /** `reader` was resolved with the request's purpose, intent and `asOf` (the route checks their shape). */
+    async retrieve(tenant: string, request: RetrieveRequest, reader: Reader): Promise<Retrieval> {
       const filters = {
-        statuses: [...INTENT_STATUSES[request.intent]],
-        sensitivities: [...access.sensitivities],
-        ...(access.scopes === 'all' ? {} : { scopes: [...access.scopes] }),
+        ...indexFiltersFor(reader),
         ...(request.namespaces ? { namespaces: request.namespaces } : {}),
-        ...(asOf ? { validAt: asOf } : {}),
       };
 
       const counts = emptyRefusalCounts();
       const judged = new Set<string>();
-      const admissible: { memory: MemoryRecord; score: number }[] = [];
+      const admissible: { memory: Sight<MemoryRecord>; score: number }[] = [];
       let refused = 0;
       let unresolved = 0;
       let exhausted = false;
@@ -120,11 +105,14 @@ export function createRetrievalService(deps: {
             refused++;
             continue;
           }
-          const verdict = judge(memory, view);
+          const sight = seeMemory(reader, memory, { contentOnly: true });
+          if (sight) {
+            if (admissible.length < request.k) admissible.push({ memory: sight, score: hit.score });
+            continue;
+          }
+          const verdict = closestVerdict(reader, memory);
           countVerdict(counts, verdict);
-          if (verdict.admissible === 1) {
-            if (admissible.length < request.k) admissible.push({ memory, score: hit.score });
-          } else if (verdict.admissible === 0) refused++;
+          if (verdict.admissible === 0) refused++;
           else unresolved++;
         }
         if (hits.length < depth || depth >= MAX_DEPTH) {
@@ -136,19 +124,19 @@ export function createRetrievalService(deps: {
 
       const open = await deps.disputes.openForMany(
         tenant,
-        admissible.filter((a) => a.memory.status === 'disputed').map((a) => a.memory._id),
+        admissible.filter((a) => a.memory.record.status === 'disputed').map((a) => a.memory.record._id),
       );
-      const inSet = new Set(admissible.map((a) => a.memory._id));
+      const inSet = new Set(admissible.map((a) => a.memory.record._id));
       const disputesOf = (id: string) =>
         (open.get(id) ?? []).map((d) => ({ id: d._id, with: d.memoryIds.filter((m) => m !== id) }));
       const packed = packContext(
         admissible.map((a) => ({
-          id: a.memory._id,
+          id: a.memory.record._id,
           score: a.score,
-          status: a.memory.status,
-          content: a.memory.content,
+          status: a.memory.record.status,
+          content: a.memory.record.content,
           // Only counterparts that are themselves admissible go in with it; the others stay unnamed.
-          disputedWith: disputesOf(a.memory._id).flatMap((d) => d.with.filter((id) => inSet.has(id))),
+          disputedWith: disputesOf(a.memory.record._id).flatMap((d) => d.with.filter((id) => inSet.has(id))),
           memory: a.memory,
         })),
         request.budgetTokens,
@@ -160,19 +148,11 @@ export function createRetrievalService(deps: {
         return { memory: p.memory, score: p.score, tokens: p.tokens, ...(disputes.length > 0 ? { disputes } : {}) };
       });
 
-      const retrievalId = `rtv_${randomUUID()}`;
-      await deps.exposures.recordRetrieval(
-        {
-          _id: retrievalId,
-          tenant,
-          principal: access.principal,
-          purpose: access.purpose,
-          intent: request.intent,
-          queryHash: deps.fingerprints.of('retrieval-query', tenant, request.query),
-          returned: items.length,
-          at: new Date(),
-        },
-        items.map((i) => i.memory._id),
+      const retrievalId = await deps.trace.recordRead(
+        reader,
+        'retrieve',
+        request.query,
+        items.map((i) => i.memory.record._id),
       );
       return {
         retrievalId,

@@ -3,9 +3,10 @@ import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../substrate/model/records.js';
 import type { SearchIndex } from '../substrate/search/search-index.port.js';
 import type { DisputeStore } from '../governance/disputes/dispute-store.js';
-import type { MemoryStatus } from '../shared/lifecycle.js';
-import { CURRENT_STATUSES } from '../shared/lifecycle.js';
-import { validationError } from '../shared/errors.js';
+import { seeMemory, type Sight } from '../governance/read/read-judge.js';
+import type { Reader } from '../governance/read/reader.js';
+import { indexFiltersFor } from './reader-filters.js';
+import type { ReadTrace } from './read-trace.js';
 
 export const SearchRequestSchema = z.strictObject({
   query: z.string().min(1).max(2048),
@@ -20,98 +21,92 @@ export const SearchRequestSchema = z.strictObject({
 });
 export type SearchRequest = z.output<typeof SearchRequestSchema>;
 
-const HISTORY_STATUSES: MemoryStatus[] = ['active', 'disputed', 'superseded'];
-
 export interface SearchResult {
-  memory: MemoryRecord;
+  memory: Sight<MemoryRecord>;
   score: number;
   /** For a disputed record: its open disputes and the records it disagrees with (served right after it). */
   disputes?: { id: string; with: string[] }[];
 }
 
-/** Statuses admissible for a query's intent: stale records answer history questions, never current ones. */
-export function statusesFor(intent: SearchRequest['intent']): MemoryStatus[] {
-  return intent === 'current' ? [...CURRENT_STATUSES] : HISTORY_STATUSES;
-}
-
 /**
- * Governed hybrid retrieval: scope and lifecycle go into the index query (never after the top-k); the
- * records are then re-read from MongoDB so that a status changed since indexing is honoured.
+ * Governed hybrid search, under the same read policy as retrieval: the reader's grants (scope and sensitivity),
+ * the intent's statuses and valid time go into the index query (never after the top-k); every hit is re-read
+ * from MongoDB and judged again, since a status, hold or scope can change after indexing. What it serves is
+ * recorded as a read of those ids, so an erasure's exposure statement counts it.
  */
-export function createSearchService(deps: { index: SearchIndex; memories: MemoryStore; disputes: DisputeStore }) {
+export function createSearchService(deps: {
+  index: SearchIndex;
+  memories: MemoryStore;
+  disputes: DisputeStore;
+  trace: ReadTrace;
+}) {
   return {
-    /** `sensitivities`: what the reader may see (from the read policy); the index never returns anything else. */
-    async search(tenant: string, request: SearchRequest, sensitivities?: readonly string[]): Promise<SearchResult[]> {
-      if (request.intent === 'as-of' && !request.asOf) throw validationError('asOf', 'required when intent is as-of');
-      const statuses = statusesFor(request.intent);
+    /** `reader` was resolved with the request's intent and `asOf`. */
+    async search(
+      tenant: string,
+      request: SearchRequest,
+      reader: Reader,
+      options: { traced?: boolean } = {},
+    ): Promise<SearchResult[]> {
       const hits = await deps.index.search(tenant, {
         text: request.query,
         k: request.k,
         filters: {
-          statuses,
+          ...indexFiltersFor(reader),
           ...(request.namespaces ? { namespaces: request.namespaces } : {}),
           ...(request.kinds ? { kinds: request.kinds } : {}),
-          ...(sensitivities ? { sensitivities: [...sensitivities] } : {}),
-          ...(request.intent === 'as-of' && request.asOf ? { validAt: new Date(request.asOf) } : {}),
         },
       });
-      const records = new Map(
-        (
-          await deps.memories.getMany(
-            tenant,
-            hits.map((h) => h.id),
-          )
-        ).map((r) => [r._id, r]),
-      );
-      // Records under a legal hold are never served by search (the legal role reads them by id).
-      const servable = (m: MemoryRecord | undefined): m is MemoryRecord =>
-        m !== undefined &&
-        statuses.includes(m.status) &&
-        (m.restrictedBy?.length ?? 0) === 0 &&
-        (!sensitivities || sensitivities.includes(m.policy.sensitivity));
+      const records = new Map((await deps.memories.getMany(tenant, hits.map((h) => h.id))).map((r) => [r._id, r]));
+      const seen = (m: MemoryRecord | undefined) => seeMemory(reader, m, { contentOnly: true });
       const results = hits.flatMap((hit) => {
-        const memory = records.get(hit.id);
-        return servable(memory) ? [{ memory, score: hit.score }] : [];
+        const memory = seen(records.get(hit.id));
+        return memory ? [{ memory, score: hit.score }] : [];
       });
-      return disclose(tenant, results, servable);
+      const served = await disclose(tenant, results, seen);
+      // An erasure's own probe is not a disclosure: everything else that served content is.
+      if (options.traced !== false)
+        await deps.trace.recordRead(reader, 'search', request.query, served.map((r) => r.memory.record._id));
+      return served;
     },
   };
 
   /**
    * A disputed record is never served alone: each of its open disputes is named, and the records it disagrees
-   * with follow it (with its score), whether or not they ranked, so that the reader sees both sides.
+   * with follow it (with its score), whether or not they ranked — when the reader may see them.
    */
   async function disclose(
     tenant: string,
     results: SearchResult[],
-    servable: (m: MemoryRecord | undefined) => m is MemoryRecord,
+    seen: (m: MemoryRecord | undefined) => Sight<MemoryRecord> | null,
   ): Promise<SearchResult[]> {
-    const disputed = results.filter((r) => r.memory.status === 'disputed').map((r) => r.memory._id);
+    const disputed = results.filter((r) => r.memory.record.status === 'disputed').map((r) => r.memory.record._id);
     if (disputed.length === 0) return results;
     const open = await deps.disputes.openForMany(tenant, disputed);
     const counterpartIds = [...open.values()].flat().flatMap((d) => d.memoryIds);
-    const counterparts = new Map(
-      (await deps.memories.getMany(tenant, counterpartIds)).map((m) => [m._id, m] as const),
-    );
-    const seen = new Set<string>();
+    const counterparts = new Map((await deps.memories.getMany(tenant, counterpartIds)).map((m) => [m._id, m] as const));
+    const shownIds = new Set<string>();
     const out: SearchResult[] = [];
-    const withDisputes = (memory: MemoryRecord, score: number): SearchResult => {
-      const of = memory.status === 'disputed' ? (open.get(memory._id) ?? []) : [];
-      return of.length === 0
-        ? { memory, score }
-        : { memory, score, disputes: of.map((d) => ({ id: d._id, with: d.memoryIds.filter((id) => id !== memory._id) })) };
-    };
     for (const result of results) {
-      if (seen.has(result.memory._id)) continue;
-      seen.add(result.memory._id);
-      const shown = withDisputes(result.memory, result.score);
-      out.push(shown);
-      for (const id of shown.disputes?.flatMap((d) => d.with) ?? []) {
-        const other = counterparts.get(id);
-        if (seen.has(id) || !servable(other)) continue;
-        seen.add(id);
-        const linking = shown.disputes!.filter((d) => d.with.includes(id));
-        out.push({ memory: other, score: result.score, disputes: linking.map((d) => ({ id: d.id, with: [result.memory._id] })) });
+      const id = result.memory.record._id;
+      if (shownIds.has(id)) continue;
+      shownIds.add(id);
+      const of = result.memory.record.status === 'disputed' ? (open.get(id) ?? []) : [];
+      // Only counterparts the reader may see are named: an unseen one stays unnamed.
+      const visible = new Map<string, Sight<MemoryRecord>>();
+      for (const d of of)
+        for (const other of d.memoryIds) {
+          if (other === id) continue;
+          const sight = seen(counterparts.get(other));
+          if (sight) visible.set(other, sight);
+        }
+      const disputes = of.map((d) => ({ id: d._id, with: d.memoryIds.filter((m) => m !== id && visible.has(m)) }));
+      out.push(disputes.length === 0 ? result : { ...result, disputes });
+      for (const [otherId, other] of visible) {
+        if (shownIds.has(otherId)) continue;
+        shownIds.add(otherId);
+        const linking = disputes.filter((d) => d.with.includes(otherId));
+        out.push({ memory: other, score: result.score, disputes: linking.map((d) => ({ id: d.id, with: [id] })) });
       }
     }
     return out;

@@ -3,7 +3,7 @@ import { getJson } from '../api.js';
 import type { Session } from '../session.js';
 import { ErrorNotice, formatTime } from '../ui/controls.js';
 import { DecisionForm } from './decision-form.js';
-import type { DisputeRecord, DisputeView, Evidence, SignOffItem } from './review-types.js';
+import type { DisputeRecord, DisputeView, Evidence, SignOffItem, WithheldRecord } from './review-types.js';
 
 function EvidenceList(props: { e: Evidence }) {
   const { evidence, writtenBy, content } = props.e;
@@ -82,8 +82,15 @@ export function SignOff(props: { session: Session; id: string }) {
   );
 }
 
-function RecordCard(props: { r: DisputeRecord }) {
+function RecordCard(props: { r: DisputeRecord | WithheldRecord }) {
   const { r } = props;
+  if (r.view === 'withheld')
+    return (
+      <article class="card" aria-label={`Record ${r.id}`} data-record={r.id}>
+        <h3>{r.id}</h3>
+        <p>Not available to you.</p>
+      </article>
+    );
   return (
     <article class="card" aria-label={`Record ${r.id}`} data-record={r.id}>
       <h3>{r.id}</h3>

@@ -25,6 +25,7 @@ export interface SignOffItem extends Evidence {
 
 export interface DisputeRecord extends Evidence {
   id: string;
+  view: 'content' | 'content-free';
   status: string;
   kind: string;
   validFrom: string;
@@ -33,11 +34,17 @@ export interface DisputeRecord extends Evidence {
   confidence: number;
 }
 
+/** A side of a dispute the reader may not see (an erasure reached it, or a hold restricts it): its id only. */
+export interface WithheldRecord {
+  id: string;
+  view: 'withheld';
+}
+
 export interface DisputeView {
   id: string;
   state: string;
   namespace: string;
   openedAt: string;
   writers: string[];
-  records: DisputeRecord[];
+  records: (DisputeRecord | WithheldRecord)[];
 }

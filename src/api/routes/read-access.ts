@@ -1,31 +1,62 @@
 import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import type { Principal } from '../../governance/auth/principal.js';
 import type { PolicyDocument } from '../../governance/policy/evaluate.js';
-import { readAccess, type ReadAccess } from '../../governance/policy/read-purpose.js';
+import { resolveReader, type ReadRequest, type Reader } from '../../governance/read/reader.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 
+/** The two read policies every reading route resolves its reader from, and the audit log refusals go to. */
+export interface ReadingDeps {
+  readPolicy: PolicyDocument;
+  scopePolicy: PolicyDocument;
+  audit: AuditLog;
+}
+
 /**
- * The read policy's answer for this reader and purpose; a purpose that admits no sensitivity at all is refused
- * (403, naming `purpose`) and the refusal is audited with the policy's id and version.
+ * The reader for this call (see `governance/read/reader.ts`). A purpose that grants nothing at all is refused
+ * (403, naming `purpose`) and the refusal is audited with the policy's id and version: this depends on the token
+ * and the purpose only, never on a record, so it tells the caller nothing about what exists.
  */
-export async function requireReadAccess(
-  deps: { readPolicy: PolicyDocument; audit: AuditLog },
+export async function requireReader(
+  deps: ReadingDeps,
   principal: Principal,
-  purpose: string | undefined,
+  request: ReadRequest,
   what: string,
-): Promise<ReadAccess> {
-  const access = readAccess(deps.readPolicy, principal.roles, purpose);
-  if (access.sensitivities.length > 0) return access;
+): Promise<Reader> {
+  const reader = resolveReader({ read: deps.readPolicy, scope: deps.scopePolicy }, principal, request);
+  if (reader.grants.length > 0) return reader;
   await deps.audit.append({
     tenant: principal.tenant,
     actor: principal.id,
     action: 'read.refused',
     outcome: 'refused',
-    details: { what, purpose: access.purpose, policyId: access.policy.id, policyVersion: access.policy.version },
+    details: { what, purpose: reader.purpose, policyId: reader.policies.read.id, policyVersion: reader.policies.read.version },
   });
   throw new DomainError(
     ErrorType.PolicyDenied,
-    `purpose: the read policy allows no memory to be read for "${access.purpose}" by these roles`,
+    `purpose: the read policy allows no record to be read for "${reader.purpose}" by these roles`,
     'purpose',
   );
+}
+
+/**
+ * A record the reader may not see answers exactly as a missing one. The refusal of a record that exists is still
+ * audited (target id, purpose, policy), where the DPO and the auditor can see it and the caller cannot.
+ */
+export async function notVisible(
+  deps: ReadingDeps,
+  reader: Reader,
+  kind: string,
+  existing: string | null,
+): Promise<DomainError> {
+  if (existing !== null) {
+    await deps.audit.append({
+      tenant: reader.principal.tenant,
+      actor: reader.principal.id,
+      action: 'read.refused',
+      target: existing,
+      outcome: 'refused',
+      details: { what: kind, purpose: reader.purpose, policyId: reader.policies.read.id, policyVersion: reader.policies.read.version },
+    });
+  }
+  return new DomainError(ErrorType.NotFound, `${kind}: not found`, 'id');
 }

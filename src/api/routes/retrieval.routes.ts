@@ -2,16 +2,14 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { RetrieveRequestSchema, type RetrievalService } from '../../retrieval/retrieval-service.js';
 import type { ExposureStore } from '../../retrieval/exposure-store.js';
-import { readScope } from '../../governance/policy/read-scope.js';
-import type { PolicyDocument } from '../../governance/policy/evaluate.js';
-import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import { intentOf } from '../../governance/read/reader.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
-import { presentMemory } from './read.routes.js';
+import { presentMemory } from '../presenters.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
-import { requireReadAccess } from './read-access.js';
+import { requireReader, type ReadingDeps } from './read-access.js';
 
 const ExposureReportSchema = z.strictObject({
   /** The ids of this retrieval's items that the agent put into a prompt. */
@@ -21,13 +19,7 @@ const ExposureReportSchema = z.strictObject({
 /** Governed retrieval for an agent's context, and the exposure trace of what reached a prompt. */
 export function registerRetrievalRoutes(
   app: FastifyInstance,
-  deps: {
-    retrieval: RetrievalService;
-    exposures: ExposureStore;
-    readPolicy: PolicyDocument;
-    scopePolicy: PolicyDocument;
-    audit: AuditLog;
-  },
+  deps: ReadingDeps & { retrieval: RetrievalService; exposures: ExposureStore },
 ): void {
   app.post(
     '/v1/tenants/:tenant/retrieve',
@@ -43,28 +35,24 @@ export function registerRetrievalRoutes(
     async (request) => {
       const query = parseOrThrow(RetrieveRequestSchema, request.body);
       const principal = principalOf(request);
-      const access = await requireReadAccess(deps, principal, query.purpose, 'retrieve');
-      const scope = readScope(deps.scopePolicy, principal, access.purpose.split(','));
-      const result = await deps.retrieval.retrieve(principal.tenant, query, {
-        principal: principal.id,
-        purpose: access.purpose,
-        sensitivities: access.sensitivities,
-        scopes: scope.scopes,
-      });
+      const reader = await requireReader(
+        deps,
+        principal,
+        { ...(query.purpose ? { purpose: query.purpose } : {}), ...intentOf(query) },
+        'retrieve',
+      );
+      const result = await deps.retrieval.retrieve(principal.tenant, query, reader);
       return {
         retrievalId: result.retrievalId,
-        items: result.items.map((i) => ({
-          ...presentMemory(i.memory),
-          score: i.score,
-          tokens: i.tokens,
-          ...(i.disputes ? { disputes: i.disputes } : {}),
-        })),
+        items: result.items.map((i) =>
+          presentMemory(i.memory, { score: i.score, tokens: i.tokens, ...(i.disputes ? { disputes: i.disputes } : {}) }),
+        ),
         counts: result.counts,
         short: result.short,
         budget: result.budget,
         policy: {
-          read: { id: access.policy.id, version: access.policy.version },
-          scope: scope.policy,
+          read: reader.policies.read,
+          scope: { ...reader.policies.scope, rules: reader.grants.map((g) => ({ purpose: g.purpose, rule: g.rule })) },
         },
       };
     },

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../../substrate/model/records.js';
-import type { Role } from '../../governance/auth/principal.js';
 import type { ReviewStore } from '../../governance/review/review-store.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { parseOrThrow } from '../../shared/validation.js';
@@ -17,7 +16,9 @@ import { callWorkflow, toApiError } from '../workflow-errors.js';
 import type { AdjudicationInput } from '../../../workflows/dispute-review.definitions.js';
 import type { DisputeStore } from '../../governance/disputes/dispute-store.js';
 import { ADJUDICATIONS } from '../../governance/disputes/contradiction.js';
-import { decompose } from '../../governance/derivation/obligations.js';
+import { seeMemory } from '../../governance/read/read-judge.js';
+import { presentReviewRecord } from '../presenters.js';
+import { notVisible, requireReader, type ReadingDeps } from './read-access.js';
 
 /** Statuses of a record an erasure has reached: to a reviewer it is simply gone. */
 const ERASED: ReadonlySet<string> = new Set(['deleted', 'purged']);
@@ -63,60 +64,10 @@ const QueueQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
-/** What a reviewer decides on: evidence ids, the writer, and — to a reviewer only (an admin sees the queue, not
- * what is in it) — the content. */
-function evidenceOf(m: MemoryRecord, roles: readonly Role[]) {
-  return {
-    evidence: {
-      eventIds: m.provenance.eventIds,
-      parentIds: m.provenance.parentIds,
-      derivationRule: m.provenance.derivationRule,
-    },
-    writtenBy: m.writtenBy,
-    ...(roles.includes('reviewer') ? { content: m.content } : {}),
-    ...(m.derivation ? { derivation: derivationOf(m, roles) } : {}),
-  };
-}
-
-/**
- * The derivation audit as a reviewer works it: the label, each obligation with its label and evidence ids, and
- * (to a reviewer only, like the content) the claim each obligation is about, recomputed from the content.
- */
-function derivationOf(m: MemoryRecord, roles: readonly Role[]) {
-  const d = m.derivation!;
-  const reader = roles.includes('reviewer');
-  const wording = reader ? new Map(decompose(m.content).map((o) => [o.id, o])) : undefined;
-  return {
-    label: d.label,
-    citationOnly: d.citationOnly,
-    expanded: d.expanded,
-    verifier: d.verifier,
-    mode: d.mode,
-    policy: d.policy,
-    counts: d.counts,
-    repairedEvidenceIds: d.repairedEvidenceIds,
-    evidenceIds: d.evidenceIds,
-    ...(d.unresolvedBecause ? { unresolvedBecause: d.unresolvedBecause } : {}),
-    obligations: d.obligations.map((o) => {
-      const w = wording?.get(o.id);
-      return {
-        ...o,
-        ...(w?.kind === 'claim'
-          ? { text: w.text }
-          : w && w.kind !== 'relation'
-            ? { of: w.claim }
-            : w
-              ? { between: w.between }
-              : {}),
-      };
-    }),
-  };
-}
-
 /** The reviewer's queue of high-impact writes waiting for sign-off, and the decision on one. */
 export function registerReviewRoutes(
   app: FastifyInstance,
-  deps: {
+  deps: ReadingDeps & {
     memories: MemoryStore;
     reviews: ReviewStore;
     disputes: DisputeStore;
@@ -191,15 +142,12 @@ export function registerReviewRoutes(
     async (request) => {
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
+      // The queue's gate already shows an admin its ids: an admin sees the item without content.
+      const reader = await requireReader(deps, principal, { intent: 'history', contentFreeForGate: true }, 'review item');
       const m = await deps.memories.get(principal.tenant, id);
-      if (!m || m.status !== 'candidate') throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
-      return {
-        id: m._id,
-        kind: m.kind,
-        namespace: m.namespace,
-        policyReason: m.statusReason,
-        ...evidenceOf(m, principal.roles),
-      };
+      const sight = m?.status === 'candidate' ? seeMemory(reader, m) : null;
+      if (!sight) throw await notVisible(deps, reader, 'review item', m?.status === 'candidate' ? m._id : null);
+      return presentReviewRecord(sight);
     },
   );
 
@@ -271,9 +219,11 @@ export function registerReviewRoutes(
     async (request) => {
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
+      const reader = await requireReader(deps, principal, { intent: 'history', contentFreeForGate: true }, 'dispute');
       const dispute = await deps.disputes.get(principal.tenant, id);
       if (!dispute) throw new DomainError(ErrorType.NotFound, 'dispute: not found', 'id');
       const records = await deps.memories.getMany(principal.tenant, dispute.memoryIds);
+      const byId = new Map(records.map((m) => [m._id, m]));
       return {
         id: dispute._id,
         state: dispute.state,
@@ -281,16 +231,12 @@ export function registerReviewRoutes(
         openedAt: dispute.openedAt.toISOString(),
         writers: dispute.writers,
         resolution: dispute.resolution ? { ...dispute.resolution, at: dispute.resolution.at.toISOString() } : null,
-        records: records.map((m) => ({
-          id: m._id,
-          status: m.status,
-          kind: m.kind,
-          validFrom: m.validFrom.toISOString(),
-          validTo: m.validTo?.toISOString() ?? null,
-          trustTier: m.trustTier,
-          confidence: m.confidence,
-          ...evidenceOf(m, principal.roles),
-        })),
+        // Each side as the judge lets this reader see it; a side an erasure reached (or a hold restricts) is
+        // named by id only, exactly as a record that never existed.
+        records: dispute.memoryIds.map((memoryId) => {
+          const sight = seeMemory(reader, byId.get(memoryId));
+          return sight ? presentReviewRecord(sight) : { id: memoryId, view: 'withheld' as const };
+        }),
       };
     },
   );

@@ -1,25 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { SearchRequestSchema, type SearchService } from '../../retrieval/search-service.js';
+import { intentOf } from '../../governance/read/reader.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
-import { presentMemory } from './read.routes.js';
+import { presentMemory } from '../presenters.js';
 import { errorResponses, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
-import { requireReadAccess } from './read-access.js';
-import type { PolicyDocument } from '../../governance/policy/evaluate.js';
-import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import { requireReader, type ReadingDeps } from './read-access.js';
 
-export function registerSearchRoutes(
-  app: FastifyInstance,
-  deps: { search: SearchService; readPolicy: PolicyDocument; audit: AuditLog },
-): void {
+export function registerSearchRoutes(app: FastifyInstance, deps: ReadingDeps & { search: SearchService }): void {
   const body = jsonSchemaOf(SearchRequestSchema);
   app.post(
     '/v1/tenants/:tenant/search',
     {
       config: { action: 'memory.search' },
       schema: {
-        summary: 'Hybrid (BM25 + vector) governed search',
+        summary: "Hybrid (BM25 + vector) search under the reader's scope, purpose and the query's intent",
         params: tenantParams,
         body,
         response: errorResponses,
@@ -28,8 +24,13 @@ export function registerSearchRoutes(
     async (request) => {
       const query = parseOrThrow(SearchRequestSchema, request.body);
       const principal = principalOf(request);
-      const access = await requireReadAccess(deps, principal, query.purpose, 'search');
-      const results = await deps.search.search(principal.tenant, query, access.sensitivities);
+      const reader = await requireReader(
+        deps,
+        principal,
+        { ...(query.purpose ? { purpose: query.purpose } : {}), ...intentOf(query) },
+        'search',
+      );
+      const results = await deps.search.search(principal.tenant, query, reader);
       return {
         results: results.map((r) => ({
           score: r.score,

@@ -59,7 +59,8 @@ export function createSideRecordEraser(deps: {
         deps.staging.eraseMentioning(tenant, target),
         deps.reviews.forget(tenant, memoryIds),
         deps.disputes.forgetReasonsOf(tenant, memoryIds),
-        deps.exposures.forget(tenant, memoryIds),
+        // Events are read by id like memories, and traced like them (governance/read): their ids are reduced too.
+        deps.exposures.forget(tenant, [...new Set(target.ids)]),
       ]);
       return {
         [Collections.staging]: staged,
@@ -69,10 +70,7 @@ export function createSideRecordEraser(deps: {
       };
     },
     exposureOf(tenant, ids) {
-      return deps.exposures.summarise(
-        tenant,
-        ids.filter((id) => !isEvent(id)),
-      );
+      return deps.exposures.summarise(tenant, ids);
     },
   };
 }

@@ -15,6 +15,8 @@ export interface NewEvent {
   trustTier: number;
   occurredAt: Date;
   recordedBy: string;
+  /** The owner scope: `principal:<writer>` or `tenant`. */
+  scope: string;
 }
 
 export type RecordOutcome = 'created' | 'duplicate' | 'correction';
@@ -78,6 +80,7 @@ export function eventRecordOf(input: NewEvent, recordedAt: Date, correctionOf: s
     recordedAt,
     correctionOf,
     recordedBy: input.recordedBy,
+    scope: input.scope,
     deleted: false,
   };
 }

@@ -28,6 +28,11 @@ export interface EventRecord {
   deleted: boolean;
   /** Legal holds restricting this event to the legal role (absent when none). */
   restrictedBy?: string[];
+  /**
+   * Whose event it is: `principal:<writer>` (the default) or `tenant` (shared). Absent on events written before
+   * events had scopes: every read treats that as unknown, never as readable.
+   */
+  scope?: string;
 }
 
 export interface PolicyAttributes {

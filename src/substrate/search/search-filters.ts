@@ -17,7 +17,36 @@ const LIST_FIELDS = [
 
 /** True when some list filter is empty: nothing is admissible, so there is no need to ask the index. */
 export function admitsNothing(filters: SearchFilters): boolean {
-  return LIST_FIELDS.some(([key]) => filters[key]?.length === 0);
+  return (
+    LIST_FIELDS.some(([key]) => filters[key]?.length === 0) ||
+    filters.grants?.length === 0 ||
+    (filters.grants?.every((g) => g.sensitivities.length === 0 || g.scopes?.length === 0) ?? false)
+  );
+}
+
+/** Valid time has not ended at `at`: no `validTo`, or `validTo` after it. */
+export function notEndedClause(at: Date): estypes.QueryDslQueryContainer {
+  if (Number.isNaN(at.getTime())) throw new RangeError('currentAt must be a valid date');
+  return {
+    bool: {
+      should: [{ range: { validTo: { gt: at.toISOString() } } }, { bool: { must_not: [{ exists: { field: 'validTo' } }] } }],
+      minimum_should_match: 1,
+    },
+  };
+}
+
+/** One clause per grant, ORed: sensitivity and (for a grant that is not tenant-wide) scope, both. */
+export function grantsClause(grants: NonNullable<SearchFilters['grants']>): estypes.QueryDslQueryContainer {
+  return {
+    bool: {
+      should: grants.map((g) => {
+        const filter: estypes.QueryDslQueryContainer[] = [{ terms: { sensitivity: [...new Set(g.sensitivities)] } }];
+        if (g.scopes !== undefined) filter.push({ terms: { scope: [...new Set(g.scopes)] } });
+        return { bool: { filter } };
+      }),
+      minimum_should_match: 1,
+    },
+  };
 }
 
 /** Valid time `[validFrom, validTo)` contains `at`; a missing `validTo` means still valid. */
@@ -44,5 +73,7 @@ export function buildFilterClauses(tenant: string, filters: SearchFilters): esty
     if (values !== undefined) clauses.push({ terms: { [field]: [...new Set(values)] } });
   }
   if (filters.validAt !== undefined) clauses.push(validAtClause(filters.validAt));
+  if (filters.currentAt !== undefined) clauses.push(notEndedClause(filters.currentAt));
+  if (filters.grants !== undefined) clauses.push(filters.grants.length === 0 ? { terms: { scope: [] } } : grantsClause(filters.grants));
   return clauses;
 }

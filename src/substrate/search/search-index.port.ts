@@ -16,6 +16,13 @@ export interface SearchFilters {
   sensitivities?: string[];
   /** Valid time contains this instant: validFrom <= t and (no validTo or validTo > t). */
   validAt?: Date;
+  /** Valid time has not ended at this instant: no validTo, or validTo > t (a `current` question). */
+  currentAt?: Date;
+  /**
+   * A reader's grants, ORed: a document matches when, for one grant, its sensitivity is one the grant reads and
+   * (unless the grant is tenant-wide, `scopes` absent) its scope is one of the grant's. An empty list matches none.
+   */
+  grants?: { scopes?: string[]; sensitivities: string[] }[];
 }
 
 /** A hybrid (BM25 + kNN) query within one tenant. */

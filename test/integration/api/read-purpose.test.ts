@@ -16,7 +16,7 @@ describe('reading for a purpose', () => {
     const written = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
-      token: await app.token(tenant, ['agent']),
+      token: await app.token(tenant, ['agent'], 'ann'),
       payload: { events: [sampleEvent()], memories },
     });
     expect(written.statusCode, written.body).toBe(201);
@@ -40,7 +40,7 @@ describe('reading for a purpose', () => {
     app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/search`,
-      token: await app.token(tenant, roles),
+      token: await app.token(tenant, roles, 'ann'),
       payload: { query: 'loyalty note', ...(purpose ? { purpose } : {}) },
     });
   const found = (response: Awaited<ReturnType<typeof search>>) =>
@@ -64,15 +64,23 @@ describe('reading for a purpose', () => {
     expect(entries.at(-1)).toMatchObject({ outcome: 'refused', details: { policyId: 'memory-read', purpose: 'marketing' } });
   });
 
-  it('refuses to read special-category data by id for an agent, and allows it to a reviewer reviewing', async () => {
-    const agent = await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${ids.special}`, token: await app.token(tenant, ['agent']) });
-    expect(agent.statusCode).toBe(403);
+  it('refuses to read special-category data by id for an agent, exactly as a missing record, and allows it to a reviewer reviewing', async () => {
+    const read = async (id: string) =>
+      app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}`, token: await app.token(tenant, ['agent'], 'ann') });
+    const agent = await read(ids.special!);
+    const missing = await read('mem_does_not_exist');
+    expect(agent.statusCode).toBe(404);
+    expect(agent.body).toBe(missing.body);
+    expect(agent.body).not.toContain('Loyalty note');
+    const own = await read(ids.internal!);
+    expect(own.json()).toMatchObject({ id: ids.internal, content: 'Loyalty note (internal).', view: 'content' });
     const reviewer = await app.request({
       method: 'GET',
       url: `/v1/tenants/${tenant}/memories/${ids.special}?purpose=review`,
       token: await app.token(tenant, ['reviewer']),
     });
     expect(reviewer.statusCode).toBe(200);
+    expect(reviewer.json()).toMatchObject({ id: ids.special, content: 'Loyalty note (special).' });
     const unknownField = await app.request({
       method: 'GET',
       url: `/v1/tenants/${tenant}/memories/${ids.internal}?porpose=review`,

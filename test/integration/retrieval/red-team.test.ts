@@ -94,6 +94,8 @@ describe('retrieval under a red team', () => {
             statuses.includes(r.status) &&
             (r.restrictedBy?.length ?? 0) === 0 &&
             r.policy.sensitivity !== 'special' &&
+            // A current question never gets a fact whose valid time has ended.
+            (intent !== 'current' || !r.validTo || r.validTo.getTime() > Date.now()) &&
             (!asOf ||
               (r.validFrom.getTime() <= Date.parse(asOf) && (!r.validTo || Date.parse(asOf) < r.validTo.getTime()))),
         )

@@ -208,18 +208,19 @@ describe('the first governed path: ingest → derive → index → search', () =
   it('returns only the asking tenant’s documents from hybrid search', async () => {
     const a = uniqueTenant();
     const b = uniqueTenant();
+    // The same principal id writes in both tenants: only the tenant keeps its records apart.
     for (const tenant of [a, b]) {
       await app.request({
         method: 'POST',
         url: `/v1/tenants/${tenant}/batches`,
-        token: await app.token(tenant, ['agent']),
+        token: await app.token(tenant, ['agent'], 'agent-same'),
         payload: { events: [sampleEvent()], memories: [sampleMemory()] },
       });
     }
     const search = await app.request({
       method: 'POST',
       url: `/v1/tenants/${a}/search`,
-      token: await app.token(a, ['agent']),
+      token: await app.token(a, ['agent'], 'agent-same'),
       payload: { query: 'email contact', k: 50 },
     });
     const ids = search.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id);

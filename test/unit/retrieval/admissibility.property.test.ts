@@ -8,7 +8,7 @@ import {
   scopeTruth,
   type ReaderView,
   type Truth,
-} from '../../../src/retrieval/admissibility.js';
+} from '../../../src/governance/read/admissibility.js';
 import { MEMORY_STATUSES } from '../../../src/shared/lifecycle.js';
 import { SENSITIVITIES, type MemoryRecord } from '../../../src/substrate/model/records.js';
 
@@ -17,6 +17,7 @@ const view = (over: Partial<ReaderView> = {}): ReaderView => ({
   scopes: ['principal:agent-7', 'tenant'],
   sensitivities: ['public', 'internal', 'confidential'],
   intent: 'current',
+  now: new Date('2026-06-01T00:00:00Z'),
   ...over,
 });
 const record = (over: Partial<MemoryRecord> = {}): Partial<MemoryRecord> => ({
@@ -87,6 +88,27 @@ describe('admissibility of a record', () => {
     expect(statuses('current')).toEqual(['active', 'disputed']);
     expect(statuses('history')).toEqual(['active', 'disputed', 'superseded']);
     expect(lifecycleTruth(record({ restrictedBy: ['hold-1'] }), view())).toBe(0);
+  });
+
+  it('never serves a fact whose valid time has ended as current, and still answers history with it', () => {
+    const now = new Date('2026-06-01T00:00:00Z');
+    const ended = (iso: string) => record({ validTo: new Date(iso) });
+    expect(lifecycleTruth(ended('2026-05-31T23:59:59Z'), view({ now }))).toBe(0);
+    expect(lifecycleTruth(ended('2026-06-01T00:00:00Z'), view({ now }))).toBe(0);
+    expect(lifecycleTruth(ended('2026-06-01T00:00:01Z'), view({ now }))).toBe(1);
+    expect(lifecycleTruth(ended('2026-05-31T23:59:59Z'), view({ now, intent: 'history' }))).toBe(1);
+    expect(lifecycleTruth(record({ validTo: 'soon' as never }), view({ now }))).toBe('unknown');
+    expect(lifecycleTruth(record(), view({ now: new Date('nope') }))).toBe('unknown');
+  });
+
+  it('shows a duty read every status short of erasure, and held records only to a reader of holds', () => {
+    const statuses = (over: Partial<ReaderView>) =>
+      MEMORY_STATUSES.filter((status) => lifecycleTruth(record({ status }), view({ intent: 'history', ...over })) === 1);
+    expect(statuses({ duty: true })).toEqual(['candidate', 'active', 'disputed', 'superseded', 'expired', 'rejected']);
+    const held = record({ restrictedBy: ['hold-1'] });
+    expect(lifecycleTruth(held, view({ duty: true }))).toBe(0);
+    expect(lifecycleTruth(held, view({ duty: true, readsRestricted: true }))).toBe(1);
+    expect(lifecycleTruth(record({ status: 'deleted', restrictedBy: ['hold-1'] }), view({ duty: true, readsRestricted: true }))).toBe(0);
   });
 
   it('answers as-of questions by valid time, half-open at validTo', () => {

@@ -1,11 +1,11 @@
 /**
- * Three-valued admissibility of one retrieved record for one reader, purpose, intent and time (seed 000): each
- * axis — scope, policy, lifecycle — is 1 (admissible), 0 (inadmissible) or unknown, and the record's verdict is
- * their strong-Kleene conjunction. Missing or unreadable governance metadata is unknown, never admissible; only
- * a verdict of 1 is served. Pure code.
+ * Three-valued admissibility of one record for one reader, purpose, intent and time (seed 000): each axis —
+ * scope, policy, lifecycle — is 1 (admissible), 0 (inadmissible) or unknown, and the record's verdict is their
+ * strong-Kleene conjunction. Missing or unreadable governance metadata is unknown, never admissible; only a
+ * verdict of 1 is served. Pure code: the read judge (`read-judge.ts`) applies it on every route.
  */
-import { SENSITIVITIES, isScope, type MemoryRecord } from '../substrate/model/records.js';
-import { MEMORY_STATUSES, type MemoryStatus } from '../shared/lifecycle.js';
+import { SENSITIVITIES, isScope, type MemoryRecord } from '../../substrate/model/records.js';
+import { MEMORY_STATUSES, type MemoryStatus } from '../../shared/lifecycle.js';
 
 export type Truth = 1 | 0 | 'unknown';
 export const AXES = ['scope', 'policy', 'lifecycle'] as const;
@@ -29,14 +29,26 @@ export interface ReaderView {
   intent: Intent;
   /** The instant an `as-of` question asks about. */
   asOf?: Date;
+  /** The instant of the read: a `current` question excludes records whose valid time ended at or before it. */
+  now: Date;
+  /**
+   * A duty read (review, the DPO's data-subject rights, legal holds): every status short of erasure is visible,
+   * not only what the intent serves as context. Absent: the intent's statuses.
+   */
+  duty?: boolean;
+  /** The legal role reading for a hold: records restricted by a hold are visible. Absent: they are not. */
+  readsRestricted?: boolean;
 }
 
-/** Statuses each intent serves. Expired records are handed to their retention erasure, never served. */
+/** Statuses each intent serves as context. Expired records are handed to their retention erasure, never served. */
 export const INTENT_STATUSES: Readonly<Record<Intent, readonly MemoryStatus[]>> = {
   current: ['active', 'disputed'],
   history: ['active', 'disputed', 'superseded'],
   'as-of': ['active', 'disputed', 'superseded'],
 };
+
+/** Statuses a duty read sees: everything an erasure has not reached. */
+export const DUTY_STATUSES: readonly MemoryStatus[] = MEMORY_STATUSES.filter((s) => s !== 'deleted' && s !== 'purged');
 
 export interface Verdict {
   axes: Record<Axis, Truth>;
@@ -61,22 +73,28 @@ export function policyTruth(record: Partial<MemoryRecord>, view: ReaderView): Tr
 }
 
 /**
- * Lifecycle: the status is one the intent serves, the record is under no hold, and for `as-of` its valid time
- * contains the instant. An unreadable status, hold list or valid time is unknown.
+ * Lifecycle: the status is one the read serves (the intent's, or every status short of erasure for a duty), the
+ * record is under no hold (unless the legal role reads for one), and its valid time fits the intent: `current`
+ * excludes a record whose valid time ended at or before now (a stale fact is not current), `as-of` needs the
+ * instant inside it, `history` reads any. An unreadable status, hold list or valid time is unknown.
  */
 export function lifecycleTruth(record: Partial<MemoryRecord>, view: ReaderView): Truth {
   const status = record.status;
   if (typeof status !== 'string' || !(MEMORY_STATUSES as readonly string[]).includes(status)) return 'unknown';
   if (record.restrictedBy !== undefined && !Array.isArray(record.restrictedBy)) return 'unknown';
-  if ((record.restrictedBy?.length ?? 0) > 0) return 0;
-  if (!INTENT_STATUSES[view.intent].includes(status as MemoryStatus)) return 0;
-  if (view.intent !== 'as-of') return 1;
-  if (!view.asOf || !isDate(record.validFrom)) return 'unknown';
+  if ((record.restrictedBy?.length ?? 0) > 0 && !view.readsRestricted) return 0;
+  const statuses = view.duty ? DUTY_STATUSES : INTENT_STATUSES[view.intent];
+  if (!statuses.includes(status as MemoryStatus)) return 0;
+  if (view.intent === 'history') return 1;
   if (record.validTo !== null && record.validTo !== undefined && !isDate(record.validTo)) return 'unknown';
-  const t = view.asOf.getTime();
-  const from = record.validFrom.getTime();
   const to = record.validTo ? record.validTo.getTime() : Infinity;
-  return from <= t && t < to ? 1 : 0;
+  if (view.intent === 'current') {
+    if (!isDate(view.now)) return 'unknown';
+    return view.now.getTime() < to ? 1 : 0;
+  }
+  if (!view.asOf || !isDate(record.validFrom)) return 'unknown';
+  const t = view.asOf.getTime();
+  return record.validFrom.getTime() <= t && t < to ? 1 : 0;
 }
 
 export function judge(record: Partial<MemoryRecord>, view: ReaderView): Verdict {

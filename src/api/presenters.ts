@@ -1,0 +1,179 @@
+/**
+ * The only way record content leaves the API. Each presenter takes the read judge's `Sight` and shows the record
+ * as the verdict allows: the content view, or the content-free view (ids, hashes and counts: the auditor's).
+ * Every object a presenter returns is registered, and a hook refuses any response that carries a `content` field
+ * outside one (`guardPresentedContent`): a route that forgets the judge fails loudly instead of leaking.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Sight } from '../governance/read/read-judge.js';
+import type { EventRecord, MemoryRecord } from '../substrate/model/records.js';
+import { derivationDisclosure } from '../governance/derivation/disclosure.js';
+import { decompose } from '../governance/derivation/obligations.js';
+
+const presented = new WeakSet<object>();
+
+function issued<T extends object>(shown: T): T {
+  presented.add(shown);
+  return shown;
+}
+
+export function presentEvent(sight: Sight<EventRecord>) {
+  const e = sight.record;
+  const ids = {
+    id: e._id,
+    view: sight.view,
+    namespace: e.namespace,
+    contentHash: e.contentHash,
+    sensitivity: e.sensitivity,
+    trustTier: e.trustTier,
+    occurredAt: e.occurredAt.toISOString(),
+    recordedAt: e.recordedAt.toISOString(),
+    correctionOf: e.correctionOf,
+  };
+  if (sight.view === 'content-free') return issued(ids);
+  return issued({
+    ...ids,
+    source: e.source,
+    externalId: e.externalId,
+    subjects: e.subjects,
+    content: e.content,
+    scope: e.scope ?? null,
+  });
+}
+
+/** A memory's governance without what it says or whom it is about: what every view shows. */
+function memoryIds(m: MemoryRecord, view: Sight<MemoryRecord>['view']) {
+  return {
+    id: m._id,
+    view,
+    namespace: m.namespace,
+    kind: m.kind,
+    contentHash: m.contentHash,
+    validFrom: m.validFrom.toISOString(),
+    validTo: m.validTo?.toISOString() ?? null,
+    recordedAt: m.recordedAt.toISOString(),
+    provenance: { eventIds: m.provenance.eventIds, parentIds: m.provenance.parentIds },
+    trustTier: m.trustTier,
+    confidence: m.confidence,
+    version: m.version,
+    status: m.status,
+    sensitivity: m.policy.sensitivity,
+    scope: m.scope ?? null,
+  };
+}
+
+/** `extra`: route-specific numbers (a score, a token count, dispute ids) shown beside the record. */
+export function presentMemory(sight: Sight<MemoryRecord>, extra: Record<string, unknown> = {}) {
+  const m = sight.record;
+  if (sight.view === 'content-free') return issued({ ...memoryIds(m, sight.view), ...extra });
+  const disclosure = derivationDisclosure(m.derivation, m.qualifierDrift);
+  return issued({
+    ...memoryIds(m, sight.view),
+    subjects: m.subjects,
+    attribute: m.attribute,
+    content: m.content,
+    policy: m.policy,
+    provenance: m.provenance,
+    // Repaired, signed off over an audit that was not supported, or a correction that dropped qualifiers: the
+    // reader is told so (a flag and counts).
+    ...(disclosure ? { derivationAudit: disclosure } : {}),
+    ...extra,
+  });
+}
+
+/**
+ * A record as a reviewer decides on it: evidence ids, the writer, the policy's reason and the derivation audit;
+ * with the content view, also the content and the claim each obligation is about (recomputed from the content).
+ */
+export function presentReviewRecord(sight: Sight<MemoryRecord>) {
+  const m = sight.record;
+  const content = sight.view === 'content';
+  const d = m.derivation;
+  const wording = content && d ? new Map(decompose(m.content).map((o) => [o.id, o])) : undefined;
+  return issued({
+    id: m._id,
+    view: sight.view,
+    kind: m.kind,
+    namespace: m.namespace,
+    status: m.status,
+    validFrom: m.validFrom.toISOString(),
+    validTo: m.validTo?.toISOString() ?? null,
+    trustTier: m.trustTier,
+    confidence: m.confidence,
+    policyReason: m.statusReason,
+    evidence: {
+      eventIds: m.provenance.eventIds,
+      parentIds: m.provenance.parentIds,
+      derivationRule: m.provenance.derivationRule,
+    },
+    writtenBy: m.writtenBy,
+    ...(content ? { content: m.content } : {}),
+    ...(d
+      ? {
+          derivation: {
+            label: d.label,
+            citationOnly: d.citationOnly,
+            expanded: d.expanded,
+            verifier: d.verifier,
+            mode: d.mode,
+            policy: d.policy,
+            counts: d.counts,
+            repairedEvidenceIds: d.repairedEvidenceIds,
+            evidenceIds: d.evidenceIds,
+            ...(d.unresolvedBecause ? { unresolvedBecause: d.unresolvedBecause } : {}),
+            obligations: d.obligations.map((o) => {
+              const w = wording?.get(o.id);
+              return {
+                ...o,
+                ...(w?.kind === 'claim'
+                  ? { text: w.text }
+                  : w && w.kind !== 'relation'
+                    ? { of: w.claim }
+                    : w
+                      ? { between: w.between }
+                      : {}),
+              };
+            }),
+          },
+        }
+      : {}),
+  });
+}
+
+/** Fields that carry what a record says or was derived from; they leave the API only inside a presented record. */
+const CONTENT_FIELDS = ['content'] as const;
+
+/** The path of the first content field found outside a presented record, or null. */
+export function unpresentedContent(payload: unknown, path = '$', depth = 0): string | null {
+  if (payload === null || typeof payload !== 'object' || depth > 32) return null;
+  if (presented.has(payload)) return null;
+  if (Array.isArray(payload)) {
+    for (const [i, item] of payload.entries()) {
+      const found = unpresentedContent(item, `${path}[${i}]`, depth + 1);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const field of CONTENT_FIELDS) if (Object.hasOwn(payload, field)) return `${path}.${field}`;
+  for (const [key, value] of Object.entries(payload)) {
+    const found = unpresentedContent(value, `${path}.${key}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/**
+ * Refuses (500, logged with the route and the field's path, never its value) any tenant route's response that
+ * carries content no presenter issued.
+ */
+export function guardPresentedContent(app: FastifyInstance): void {
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    if (!request.routeOptions.config.action) return payload;
+    const at = unpresentedContent(payload);
+    if (at) {
+      request.log.error({ route: request.routeOptions.url, at }, 'content left a route without the read judge');
+      throw new Error('content without a verdict');
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * The one place that decides what a reader sees of a record, on every route: the owner scope, the purpose's
+ * sensitivities, the lifecycle (status, holds, valid time for the intent) and the role's view. Its answer is a
+ * `Sight`, the only thing the API's presenters accept: a route cannot present a record the judge has not seen.
+ * A record the reader may not see is `null`, exactly as a missing one. Pure code.
+ */
+import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
+import { judge, type ReaderView } from './admissibility.js';
+import type { Grant, Reader } from './reader.js';
+
+declare const sighted: unique symbol;
+
+/** A record the judge let this reader see, and how: the content or the content-free view. */
+export type Sight<T> = {
+  readonly record: T;
+  readonly view: Grant['view'];
+  /** The purpose whose grant admitted it. */
+  readonly purpose: string;
+  readonly [sighted]: true;
+};
+
+export interface SeeOptions {
+  /** Search and retrieval serve content only: a content-free grant never fills their results. */
+  contentOnly?: boolean;
+}
+
+function viewOf(reader: Reader, grant: Grant): ReaderView {
+  return {
+    scopes: grant.scopes,
+    sensitivities: grant.sensitivities,
+    intent: reader.intent,
+    ...(reader.asOf ? { asOf: reader.asOf } : {}),
+    now: reader.now,
+    duty: grant.duty,
+    readsRestricted: grant.readsRestricted,
+  };
+}
+
+/** Content grants are tried before content-free ones, so a reader with both sees the most it may. */
+function ordered(reader: Reader, options: SeeOptions): Grant[] {
+  const content = reader.grants.filter((g) => g.view === 'content');
+  return options.contentOnly ? content : [...content, ...reader.grants.filter((g) => g.view === 'content-free')];
+}
+
+function sight<T>(record: T, grant: Grant): Sight<T> {
+  return { record, view: grant.view, purpose: grant.purpose } as Sight<T>;
+}
+
+/** The three-valued verdict of one grant on a memory: exported for retrieval's refusal counts. */
+export function verdictOf(reader: Reader, grant: Grant, memory: Partial<MemoryRecord>) {
+  return judge(memory, viewOf(reader, grant));
+}
+
+export function seeMemory(
+  reader: Reader,
+  memory: MemoryRecord | null | undefined,
+  options: SeeOptions = {},
+): Sight<MemoryRecord> | null {
+  if (!memory || memory.tenant !== reader.principal.tenant) return null;
+  for (const grant of ordered(reader, options)) {
+    if (verdictOf(reader, grant, memory).admissible === 1) return sight(memory, grant);
+  }
+  return null;
+}
+
+/**
+ * Events are governed like memories: an owner scope set at write, a sensitivity, holds; an event is live until an
+ * erasure marks it deleted. Valid time and the intent's statuses are about memories' claims and do not apply.
+ */
+export function seeEvent(reader: Reader, event: EventRecord | null | undefined): Sight<EventRecord> | null {
+  if (!event || event.tenant !== reader.principal.tenant) return null;
+  for (const grant of ordered(reader, {})) {
+    const asMemory: Partial<MemoryRecord> = {
+      ...(event.scope !== undefined ? { scope: event.scope } : {}),
+      policy: { sensitivity: event.sensitivity } as MemoryRecord['policy'],
+      status: event.deleted === false ? 'active' : 'deleted',
+      ...(event.restrictedBy !== undefined ? { restrictedBy: event.restrictedBy } : {}),
+    };
+    const verdict = judge(asMemory, { ...viewOf(reader, grant), intent: 'history', duty: true });
+    if (verdict.admissible === 1) return sight(event, grant);
+  }
+  return null;
+}
+
+/** True when the reader has no grant at all: the purpose it named (or its roles' duties) reads nothing. */
+export function readsNothing(reader: Reader): boolean {
+  return reader.grants.length === 0;
+}
