@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { Connection } from '@temporalio/client';
-import type { StackConfig } from './stack-config.js';
+import { postgresPlacement, type PostgresPlacement, type StackConfig } from './stack-config.js';
 import {
   StackError,
   commandLine,
@@ -177,14 +178,72 @@ class TemporalTestServerArtifact implements StackService {
 
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
+/** Runs a command as the `postgres` user from `/` (the caller's directory may be one that user cannot enter). */
+function asPostgres(args: string[], output: number | 'pipe' = 'pipe'): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('runuser', ['-u', 'postgres', '--', ...args], { cwd: '/', stdio: ['ignore', output, output] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout?.resume();
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const what = `${path.basename(args[0]!)} ${args.at(-1)}`;
+      if (code === 0) resolve();
+      else reject(new Error(`${what} exited with ${code}${stderr ? `: ${stderr.trim()}` : ''}`));
+    });
+  });
+}
+
+/**
+ * The directory under /var/tmp that holds the cluster (see `postgresPlacement`): made by us, for this state
+ * directory, and never taken over from someone else (it sits in a world-writable place with a predictable name).
+ */
+function makePostgresHome(home: string, stateDir: string): void {
+  try {
+    fs.mkdirSync(home, { mode: 0o755 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const stat = fs.lstatSync(home);
+  if (!stat.isDirectory()) {
+    throw new Error(`${home} exists and is not a directory; remove it or choose another LETHE_STATE_DIR`);
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) {
+    throw new Error(`${home} belongs to uid ${stat.uid}, not to this user; refusing to keep PostgreSQL's data there`);
+  }
+  fs.chmodSync(home, 0o755);
+  // For whoever finds the directory: which state directory (and so which checkout) it belongs to.
+  fs.writeFileSync(path.join(home, 'state-dir'), `${stateDir}\n`);
+}
+
+/** `<state>/postgres/data` → the cluster, unless something other than a link is already there. */
+function linkDataDir(link: string, dataDir: string): void {
+  fs.mkdirSync(path.dirname(link), { recursive: true });
+  let current: string | undefined;
+  try {
+    current = fs.readlinkSync(link);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EINVAL') return; // a real file or directory: not ours to replace
+    if (code !== 'ENOENT') throw error;
+  }
+  if (current === dataDir) return;
+  if (current !== undefined) fs.rmSync(link, { force: true });
+  fs.symlinkSync(dataDir, link);
+}
+
 class PostgresService extends ProcessService {
   readonly name = 'postgres';
   readonly startTimeoutMs = 30_000;
   get address(): string {
-    return `127.0.0.1:${this.config.postgres.port} (FerretDB backend)`;
+    return `127.0.0.1:${this.config.postgres.port} (FerretDB backend; data in ${this.dataDir})`;
+  }
+  get placement(): PostgresPlacement {
+    return postgresPlacement(this.config.stateDir);
   }
   get dataDir(): string {
-    return path.join(this.config.stateDir, 'postgres', 'data');
+    return this.placement.dataDir;
   }
   override get pidFile(): string {
     return path.join(this.dataDir, 'postmaster.pid');
@@ -196,24 +255,26 @@ class PostgresService extends ProcessService {
     return undefined;
   }
   async start(): Promise<void> {
-    const port = String(this.config.postgres.port);
-    await execFileAsync('bash', [this.script('postgres/prepare.sh'), this.dataDir, port]);
+    const { dataDir, home, link } = this.placement;
+    if (home) makePostgresHome(home, this.config.stateDir);
+    try {
+      await execFileAsync('bash', [this.script('postgres/prepare.sh'), dataDir, String(this.config.postgres.port)], {
+        cwd: '/',
+      });
+    } catch (error) {
+      const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
+      throw new Error(stderr.split('\n').pop() || (error as Error).message);
+    }
+    if (home) linkDataDir(link, dataDir);
+    // The log stays in the state directory, which `postgres` may not enter: the server writes to a descriptor
+    // opened here (pg_ctl without -l hands its own output to the server).
     this.markLogStart();
-    fs.chmodSync(this.logFile, 0o666);
-    await execFileAsync('runuser', [
-      '-u',
-      'postgres',
-      '--',
-      path.join(PG_BIN, 'pg_ctl'),
-      '-D',
-      this.dataDir,
-      '-l',
-      this.logFile,
-      '-w',
-      '-t',
-      '60',
-      'start',
-    ]);
+    const log = fs.openSync(this.logFile, 'a');
+    try {
+      await asPostgres([path.join(PG_BIN, 'pg_ctl'), '-D', dataDir, '-w', '-t', '60', 'start'], log);
+    } finally {
+      fs.closeSync(log);
+    }
   }
   async healthy(): Promise<boolean> {
     if (this.ownPid() === undefined) return false;
@@ -233,18 +294,7 @@ class PostgresService extends ProcessService {
   override confirm(): void {}
   override async stop(): Promise<boolean> {
     if (this.ownPid() === undefined) return false;
-    await execFileAsync('runuser', [
-      '-u',
-      'postgres',
-      '--',
-      path.join(PG_BIN, 'pg_ctl'),
-      '-D',
-      this.dataDir,
-      '-m',
-      'fast',
-      '-w',
-      'stop',
-    ]);
+    await asPostgres([path.join(PG_BIN, 'pg_ctl'), '-D', this.dataDir, '-m', 'fast', '-w', 'stop']);
     return true;
   }
 }
@@ -263,7 +313,7 @@ class FerretDbService extends ProcessService {
     await execFileAsync('bash', [
       this.script('postgres/bootstrap.sh'),
       String(this.config.postgres.port),
-      path.join(this.config.stateDir, 'postgres', 'data'),
+      postgresPlacement(this.config.stateDir).dataDir,
     ]);
     this.spawn(binary, [
       '--listen-addr',

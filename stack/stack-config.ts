@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -83,6 +84,39 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
       captureDir: path.resolve(env.LETHE_SMTP_CAPTURE_DIR ?? path.join(stateDir, 'mail')),
     },
   };
+}
+
+/**
+ * Where the local PostgreSQL keeps its cluster. PostgreSQL runs as the `postgres` user, which cannot enter a
+ * checkout inside a private directory (mode 0700: `mktemp -d`, `/root`). So the cluster lives outside the
+ * checkout, in a directory of its own under /var/tmp named by a hash of the state directory's path (a second
+ * checkout, or a second state directory, gets another one), and `<state>/postgres/data` is a symbolic link to it.
+ * Everything else of the stack stays in the state directory. A cluster created inside the state directory before
+ * this placement (a real directory there, not a link) stays where it is: it exists only where `postgres` reached it.
+ */
+export interface PostgresPlacement {
+  /** The cluster's data directory (holds `postmaster.pid` and the Unix socket). */
+  dataDir: string;
+  /** The directory under /var/tmp that holds `dataDir`; undefined for a cluster inside the state directory. */
+  home: string | undefined;
+  /** `<state>/postgres/data`: the link to `dataDir`, or `dataDir` itself for a cluster inside the state directory. */
+  link: string;
+}
+
+export const POSTGRES_HOME_PARENT = '/var/tmp';
+
+export function postgresPlacement(stateDir: string): PostgresPlacement {
+  const link = path.join(stateDir, 'postgres', 'data');
+  let inside = false;
+  try {
+    inside = fs.lstatSync(link).isDirectory() && fs.existsSync(path.join(link, 'PG_VERSION'));
+  } catch {
+    inside = false;
+  }
+  if (inside) return { dataDir: link, home: undefined, link };
+  const hash = createHash('sha256').update(path.resolve(stateDir)).digest('hex').slice(0, 12);
+  const home = path.join(POSTGRES_HOME_PARENT, `lethe-postgres-${hash}`);
+  return { dataDir: path.join(home, 'data'), home, link };
 }
 
 /** Reads the manifest `stack:up` wrote; tests use it to find the time-skipping server. */
