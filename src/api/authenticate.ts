@@ -6,6 +6,8 @@ import { TENANT_PATTERN } from '../governance/auth/principal.js';
 import { bearer, verifyToken } from '../governance/auth/tokens.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 
+export type RouteReads = 'records' | 'ids' | 'none';
+
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
@@ -13,6 +15,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The action a tenant-scoped route performs; the role gate and the audit entry name it. */
     action?: Action;
+    /**
+     * What the route hands back of the tenant's records: `records` (content or the content-free view, only
+     * through the presenters and the read judge), `ids` (ids, hashes, counts and states), or `none`.
+     */
+    reads?: RouteReads;
   }
 }
 

@@ -5,7 +5,7 @@ import { checkReadiness, type DependencyProbe } from '../observability/readiness
 import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
-import { registerAuthentication } from './authenticate.js';
+import { registerAuthentication, type RouteReads } from './authenticate.js';
 import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
@@ -25,6 +25,7 @@ export interface TenantRoute {
   method: string;
   url: string;
   action: Action;
+  reads: RouteReads;
 }
 
 declare module 'fastify' {
@@ -61,10 +62,13 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
   guardPresentedContent(app);
   const tenantRoutes: TenantRoute[] = [];
   app.addHook('onRoute', (route) => {
-    const action = (route.config as { action?: Action } | undefined)?.action;
+    const { action, reads } = (route.config ?? {}) as { action?: Action; reads?: RouteReads };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (action)
-      for (const method of methods) if (method !== 'HEAD') tenantRoutes.push({ method, url: route.url, action });
+    if (!action) return;
+    // A route that reads the tenant's data says what it hands back, so that the read red team and the route
+    // registry test know which routes must present records through the read judge.
+    if (!reads) throw new Error(`${route.url}: a tenant route must declare config.reads`);
+    for (const method of methods) if (method !== 'HEAD') tenantRoutes.push({ method, url: route.url, action, reads });
   });
   app.decorate('tenantRoutes', tenantRoutes);
 
@@ -90,7 +94,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerAuthentication(app, { tokenSecret: deps.tokenSecret, audit: services.audit });
     registerWriteRoutes(app, { writes: services.writes });
     const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
-    registerReadRoutes(app, { events: services.events, memories: services.memories, trace: services.trace, ...reading });
+    registerReadRoutes(app, {
+      events: services.events,
+      memories: services.memories,
+      trace: services.trace,
+      ...reading,
+    });
     registerSearchRoutes(app, { search: services.search, ...reading });
     registerRetrievalRoutes(app, { retrieval: services.retrieval, exposures: services.exposures, ...reading });
     registerAuditRoutes(app, { audit: services.audit });

@@ -39,7 +39,6 @@ interface ExposureDocument {
   erased?: true;
 }
 
-
 export interface ExposureStore {
   recordRetrieval(retrieval: RetrievalRecord, memoryIds: readonly string[]): Promise<void>;
   getRetrieval(tenant: string, retrievalId: string): Promise<RetrievalRecord | null>;
@@ -97,7 +96,10 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       if (unknown.length > 0) return unknown;
       await mapBounded(ids, 16, (memoryId) =>
         // The first report counts: a repeated report of the same prompt does not move its time.
-        exposures.updateOne({ _id: exposureId(retrievalId, memoryId), tenant, exposedAt: null }, { $set: { exposedAt: at } }),
+        exposures.updateOne(
+          { _id: exposureId(retrievalId, memoryId), tenant, exposedAt: null },
+          { $set: { exposedAt: at } },
+        ),
       );
       return [];
     },
@@ -116,9 +118,7 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       const all = await findMatching(exposures, tenant, 'memoryId', keys);
       const times = (dates: Date[]) => {
         const sorted = dates.map((d) => d.getTime()).sort((a, b) => a - b);
-        return sorted.length === 0
-          ? [null, null]
-          : [new Date(sorted[0]!), new Date(sorted[sorted.length - 1]!)];
+        return sorted.length === 0 ? [null, null] : [new Date(sorted[0]!), new Date(sorted[sorted.length - 1]!)];
       };
       const [firstRetrievedAt, lastRetrievedAt] = times(all.map((e) => e.retrievedAt));
       const exposed = all.flatMap((e) => (e.exposedAt ? [e.exposedAt] : []));
@@ -137,7 +137,12 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       const changed = await mapBounded(found, 16, async (e) => {
         // Re-keyed: the clear id leaves the document's key as well as its field. Insert first, then delete,
         // so that a crash in between leaves a duplicate a retry removes, never a lost exposure.
-        const hashed = { ...e, _id: exposureId(e.retrievalId, hashOf(tenant, e.memoryId)), memoryId: hashOf(tenant, e.memoryId), erased: true as const };
+        const hashed = {
+          ...e,
+          _id: exposureId(e.retrievalId, hashOf(tenant, e.memoryId)),
+          memoryId: hashOf(tenant, e.memoryId),
+          erased: true as const,
+        };
         try {
           await exposures.insertOne(hashed);
         } catch (error) {

@@ -10,7 +10,12 @@ import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../substrate/model/records.js';
 import type { SearchIndex } from '../substrate/search/search-index.port.js';
 import type { DisputeStore } from '../governance/disputes/dispute-store.js';
-import { countVerdict, emptyRefusalCounts, type RefusalCounts, type Verdict } from '../governance/read/admissibility.js';
+import {
+  countVerdict,
+  emptyRefusalCounts,
+  type RefusalCounts,
+  type Verdict,
+} from '../governance/read/admissibility.js';
 import { seeMemory, verdictOf, type Sight } from '../governance/read/read-judge.js';
 import { contentGrants, type Reader } from '../governance/read/reader.js';
 import { packContext } from './context-packing.js';
@@ -66,7 +71,8 @@ export interface Retrieval {
  */
 function closestVerdict(reader: Reader, memory: MemoryRecord): Verdict {
   const verdicts = contentGrants(reader).map((g) => verdictOf(reader, g, memory));
-  const weight = (v: Verdict) => Object.values(v.axes).reduce<number>((n, t) => n + (t === 0 ? 10 : t === 'unknown' ? 1 : 0), 0);
+  const weight = (v: Verdict) =>
+    Object.values(v.axes).reduce<number>((n, t) => n + (t === 0 ? 10 : t === 'unknown' ? 1 : 0), 0);
   const refusedByPolicy: Verdict = { axes: { scope: 'unknown', policy: 0, lifecycle: 'unknown' }, admissible: 0 };
   return verdicts.sort((a, b) => weight(a) - weight(b))[0] ?? refusedByPolicy;
 }
@@ -92,10 +98,17 @@ export function createRetrievalService(deps: {
       let unresolved = 0;
       let exhausted = false;
       // Refill: ask deeper until k are admissible or the index has no more candidates (or the depth cap is hit).
-      for (let depth = Math.min(MAX_DEPTH, request.k * 2); admissible.length < request.k; ) {
+      for (let depth = Math.min(MAX_DEPTH, request.k * 2); admissible.length < request.k;) {
         const hits = await deps.index.search(tenant, { text: request.query, k: depth, filters });
         const fresh = hits.filter((h) => !judged.has(h.id));
-        const records = new Map((await deps.memories.getMany(tenant, fresh.map((h) => h.id))).map((r) => [r._id, r]));
+        const records = new Map(
+          (
+            await deps.memories.getMany(
+              tenant,
+              fresh.map((h) => h.id),
+            )
+          ).map((r) => [r._id, r]),
+        );
         for (const hit of fresh) {
           judged.add(hit.id);
           const memory = records.get(hit.id);

@@ -57,7 +57,14 @@ export function createSearchService(deps: {
           ...(request.kinds ? { kinds: request.kinds } : {}),
         },
       });
-      const records = new Map((await deps.memories.getMany(tenant, hits.map((h) => h.id))).map((r) => [r._id, r]));
+      const records = new Map(
+        (
+          await deps.memories.getMany(
+            tenant,
+            hits.map((h) => h.id),
+          )
+        ).map((r) => [r._id, r]),
+      );
       const seen = (m: MemoryRecord | undefined) => seeMemory(reader, m, { contentOnly: true });
       const results = hits.flatMap((hit) => {
         const memory = seen(records.get(hit.id));
@@ -66,7 +73,12 @@ export function createSearchService(deps: {
       const served = await disclose(tenant, results, seen);
       // An erasure's own probe is not a disclosure: everything else that served content is.
       if (options.traced !== false)
-        await deps.trace.recordRead(reader, 'search', request.query, served.map((r) => r.memory.record._id));
+        await deps.trace.recordRead(
+          reader,
+          'search',
+          request.query,
+          served.map((r) => r.memory.record._id),
+        );
       return served;
     },
   };

@@ -12,6 +12,8 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   action: string | undefined;
+  /** What the route declares it hands back of the tenant's records (undefined: nothing declared). */
+  reads: string | undefined;
 }
 
 export interface RouteRecording<T> {
@@ -29,8 +31,8 @@ export async function recordRoutes<T>(build: () => Promise<T>): Promise<RouteRec
     const routes: RegisteredRoute[] = [];
     seen.set(fastify, routes);
     fastify.addHook('onRoute', (route) => {
-      const action = (route.config as { action?: string } | undefined)?.action;
-      for (const method of [route.method].flat()) routes.push({ method, url: route.url, action });
+      const { action, reads } = (route.config ?? {}) as { action?: string; reads?: string };
+      for (const method of [route.method].flat()) routes.push({ method, url: route.url, action, reads });
     });
   };
   channel.subscribe(onInit);

@@ -9,7 +9,7 @@ export function registerAuditRoutes(app: FastifyInstance, deps: { audit: AuditLo
   app.get(
     '/v1/tenants/:tenant/audit',
     {
-      config: { action: 'audit.export' },
+      config: { action: 'audit.export', reads: 'ids' },
       schema: {
         summary: "Export the tenant's audit chain as JSONL, for offline verification",
         params: tenantParams,

@@ -14,7 +14,7 @@ export function registerCertificateRoutes(
   app.get(
     '/v1/tenants/:tenant/certificates',
     {
-      config: { action: 'certificate.export' },
+      config: { action: 'certificate.export', reads: 'ids' },
       schema: {
         summary: "Export the tenant's deletion certificates as JSONL (chain order), for offline verification",
         params: tenantParams,
@@ -53,7 +53,7 @@ export function registerCertificateRoutes(
   app.get(
     '/v1/tenants/:tenant/certificates/public-key',
     {
-      config: { action: 'certificate.export' },
+      config: { action: 'certificate.export', reads: 'ids' },
       schema: {
         summary: 'The Ed25519 public key (SPKI PEM) that verifies the certificates',
         params: tenantParams,
@@ -66,7 +66,7 @@ export function registerCertificateRoutes(
   app.get(
     '/v1/tenants/:tenant/certificates/:id',
     {
-      config: { action: 'certificate.export' },
+      config: { action: 'certificate.export', reads: 'ids' },
       schema: {
         summary: 'One deletion certificate (canonical JSON)',
         params: tenantIdParams,

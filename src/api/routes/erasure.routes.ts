@@ -71,7 +71,7 @@ export function registerErasureRoutes(
   app.post(
     '/v1/tenants/:tenant/erasure-requests',
     {
-      config: { action: 'erasure.request' },
+      config: { action: 'erasure.request', reads: 'ids' },
       schema: {
         summary: 'File an erasure request (idempotent: the same filing returns the open request)',
         params: tenantParams,
@@ -92,7 +92,7 @@ export function registerErasureRoutes(
   app.get(
     '/v1/tenants/:tenant/erasure-requests',
     {
-      config: { action: 'erasure.read' },
+      config: { action: 'erasure.read', reads: 'ids' },
       schema: {
         summary: "The tenant's erasure requests, most recent first: state, GDPR due date, overdue and extension",
         params: tenantParams,
@@ -115,7 +115,7 @@ export function registerErasureRoutes(
   app.get(
     '/v1/tenants/:tenant/erasure-requests/:id',
     {
-      config: { action: 'erasure.read' },
+      config: { action: 'erasure.read', reads: 'ids' },
       schema: { summary: 'An erasure request, step by step', params: tenantIdParams, response: errorResponses },
     },
     async (request) => {
@@ -129,7 +129,7 @@ export function registerErasureRoutes(
   app.post(
     '/v1/tenants/:tenant/erasure-requests/:id/extension',
     {
-      config: { action: 'erasure.request' },
+      config: { action: 'erasure.request', reads: 'ids' },
       schema: {
         summary: 'Extend the GDPR deadline (at most two more months in total, with a reason); the DPO is notified',
         params: tenantIdParams,
@@ -156,7 +156,7 @@ export function registerErasureRoutes(
   app.post(
     '/v1/tenants/:tenant/erasure-requests/:id/retry',
     {
-      config: { action: 'erasure.request' },
+      config: { action: 'erasure.request', reads: 'ids' },
       schema: {
         summary: 'After following the runbook, retry the step a needs-operator request is stuck at',
         params: tenantIdParams,

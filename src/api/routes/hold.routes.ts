@@ -61,7 +61,7 @@ export function registerHoldRoutes(
   app.get(
     '/v1/tenants/:tenant/legal-holds',
     {
-      config: { action: 'hold.manage' },
+      config: { action: 'hold.manage', reads: 'ids' },
       schema: {
         summary: 'Active legal holds, each with the ids of the erasure requests it keeps from finishing',
         params: tenantParams,
@@ -81,7 +81,7 @@ export function registerHoldRoutes(
   app.post(
     '/v1/tenants/:tenant/legal-holds',
     {
-      config: { action: 'hold.manage' },
+      config: { action: 'hold.manage', reads: 'ids' },
       schema: {
         summary: 'Place a legal hold (by subject, records or namespace)',
         params: tenantParams,
@@ -120,7 +120,7 @@ export function registerHoldRoutes(
   app.post(
     '/v1/tenants/:tenant/legal-holds/:id/release',
     {
-      config: { action: 'hold.manage' },
+      config: { action: 'hold.manage', reads: 'ids' },
       schema: {
         summary: 'Release a legal hold; erasures it blocked resume',
         params: tenantIdParams,

@@ -8,7 +8,7 @@ export function registerIndexRoutes(app: FastifyInstance, deps: { reembeds: Reem
   app.post(
     '/v1/tenants/:tenant/reembed',
     {
-      config: { action: 'index.reembed' },
+      config: { action: 'index.reembed', reads: 'ids' },
       schema: {
         summary: "Re-embed the tenant's index with the configured embedder (new index, atomic alias swap)",
         params: tenantParams,
@@ -23,7 +23,7 @@ export function registerIndexRoutes(app: FastifyInstance, deps: { reembeds: Reem
   app.get(
     '/v1/tenants/:tenant/reembed',
     {
-      config: { action: 'index.reembed' },
+      config: { action: 'index.reembed', reads: 'ids' },
       schema: {
         summary: "The tenant's last re-embedding: state and counts",
         params: tenantParams,

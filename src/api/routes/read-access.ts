@@ -29,7 +29,12 @@ export async function requireReader(
     actor: principal.id,
     action: 'read.refused',
     outcome: 'refused',
-    details: { what, purpose: reader.purpose, policyId: reader.policies.read.id, policyVersion: reader.policies.read.version },
+    details: {
+      what,
+      purpose: reader.purpose,
+      policyId: reader.policies.read.id,
+      policyVersion: reader.policies.read.version,
+    },
   });
   throw new DomainError(
     ErrorType.PolicyDenied,
@@ -55,7 +60,12 @@ export async function notVisible(
       action: 'read.refused',
       target: existing,
       outcome: 'refused',
-      details: { what: kind, purpose: reader.purpose, policyId: reader.policies.read.id, policyVersion: reader.policies.read.version },
+      details: {
+        what: kind,
+        purpose: reader.purpose,
+        policyId: reader.policies.read.id,
+        policyVersion: reader.policies.read.version,
+      },
     });
   }
   return new DomainError(ErrorType.NotFound, `${kind}: not found`, 'id');

@@ -28,9 +28,9 @@ export function registerReadRoutes(
   app.get(
     '/v1/tenants/:tenant/events/:id',
     {
-      config: { action: 'event.read' },
+      config: { action: 'event.read', reads: 'records' },
       schema: {
-        summary: "Read one event (content to readers the policy grants it; ids and hashes to the auditor)",
+        summary: 'Read one event (content to readers the policy grants it; ids and hashes to the auditor)',
         params: tenantIdParams,
         response: errorResponses,
       },
@@ -39,7 +39,12 @@ export function registerReadRoutes(
       const { id } = request.params as { id: string };
       const { purpose } = parseOrThrow(EventQuerySchema, request.query);
       const principal = principalOf(request);
-      const reader = await requireReader(deps, principal, { ...(purpose ? { purpose } : {}), intent: 'history' }, 'event');
+      const reader = await requireReader(
+        deps,
+        principal,
+        { ...(purpose ? { purpose } : {}), intent: 'history' },
+        'event',
+      );
       const event = await deps.events.get(principal.tenant, id);
       const sight = seeEvent(reader, event);
       if (!sight) throw await notVisible(deps, reader, 'event', event?._id ?? null);
@@ -51,7 +56,7 @@ export function registerReadRoutes(
   app.get(
     '/v1/tenants/:tenant/memories/:id',
     {
-      config: { action: 'memory.read' },
+      config: { action: 'memory.read', reads: 'records' },
       schema: {
         summary: "Read one memory (for a purpose the read policy allows; the duty of the reader's role by default)",
         params: tenantIdParams,

@@ -24,7 +24,7 @@ export function registerRetrievalRoutes(
   app.post(
     '/v1/tenants/:tenant/retrieve',
     {
-      config: { action: 'memory.retrieve' },
+      config: { action: 'memory.retrieve', reads: 'records' },
       schema: {
         summary: 'Admissible context for this principal, purpose, intent and time, packed within a token budget',
         params: tenantParams,
@@ -45,7 +45,11 @@ export function registerRetrievalRoutes(
       return {
         retrievalId: result.retrievalId,
         items: result.items.map((i) =>
-          presentMemory(i.memory, { score: i.score, tokens: i.tokens, ...(i.disputes ? { disputes: i.disputes } : {}) }),
+          presentMemory(i.memory, {
+            score: i.score,
+            tokens: i.tokens,
+            ...(i.disputes ? { disputes: i.disputes } : {}),
+          }),
         ),
         counts: result.counts,
         short: result.short,
@@ -61,7 +65,7 @@ export function registerRetrievalRoutes(
   app.post(
     '/v1/tenants/:tenant/retrievals/:id/exposures',
     {
-      config: { action: 'exposure.report' },
+      config: { action: 'exposure.report', reads: 'ids' },
       schema: {
         summary: "Report which of a retrieval's memories were put into a prompt",
         params: tenantIdParams,
@@ -94,7 +98,7 @@ export function registerRetrievalRoutes(
   app.get(
     '/v1/tenants/:tenant/memories/:id/exposures',
     {
-      config: { action: 'exposure.read' },
+      config: { action: 'exposure.read', reads: 'ids' },
       schema: {
         summary: 'Which retrievals returned a memory and which prompts it reached',
         params: tenantIdParams,

@@ -85,7 +85,7 @@ export function registerReviewRoutes(
   app.get(
     '/v1/tenants/:tenant/review-queue',
     {
-      config: { action: 'review.read' },
+      config: { action: 'review.read', reads: 'ids' },
       schema: {
         summary: 'Pending sign-offs and open disputes (filters: type, namespace, kind, age)',
         params: tenantParams,
@@ -132,7 +132,7 @@ export function registerReviewRoutes(
   app.get(
     '/v1/tenants/:tenant/review-queue/:id',
     {
-      config: { action: 'review.read' },
+      config: { action: 'review.read', reads: 'records' },
       schema: {
         summary: 'One pending item with its evidence ids and policy reason',
         params: tenantIdParams,
@@ -143,7 +143,12 @@ export function registerReviewRoutes(
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
       // The queue's gate already shows an admin its ids: an admin sees the item without content.
-      const reader = await requireReader(deps, principal, { intent: 'history', contentFreeForGate: true }, 'review item');
+      const reader = await requireReader(
+        deps,
+        principal,
+        { intent: 'history', contentFreeForGate: true },
+        'review item',
+      );
       const m = await deps.memories.get(principal.tenant, id);
       const sight = m?.status === 'candidate' ? seeMemory(reader, m) : null;
       if (!sight) throw await notVisible(deps, reader, 'review item', m?.status === 'candidate' ? m._id : null);
@@ -154,7 +159,7 @@ export function registerReviewRoutes(
   app.post(
     '/v1/tenants/:tenant/review-queue/:id/decision',
     {
-      config: { action: 'review.decide' },
+      config: { action: 'review.decide', reads: 'ids' },
       schema: {
         summary: 'Approve or reject a pending high-impact write, with a reason',
         params: tenantIdParams,
@@ -209,7 +214,7 @@ export function registerReviewRoutes(
   app.get(
     '/v1/tenants/:tenant/disputes/:id',
     {
-      config: { action: 'review.read' },
+      config: { action: 'review.read', reads: 'records' },
       schema: {
         summary: 'One dispute: both records side by side with their evidence ids and valid times',
         params: tenantIdParams,
@@ -244,7 +249,7 @@ export function registerReviewRoutes(
   app.post(
     '/v1/tenants/:tenant/disputes/:id/resolution',
     {
-      config: { action: 'review.decide' },
+      config: { action: 'review.decide', reads: 'ids' },
       schema: {
         summary: 'Adjudicate a dispute: keep one (the other is superseded), keep both, or reject one, with a reason',
         params: tenantIdParams,

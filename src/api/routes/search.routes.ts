@@ -13,7 +13,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: ReadingDeps & {
   app.post(
     '/v1/tenants/:tenant/search',
     {
-      config: { action: 'memory.search' },
+      config: { action: 'memory.search', reads: 'records' },
       schema: {
         summary: "Hybrid (BM25 + vector) search under the reader's scope, purpose and the query's intent",
         params: tenantParams,

@@ -12,7 +12,6 @@ import { principalOf } from '../authenticate.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 
-
 /** Writes: validated here, then staged and carried by the ingestion workflow; the answer waits for it. */
 export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway }): void {
   const submit = async (principal: ReturnType<typeof principalOf>, batch: WriteBatch) => {
@@ -24,7 +23,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
   app.post(
     '/v1/tenants/:tenant/events',
     {
-      config: { action: 'event.ingest' },
+      config: { action: 'event.ingest', reads: 'ids' },
       schema: {
         summary: 'Ingest one event',
         params: tenantParams,
@@ -43,7 +42,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
   app.post(
     '/v1/tenants/:tenant/memories',
     {
-      config: { action: 'memory.write' },
+      config: { action: 'memory.write', reads: 'ids' },
       schema: {
         summary: 'Write one memory',
         params: tenantParams,
@@ -61,7 +60,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
   app.post(
     '/v1/tenants/:tenant/batches',
     {
-      config: { action: 'memory.write' },
+      config: { action: 'memory.write', reads: 'ids' },
       schema: {
         summary: 'Ingest a batch of events and memories in one workflow (all or nothing)',
         params: tenantParams,

@@ -53,7 +53,7 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     registered = recording.routesOf(app.api);
     gated = registered
       .filter((r) => r.action !== undefined && r.method !== 'HEAD')
-      .map((r) => ({ method: r.method, url: r.url, action: r.action as Action }));
+      .map((r) => ({ method: r.method, url: r.url, action: r.action as Action, reads: r.reads as TenantRoute['reads'] }));
   });
   afterAll(async () => {
     await app?.close();

@@ -73,7 +73,7 @@ describe('write-time derivation audit (enforced, deterministic verifier)', () =>
     const search = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/search`,
-      token: await app.token(tenant, ['agent']),
+      token: await app.token(tenant, ['agent'], 'agent-1'),
       payload: { query: 'Berlin Siemens' },
     });
     const hit = search

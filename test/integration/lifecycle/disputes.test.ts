@@ -47,12 +47,13 @@ describe('disputes and supersession', () => {
     return response.json<{ memories: { id: string; status: string }[] }>().memories[0]!;
   }
 
+  // The two sides are two agents' records: a reviewer's search reads the whole tenant, so it sees both.
   const search = async (tenant: string, intent: 'current' | 'history') =>
     (
       await app.request({
         method: 'POST',
         url: `/v1/tenants/${tenant}/search`,
-        token: await app.token(tenant, ['agent']),
+        token: await app.token(tenant, ['reviewer'], 'rita-reads'),
         payload: { query: 'works at', intent },
       })
     ).json<SearchAnswer>();

@@ -48,7 +48,7 @@ describe('human sign-off for high-impact writes', () => {
     const search = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/search`,
-      token: await app.token(tenant, ['agent']),
+      token: await app.token(tenant, ['agent'], 'agent-1'),
       payload: { query: 'salary' },
     });
     expect(search.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id)).toEqual([id]);
@@ -69,11 +69,11 @@ describe('human sign-off for high-impact writes', () => {
     });
     expect(decided.json()).toMatchObject({ status: 'rejected' });
     expect((await app.services.memories.get(tenant, id))?.status).toBe('rejected');
-    // Agents never get it, not even by id; a reviewer sees it, with its status.
+    // Agents never get it, not even its writer by id; a reviewer sees it, with its status.
     const agentRead = await app.request({
       method: 'GET',
       url: `/v1/tenants/${tenant}/memories/${id}`,
-      token: await app.token(tenant, ['agent']),
+      token: await app.token(tenant, ['agent'], 'agent-1'),
     });
     expect(agentRead.statusCode).toBe(404);
     const read = await app.request({
@@ -84,7 +84,7 @@ describe('human sign-off for high-impact writes', () => {
     const search = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/search`,
-      token: await app.token(tenant, ['agent']),
+      token: await app.token(tenant, ['agent'], 'agent-1'),
       payload: { query: 'salary', intent: 'history' },
     });
     expect(search.json<{ results: unknown[] }>().results).toEqual([]);
