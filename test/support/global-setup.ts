@@ -1,6 +1,6 @@
 /**
  * Runs once before the suite: makes sure the local stack answers (it starts it when it does not) and
- * bundles the workflows once, so that each test's worker starts in milliseconds. Afterwards, removes what the
+ * bundles the workflows once, into a file of this run's own, so that each test's worker starts in milliseconds. Afterwards, removes what the
  * run's tests left on the stack (`LETHE_KEEP_TEST_DATA=1` keeps it, to look at).
  */
 import fs from 'node:fs';
@@ -8,8 +8,9 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadStackConfig } from '../../stack/stack-config.js';
+import { isAlive } from '../../stack/processes.js';
 import { bundleWorkflows } from '../../src/temporal/worker.js';
-import { workflowBundlePath } from './paths.js';
+import { WORKFLOW_BUNDLE_VARIABLE, workflowBundleDir } from './paths.js';
 import { cleanUpTestRun } from './stack-cleanup.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
@@ -24,11 +25,33 @@ export default async function setup(): Promise<() => Promise<void>> {
     cwd: stack.repoDir,
   });
   const bundle = await bundleWorkflows();
-  const file = workflowBundlePath();
-  fs.writeFileSync(file, bundle.code);
+  const file = writeRunBundle(bundle.code, run);
+  process.env[WORKFLOW_BUNDLE_VARIABLE] = file;
   return async () => {
+    fs.rmSync(file, { force: true });
     if (process.env.LETHE_KEEP_TEST_DATA === '1') return;
     const report = await cleanUpTestRun(since, run);
     console.log(`test run cleaned up: ${JSON.stringify(report)}`);
   };
+}
+
+/**
+ * Writes this run's bundle to a file of its own (`<run tag>-<pid>.js`), through a temporary file renamed into
+ * place, so that no worker ever reads a half-written bundle and no other run's setup writes over it. Bundles
+ * that runs killed before their teardown left (their process is gone) are removed.
+ */
+function writeRunBundle(code: string, run: string): string {
+  const dir = workflowBundleDir();
+  fs.mkdirSync(dir, { recursive: true });
+  for (const name of fs.readdirSync(dir)) {
+    const pid = /^[0-9a-f]{4}-(\d+)\.(?:js|tmp)$/.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) {
+      fs.rmSync(path.join(dir, name), { force: true });
+    }
+  }
+  const file = path.join(dir, `${run}-${process.pid}.js`);
+  const temporary = path.join(dir, `${run}-${process.pid}.tmp`);
+  fs.writeFileSync(temporary, code);
+  fs.renameSync(temporary, file);
+  return file;
 }
