@@ -4,13 +4,16 @@
  * erases a record past its expiry on ground retention-expiry, with a certificate. No sweep helper is called.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { waitForState } from '../../support/erasure-fixture.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { expiryBucketOf } from '../../../src/governance/retention/expiry-bucket.js';
-import { retentionScheduleId } from '../../../src/temporal/retention-schedule.js';
+import { createRetentionScheduler, retentionScheduleId } from '../../../src/temporal/retention-schedule.js';
+import { createMongoSweepStateStore } from '../../../src/governance/retention/sweep-state-store.js';
+import { buildApiServer } from '../../../src/api/server.js';
 
 describe('the retention schedule of a tenant', () => {
   let app: TestApp;
@@ -47,19 +50,47 @@ describe('the retention schedule of a tenant', () => {
   });
 
   it('is counted by /readyz, which notices when it goes missing', async () => {
+    // The registry is shared by every run on this stack: /readyz is served here over a scheduler that sees this
+    // test's tenant alone (when it is registered), so the counts are this tenant's and reconciling recreates no
+    // other run's schedule.
+    const registrations = createMongoSweepStateStore(app.runtime.db);
+    const scheduler = createRetentionScheduler({
+      client: app.services.temporalClient,
+      taskQueue: app.worker.taskQueue,
+      sweeps: { ...registrations, tenants: async () => ((await registrations.get(tenant)) ? [tenant] : []) },
+    });
+    const api = await buildApiServer({
+      log: app.runtime.log,
+      probes: app.runtime.probes,
+      services: { ...app.services, retentionScheduler: scheduler },
+    });
     const ready = () =>
-      app
-        .request({ method: 'GET', url: '/readyz' })
-        .then((r) => r.json<{ retentionSchedules: { registered: number; scheduled: number; missing: number } }>());
-    const before = (await ready()).retentionSchedules;
-    expect(before.scheduled).toBeGreaterThanOrEqual(1);
-    await app.services.temporalClient.schedule.getHandle(retentionScheduleId(tenant)).delete();
-    const after = (await ready()).retentionSchedules;
-    expect(after.missing).toBeGreaterThanOrEqual(1);
-    expect(after.scheduled).toBeLessThan(after.registered);
-    // What the worker does at start: every registered tenant's schedule is back.
-    expect((await app.services.retentionScheduler.ensureAll()).created).toBeGreaterThanOrEqual(1);
-    await app.services.temporalClient.schedule.getHandle(retentionScheduleId(tenant)).describe();
+      api
+        .inject({ method: 'GET', url: '/readyz' })
+        .then((r) => r.json<{ retentionSchedules: { registered: number; scheduled: number; missing: number } }>())
+        .then((r) => r.retentionSchedules);
+    // The schedule list is read from Temporal's visibility store, which follows a create or a delete shortly after.
+    const readyWhen = async (expected: { registered: number; scheduled: number; missing: number }) => {
+      let seen = await ready();
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline && !isDeepStrictEqual(seen, expected);) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        seen = await ready();
+      }
+      return seen;
+    };
+    const scheduled = { registered: 1, scheduled: 1, missing: 0 };
+    const missing = { registered: 1, scheduled: 0, missing: 1 };
+    try {
+      expect(await readyWhen(scheduled)).toEqual(scheduled);
+      await app.services.temporalClient.schedule.getHandle(retentionScheduleId(tenant)).delete();
+      expect(await readyWhen(missing)).toEqual(missing);
+      // What the worker does at start: every registered tenant's schedule is back (here: this tenant's).
+      expect(await scheduler.ensureAll()).toEqual({ tenants: 1, created: 1 });
+      await app.services.temporalClient.schedule.getHandle(retentionScheduleId(tenant)).describe();
+      expect(await readyWhen(scheduled)).toEqual(scheduled);
+    } finally {
+      await api.close();
+    }
   });
 
   it("erases an expired record when the schedule's run comes", async () => {
