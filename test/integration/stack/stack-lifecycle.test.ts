@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { freePort } from '../../../stack/processes.js';
+import { freePort, portOpen, waitFor } from '../../../stack/processes.js';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -13,7 +13,6 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { smtpProbe, temporalProbe } from '../../../src/observability/dependency-probes.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
 
 function alive(pid: number): boolean {
   try {
@@ -68,7 +67,13 @@ describe('npm run stack:up | stack:down | stack:status', async () => {
   it('names the server that died, in stack:status and in /readyz', async () => {
     const smtpPid = pids().smtp!;
     process.kill(smtpPid, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 300));
+    // Until it is gone: the process reaped and its port closed (bounded below the test's timeout).
+    const gone = await waitFor(
+      async () => !alive(smtpPid) && !(await portOpen('127.0.0.1', Number(env.SMTP_PORT))),
+      45_000,
+      50,
+    );
+    expect(gone, `smtp (pid ${smtpPid}) still alive or listening after SIGKILL`).toBe(true);
     const status = stack('status');
     expect(status.status).toBe(1);
     expect(status.stdout).toMatch(/smtp\s+down/);

@@ -21,7 +21,7 @@ describe('Temporal time-skipping test server', () => {
     await env?.teardown();
   });
 
-  it('finishes a workflow with a 30-day timer in seconds of wall time', async () => {
+  it('finishes a workflow with a 30-day timer by skipping the time, within the test timeout', async () => {
     const worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: 'long-timer',
@@ -30,10 +30,13 @@ describe('Temporal time-skipping test server', () => {
       activities: { stamp: async () => 'done' },
     });
     const started = Date.now();
+    const serverStarted = await env.currentTimeMs();
     const result = await worker.runUntil(
       env.client.workflow.execute('sleepThirtyDays', { taskQueue: 'long-timer', workflowId: 'thirty-days' }),
     );
     expect(result).toBe('done');
-    expect(Date.now() - started).toBeLessThan(60_000);
+    // The 30 days passed on the server's clock; on the wall clock the test's timeout is the bound.
+    expect((await env.currentTimeMs()) - serverStarted).toBeGreaterThanOrEqual(30 * 86_400_000);
+    console.info(`30-day timer in ${Date.now() - started} ms of wall time`);
   });
 });
