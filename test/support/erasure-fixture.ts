@@ -16,6 +16,8 @@ export interface SubjectGraph {
   collateral: string;
   control: string[];
   canary: string;
+  /** The agent that wrote every record: a principal who could read them all before an erasure. */
+  writer: string;
 }
 
 async function write(app: TestApp, tenant: string, token: string, body: object) {
@@ -25,36 +27,79 @@ async function write(app: TestApp, tenant: string, token: string, body: object) 
 }
 
 export async function buildSubjectGraph(app: TestApp, tenant: string, canary: string): Promise<SubjectGraph> {
-  const token = await app.token(tenant, ['agent']);
+  const writer = 'graph-writer';
+  const token = await app.token(tenant, ['agent'], writer);
   const subject = 'subject-erase';
   const other = 'subject-keep';
   const base = await write(app, tenant, token, {
     events: [
-      sampleEvent({ subjects: [subject], content: `Ana told support her codeword is ${canary} and she lives in Porto.` }),
+      sampleEvent({
+        subjects: [subject],
+        content: `Ana told support her codeword is ${canary} and she lives in Porto.`,
+      }),
       sampleEvent({ subjects: [subject], content: `Ana asked for invoices by e-mail; reference ${canary}.` }),
       sampleEvent({ subjects: [other], content: 'Ben prefers phone calls in the afternoon.' }),
     ],
     memories: [
-      sampleMemory({ subjects: [subject], content: `Ana's codeword is ${canary}.`, provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' } }),
-      sampleMemory({ subjects: [subject], content: `Ana wants invoices by e-mail (${canary}).`, provenance: { eventIds: ['#1'], parentIds: [], derivationRule: 'extract-preference' } }),
-      sampleMemory({ subjects: [other], content: 'Ben prefers phone calls in the afternoon.', provenance: { eventIds: ['#2'], parentIds: [], derivationRule: 'extract-preference' } }),
+      sampleMemory({
+        subjects: [subject],
+        content: `Ana's codeword is ${canary}.`,
+        provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' },
+      }),
+      sampleMemory({
+        subjects: [subject],
+        content: `Ana wants invoices by e-mail (${canary}).`,
+        provenance: { eventIds: ['#1'], parentIds: [], derivationRule: 'extract-preference' },
+      }),
+      sampleMemory({
+        subjects: [other],
+        content: 'Ben prefers phone calls in the afternoon.',
+        provenance: { eventIds: ['#2'], parentIds: [], derivationRule: 'extract-preference' },
+      }),
     ],
   });
   const [m1, m2, benMemory] = base.memories.map((m) => m.id) as [string, string, string];
   const summary = await write(app, tenant, token, {
     memories: [
-      sampleMemory({ subjects: [subject], kind: 'summary', content: `Summary: Ana (${canary}) lives in Porto and wants e-mail invoices.`, confidence: 0.8, provenance: { eventIds: [], parentIds: [m1, m2], derivationRule: 'summarise' } }),
+      sampleMemory({
+        subjects: [subject],
+        kind: 'summary',
+        content: `Summary: Ana (${canary}) lives in Porto and wants e-mail invoices.`,
+        confidence: 0.8,
+        provenance: { eventIds: [], parentIds: [m1, m2], derivationRule: 'summarise' },
+      }),
       // Another subject's record swept in by lineage: collateral.
-      sampleMemory({ subjects: [other], kind: 'summary', content: 'Summary of contact preferences across customers.', confidence: 0.8, provenance: { eventIds: [], parentIds: [m2, benMemory], derivationRule: 'summarise' } }),
+      sampleMemory({
+        subjects: [other],
+        kind: 'summary',
+        content: 'Summary of contact preferences across customers.',
+        confidence: 0.8,
+        provenance: { eventIds: [], parentIds: [m2, benMemory], derivationRule: 'summarise' },
+      }),
     ],
   });
   const [s1, collateral] = summary.memories.map((m) => m.id) as [string, string];
   const view = await write(app, tenant, token, {
-    memories: [sampleMemory({ subjects: ['segment-porto'], kind: 'view', content: `View: ${canary} customer profile.`, confidence: 0.7, provenance: { eventIds: [], parentIds: [s1], derivationRule: 'profile-view' } })],
+    memories: [
+      sampleMemory({
+        subjects: ['segment-porto'],
+        kind: 'view',
+        content: `View: ${canary} customer profile.`,
+        confidence: 0.7,
+        provenance: { eventIds: [], parentIds: [s1], derivationRule: 'profile-view' },
+      }),
+    ],
   });
   const control = await write(app, tenant, token, {
     events: [sampleEvent({ subjects: [other], content: 'Ben moved to Munich.' })],
-    memories: [sampleMemory({ subjects: [other], kind: 'fact', content: 'Ben lives in Munich.', provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' } })],
+    memories: [
+      sampleMemory({
+        subjects: [other],
+        kind: 'fact',
+        content: 'Ben lives in Munich.',
+        provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' },
+      }),
+    ],
   });
   return {
     tenant,
@@ -65,14 +110,36 @@ export async function buildSubjectGraph(app: TestApp, tenant: string, canary: st
     collateral,
     control: [base.events[2]!.id, benMemory, control.events[0]!.id, control.memories[0]!.id],
     canary,
+    writer,
   };
+}
+
+/** The ids the graph's writer finds by searching for `query` (history: superseded records too). */
+export async function searchAsWriter(app: TestApp, graph: SubjectGraph, query: string): Promise<string[]> {
+  const response = await app.request({
+    method: 'POST',
+    url: `/v1/tenants/${graph.tenant}/search`,
+    token: await app.token(graph.tenant, ['agent'], graph.writer),
+    payload: { query, k: 50, intent: 'history' },
+  });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id);
 }
 
 /** Ids and content hashes of records, to prove a control set unchanged. */
 export async function fingerprintRecords(app: TestApp, tenant: string, ids: string[]) {
-  const events = await app.services.events.getMany(tenant, ids.filter((i) => i.startsWith('evt_')));
-  const memories = await app.services.memories.getMany(tenant, ids.filter((i) => i.startsWith('mem_')));
-  return [...events.map((e) => `${e._id}:${e.contentHash}:${e.deleted}`), ...memories.map((m) => `${m._id}:${m.contentHash}:${m.status}`)].sort();
+  const events = await app.services.events.getMany(
+    tenant,
+    ids.filter((i) => i.startsWith('evt_')),
+  );
+  const memories = await app.services.memories.getMany(
+    tenant,
+    ids.filter((i) => i.startsWith('mem_')),
+  );
+  return [
+    ...events.map((e) => `${e._id}:${e.contentHash}:${e.deleted}`),
+    ...memories.map((m) => `${m._id}:${m.contentHash}:${m.status}`),
+  ].sort();
 }
 
 /** Files an erasure request through the API as a DPO (Art. 17(1)(a) unless said otherwise); returns its id. */
@@ -92,7 +159,13 @@ export async function fileErasure(
   return filed.json<{ id: string }>().id;
 }
 
-export async function waitForState(app: TestApp, tenant: string, requestId: string, states: string[], timeoutMs = 120_000) {
+export async function waitForState(
+  app: TestApp,
+  tenant: string,
+  requestId: string,
+  states: string[],
+  timeoutMs = 120_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const request = await app.services.erasureRequests.get(tenant, requestId);

@@ -15,17 +15,22 @@ const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
   '/readyz': 'readiness probe for the load balancer: which dependencies are up, no tenant data',
   '/openapi.json': 'the API description generated from the route schemas: no tenant data',
   '/console': 'redirects to /console/',
-  '/console/*': "the consoles' static files (the built page, scripts, styles): no tenant data, which they fetch with a token",
+  '/console/*':
+    "the consoles' static files (the built page, scripts, styles): no tenant data, which they fetch with a token",
 };
 
 const TENANT_SCOPE = '/v1/tenants/:tenant/';
 
 /** What is wrong with the gating of a server's routes, one line per route; empty when every route is gated. */
-function routeGateProblems(routes: readonly RegisteredRoute[], publicRoutes: Readonly<Record<string, string>>): string[] {
+function routeGateProblems(
+  routes: readonly RegisteredRoute[],
+  publicRoutes: Readonly<Record<string, string>>,
+): string[] {
   const problems: string[] = [];
   for (const { method, url, action } of routes) {
     if (action === undefined) {
-      if (!(url in publicRoutes)) problems.push(`${method} ${url}: no config.action, so no authentication, role gate or tenant check`);
+      if (!(url in publicRoutes))
+        problems.push(`${method} ${url}: no config.action, so no authentication, role gate or tenant check`);
     } else if (!(action in ACTION_ROLES)) {
       problems.push(`${method} ${url}: action ${action} is not in the role table`);
     } else if (!url.startsWith(TENANT_SCOPE)) {
@@ -53,7 +58,12 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     registered = recording.routesOf(app.api);
     gated = registered
       .filter((r) => r.action !== undefined && r.method !== 'HEAD')
-      .map((r) => ({ method: r.method, url: r.url, action: r.action as Action, reads: r.reads as TenantRoute['reads'] }));
+      .map((r) => ({
+        method: r.method,
+        url: r.url,
+        action: r.action as Action,
+        reads: r.reads as TenantRoute['reads'],
+      }));
   });
   afterAll(async () => {
     await app?.close();
@@ -91,8 +101,16 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
       });
       // Registered after the server was built, the way a forgotten route in a later plugin would be.
       leaky.get('/v1/tenants/:tenant/everything', async () => ({ leaked: true }));
-      leaky.get('/v1/tenants/:tenant/typo', { config: { action: 'memory.reed' as Action } }, async () => ({}));
-      leaky.get('/v1/stats', { config: { action: 'audit.export' } }, async () => ({}));
+      leaky.get(
+        '/v1/tenants/:tenant/typo',
+        { config: { action: 'memory.reed' as Action, reads: 'ids' } },
+        async () => ({}),
+      );
+      leaky.get('/v1/stats', { config: { action: 'audit.export', reads: 'ids' } }, async () => ({}));
+      // A gated route that does not say what it reads is refused when it is registered.
+      expect(() =>
+        leaky.get('/v1/tenants/:tenant/unsaid', { config: { action: 'memory.read' } }, async () => ({})),
+      ).toThrow('must declare config.reads');
       return leaky;
     });
     const leaky = recording.built;

@@ -60,6 +60,17 @@ describe('writes racing an erasure at every step boundary', () => {
   let app: TestApp;
   const cases = new Map<string, Case>();
 
+  async function searchAsRacer(tenant: string, query: string): Promise<string[]> {
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token: await app.token(tenant, ['agent'], 'agent-racer'),
+      payload: { query, k: 20, intent: 'history' },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<{ results: { memory: { id: string } }[] }>().results.map((r) => r.memory.id);
+  }
+
   async function write(c: Case, body: object) {
     return app.request({
       method: 'POST',
@@ -182,6 +193,8 @@ describe('writes racing an erasure at every step boundary', () => {
         });
         expect(base.statusCode, base.body).toBe(201);
         const located = base.json<{ memories: { id: string }[] }>().memories[0]!.id;
+        // Positive control: the writer's search serves the record before the erasure.
+        expect(await searchAsRacer(tenant, canary)).toContain(located);
         const c: Case = { boundary, tenant, subject, canary, located, requestId: '', attempts: [], done: false };
         // The gate keys on the tenant: registered before the workflow can reach its first activity.
         cases.set(tenant, c);
@@ -239,7 +252,8 @@ describe('writes racing an erasure at every step boundary', () => {
     for (const c of cases.values()) {
       const admitted = c.attempts.filter((a) => a.status === 201).flatMap((a) => a.ids);
       tried += c.attempts.length;
-      const token = await app.token(c.tenant, ['agent']);
+      // As the writer of every record: a principal who could see them all.
+      const token = await app.token(c.tenant, ['agent'], 'agent-racer');
       for (const id of [...admitted, c.located]) {
         const kind = id.startsWith('evt_') ? 'events' : 'memories';
         const read = await app.request({ method: 'GET', url: `/v1/tenants/${c.tenant}/${kind}/${id}`, token });

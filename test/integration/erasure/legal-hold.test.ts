@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { buildSubjectGraph, fileErasure, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
+import {
+  buildSubjectGraph,
+  fileErasure,
+  searchAsWriter,
+  waitForState,
+  type SubjectGraph,
+} from '../../support/erasure-fixture.js';
 import { loadStackConfig } from '../../../stack/stack-config.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
@@ -37,6 +43,10 @@ describe('erasure under a legal hold', () => {
     graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
     held = [graph.memories[0]!, graph.memories[1]!, graph.events[0]!];
     erasedFirst = [graph.memories[2]!, graph.memories[3]!, graph.collateral, graph.events[1]!];
+    // Positive control: before the hold and the erasure, the writer's search serves the held records.
+    expect(await searchAsWriter(app, graph, `codeword ${graph.canary} invoices e-mail`)).toEqual(
+      expect.arrayContaining([graph.memories[0], graph.memories[1]]),
+    );
     const legal = await app.token(graph.tenant, ['legal'], 'counsel-1');
     const placed = await app.request({
       method: 'POST',
@@ -121,8 +131,8 @@ describe('erasure under a legal hold', () => {
     }
   });
 
-  it('never serves held records through search', async () => {
-    const agent = await app.token(graph.tenant, ['agent']);
+  it('never serves held records through search, not even to their writer', async () => {
+    const agent = await app.token(graph.tenant, ['agent'], graph.writer);
     for (const intent of ['current', 'history']) {
       const search = await app.request({
         method: 'POST',
