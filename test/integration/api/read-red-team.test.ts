@@ -421,6 +421,8 @@ describe('every route under a red team', () => {
     };
 
     const leaks: string[] = [];
+    /** Leaks by what leaked: the record's kind, whose it is, its sensitivity and lifecycle. */
+    const kinds = new Map<string, number>();
     const byRoute = new Map<string, { calls: number; ok: number; leaks: number }>();
     const statuses = new Map<number, number>();
     let next = 0;
@@ -491,9 +493,20 @@ describe('every route under a red team', () => {
             if (may.has(canary)) continue;
             tally.leaks++;
             const what = stored.find((s) => s.canary === canary);
-            leaks.push(
-              `${caller.name} ${method} ${path} purpose=${declared} intent=${routeIntent} → ${what ? `${what.kind} ${what.scope} ${what.sensitivity} ${what.status}${what.held ? ' held' : ''}` : allCanaries.has(canary) ? 'stored' : 'erased or foreign'}`,
-            );
+            const whose = !what
+              ? ''
+              : what.scope === 'tenant'
+                ? 'shared'
+                : what.scope === `principal:${caller.principal}`
+                  ? 'own'
+                  : "another's";
+            const record = what
+              ? `${what.kind} ${whose} ${what.sensitivity} ${what.status}${what.held ? ' held' : ''}${what.validTo && what.validTo.getTime() <= Date.now() ? ' ended' : ''}`
+              : allCanaries.has(canary)
+                ? 'stored'
+                : 'erased or another tenant';
+            kinds.set(record, (kinds.get(record) ?? 0) + 1);
+            leaks.push(`${caller.name} ${method} ${path} purpose=${declared} intent=${routeIntent} → ${record}`);
           }
         }
       }),
@@ -506,7 +519,7 @@ describe('every route under a red team', () => {
           `${route.padEnd(64)} ${String(t.calls).padStart(5)} calls ${String(t.ok).padStart(5)} 2xx ${t.leaks} leaks`,
       );
     console.log(
-      `read red team: ${scanned} calls over ${byRoute.size} routes, ${leaks.length} leaks\n${table.join('\n')}\nstatuses: ${JSON.stringify(Object.fromEntries(statuses))}`,
+      `read red team: ${scanned} calls over ${byRoute.size} routes, ${leaks.length} leaks\n${table.join('\n')}\nstatuses: ${JSON.stringify(Object.fromEntries(statuses))}\nleaked: ${JSON.stringify(Object.fromEntries(kinds), null, 1)}`,
     );
     expect(leaks.slice(0, 20)).toEqual([]);
     // Every route was tried, and the reading routes did serve content: a red team that read nothing proves nothing.
