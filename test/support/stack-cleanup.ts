@@ -1,18 +1,20 @@
 /**
  * What a test run leaves on the developer's stack, removed at its end: the Elasticsearch indices of test
  * tenants, the retention schedules and registrations of test tenants, workflows still waiting on a test's task
- * queue, and captured mail older than the run. Only what a test creates is touched (test tenants are
- * `t-<4 hex run tag><8 hex>`, test task queues `tq-<run tag><8 hex>`), and only what this run created (its
- * run tag) or what a run killed before its teardown left hours ago, so a second run on the same stack keeps
- * its own.
+ * queue, the run's MongoDB documents, and captured mail older than the run. Only what a test creates is touched
+ * (test tenants are `t-<4 hex run tag><8 hex>`, test task queues `tq-<run tag><8 hex>`), and only what this run
+ * created (its run tag) or what a run killed before its teardown left hours ago, so a second run on the same
+ * stack keeps its own. MongoDB documents are deleted for this run's tenants only (any `<prefix>-<run tag><8 hex>`
+ * that `uniqueId` made), never a stale run's: the run tag is claimed (`run-tag.ts`), so no other run has it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Client as Elasticsearch } from '@elastic/elasticsearch';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Collection, type Db } from 'mongodb';
 import { testConfig } from './harness.js';
 import { loadStackConfig } from '../../stack/stack-config.js';
+import { mapBounded } from '../../src/substrate/mongo/collections.js';
 
 const TEST_TENANT = /^t-([0-9a-f]{4})[0-9a-f]{8}$/;
 const TEST_QUEUE = /^tq-([0-9a-f]{4})[0-9a-f]{8}$/;
@@ -31,12 +33,23 @@ export interface CleanupReport {
   schedules: number;
   workflows: number;
   registrations: number;
+  /** This run's tenants that had documents in MongoDB, and the documents deleted. */
+  tenants: number;
+  documents: number;
   mail: number;
 }
 
 export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupReport> {
   const config = testConfig();
-  const report: CleanupReport = { indices: 0, schedules: 0, workflows: 0, registrations: 0, mail: 0 };
+  const report: CleanupReport = {
+    indices: 0,
+    schedules: 0,
+    workflows: 0,
+    registrations: 0,
+    tenants: 0,
+    documents: 0,
+    mail: 0,
+  };
 
   const es = new Elasticsearch({ node: config.elasticsearch.url });
   try {
@@ -91,6 +104,9 @@ export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupR
     const registered = await sweeps.find({}, { projection: { _id: 1, registeredAt: 1 } }).toArray();
     const ids = registered.filter((r) => cleanable(r._id, TEST_TENANT, r.registeredAt, since, run)).map((r) => r._id);
     if (ids.length > 0) report.registrations = (await sweeps.deleteMany({ _id: { $in: ids } })).deletedCount;
+    const documents = await deleteRunDocuments(mongo.db(config.mongo.dbName), run);
+    report.tenants = documents.tenants;
+    report.documents = documents.documents;
   } finally {
     await mongo.close();
   }
@@ -98,6 +114,64 @@ export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupR
   // Only mail no run can still be waiting for: a second run on the same stack reads its own as it arrives.
   report.mail = pruneMail(new Date(since.getTime() - STALE_MS));
   return report;
+}
+
+/** `uniqueId`'s names in this run: `<prefix>-<run tag><8 hex>`. */
+function runNamePattern(run: string): string {
+  if (!/^[0-9a-f]{4}$/.test(run)) throw new Error(`not a run tag: "${run}"`);
+  return `^[a-z][a-z-]*-${run}[0-9a-f]{8}$`;
+}
+
+/** Above this many, a tenant's documents go in chunks of ids (FerretDB makes one statement of a deleteMany). */
+const DELETE_CHUNK = 10_000;
+
+/**
+ * Deletes every document of this run's tenants, in every collection of the test database (or in `collections`).
+ * The tenants are found with one `distinct` per collection, and each tenant's documents are deleted by tenant
+ * equality, the filter FerretDB sends to PostgreSQL; never `$in` over tenants. On FerretDB each `distinct` reads
+ * the whole collection (seconds for 10⁴–10⁵ documents), which is why the collections are read a few at a time.
+ */
+export async function deleteRunDocuments(
+  db: Db,
+  run: string,
+  options: { chunk?: number; collections?: string[] } = {},
+): Promise<{ tenants: number; documents: number }> {
+  const pattern = runNamePattern(run);
+  const ours = new RegExp(pattern);
+  const names =
+    options.collections ??
+    (await db.listCollections({}, { nameOnly: true }).toArray())
+      .map((c) => c.name)
+      .filter((name) => !name.startsWith('system.'));
+  const tenants = new Set<string>();
+  const counts = await mapBounded(names, 3, async (name) => {
+    const collection = db.collection<{ _id: unknown; tenant?: unknown }>(name);
+    if ((await collection.estimatedDocumentCount()) === 0) return 0;
+    const found = (await collection.distinct('tenant', { tenant: { $regex: pattern } })).filter(
+      (tenant): tenant is string => typeof tenant === 'string' && ours.test(tenant),
+    );
+    for (const tenant of found) tenants.add(tenant);
+    const deleted = await mapBounded(found, 4, (tenant) =>
+      deleteTenantDocuments(collection, tenant, options.chunk ?? DELETE_CHUNK),
+    );
+    return deleted.reduce((sum, n) => sum + n, 0);
+  });
+  return { tenants: tenants.size, documents: counts.reduce((sum, n) => sum + n, 0) };
+}
+
+async function deleteTenantDocuments(
+  collection: Collection<{ _id: unknown; tenant?: unknown }>,
+  tenant: string,
+  chunk: number,
+): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const count = await collection.countDocuments({ tenant });
+    if (count === 0) return deleted;
+    if (count <= chunk) return deleted + (await collection.deleteMany({ tenant })).deletedCount;
+    const ids = await collection.find({ tenant }, { projection: { _id: 1 }, limit: chunk }).toArray();
+    deleted += (await collection.deleteMany({ tenant, _id: { $in: ids.map((d) => d._id) } })).deletedCount;
+  }
 }
 
 /** Captured mail from before the run: tests wait for their own messages, never an old one. */
