@@ -1,6 +1,9 @@
 /**
  * A tenant with a subject whose data was derived to depth 3, one cross-subject summary (collateral), and a
- * control set of another subject's records that must survive any erasure of the first.
+ * control set of another subject's records that must survive any erasure of the first. Every memory states what
+ * its evidence says, so the derivation audit admits each under `enforce`: the summary only with earlier history
+ * beyond its parents ("lives in Porto" is in an event, not in either parent), so it is admitted as repaired and
+ * its repairing events are lineage inputs the closure walks.
  */
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
@@ -23,7 +26,13 @@ export interface SubjectGraph {
 async function write(app: TestApp, tenant: string, token: string, body: object) {
   const response = await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/batches`, token, payload: body });
   expect(response.statusCode, response.body).toBe(201);
-  return response.json<{ events: { id: string }[]; memories: { id: string }[] }>();
+  const written = response.json<{
+    events: { id: string }[];
+    memories: { id: string; status: string; derivation?: string }[];
+  }>();
+  // Every memory of the graph is admitted as written, whatever the derivation audit's mode.
+  for (const m of written.memories) expect(m.status, JSON.stringify(m)).toBe('active');
+  return written;
 }
 
 export async function buildSubjectGraph(app: TestApp, tenant: string, canary: string): Promise<SubjectGraph> {
@@ -43,16 +52,19 @@ export async function buildSubjectGraph(app: TestApp, tenant: string, canary: st
     memories: [
       sampleMemory({
         subjects: [subject],
+        attribute: 'codeword',
         content: `Ana's codeword is ${canary}.`,
         provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' },
       }),
       sampleMemory({
         subjects: [subject],
-        content: `Ana wants invoices by e-mail (${canary}).`,
+        attribute: 'invoice-channel',
+        content: `Ana wants invoices by e-mail; reference ${canary}.`,
         provenance: { eventIds: ['#1'], parentIds: [], derivationRule: 'extract-preference' },
       }),
       sampleMemory({
         subjects: [other],
+        attribute: 'call-time',
         content: 'Ben prefers phone calls in the afternoon.',
         provenance: { eventIds: ['#2'], parentIds: [], derivationRule: 'extract-preference' },
       }),
@@ -64,7 +76,8 @@ export async function buildSubjectGraph(app: TestApp, tenant: string, canary: st
       sampleMemory({
         subjects: [subject],
         kind: 'summary',
-        content: `Summary: Ana (${canary}) lives in Porto and wants e-mail invoices.`,
+        attribute: 'profile',
+        content: `Summary: Ana lives in Porto and wants invoices by e-mail; reference ${canary}.`,
         confidence: 0.8,
         provenance: { eventIds: [], parentIds: [m1, m2], derivationRule: 'summarise' },
       }),
@@ -72,19 +85,24 @@ export async function buildSubjectGraph(app: TestApp, tenant: string, canary: st
       sampleMemory({
         subjects: [other],
         kind: 'summary',
-        content: 'Summary of contact preferences across customers.',
+        attribute: 'contact-summary',
+        content: 'Contact preferences: Ana wants invoices by e-mail; Ben prefers phone calls.',
         confidence: 0.8,
         provenance: { eventIds: [], parentIds: [m2, benMemory], derivationRule: 'summarise' },
       }),
     ],
   });
   const [s1, collateral] = summary.memories.map((m) => m.id) as [string, string];
+  // Under `enforce` the summary stands on an event beyond its parents: repair lineage is part of the closure.
+  if (summary.memories[0]!.derivation !== undefined && app.services.derivation.mode === 'enforce')
+    expect(summary.memories[0]!.derivation).toBe('repaired');
   const view = await write(app, tenant, token, {
     memories: [
       sampleMemory({
         subjects: ['segment-porto'],
         kind: 'view',
-        content: `View: ${canary} customer profile.`,
+        attribute: 'segment-profile',
+        content: `View: Ana lives in Porto; reference ${canary}.`,
         confidence: 0.7,
         provenance: { eventIds: [], parentIds: [s1], derivationRule: 'profile-view' },
       }),
@@ -96,6 +114,7 @@ export async function buildSubjectGraph(app: TestApp, tenant: string, canary: st
       sampleMemory({
         subjects: [other],
         kind: 'fact',
+        attribute: 'city',
         content: 'Ben lives in Munich.',
         provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' },
       }),

@@ -23,11 +23,19 @@ describe('one read policy on every route', () => {
   const ids: Record<string, string> = {};
 
   async function write(principal: string, events: object[], memories: object[]) {
+    // Each memory cites an event of its own that states it, after the given events: the derivation audit admits it.
+    const stating = (memories as { content: string; subjects?: string[] }[]).map((m) =>
+      sampleEvent({ content: `Noted: ${m.content}`, ...(m.subjects ? { subjects: m.subjects } : {}) }),
+    );
+    const cited = (memories as object[]).map((m, i) => ({
+      ...m,
+      provenance: { eventIds: [`#${events.length + i}`], parentIds: [], derivationRule: 'extract-note' },
+    }));
     const response = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: await app.token(tenant, ['agent'], principal),
-      payload: { events, memories },
+      payload: { events: [...events, ...stating], memories: cited },
     });
     expect(response.statusCode, response.body).toBe(201);
     return response.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();

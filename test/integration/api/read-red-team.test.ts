@@ -167,16 +167,21 @@ describe('every route under a red team', () => {
     subject: string,
     over: Record<string, unknown> = {},
     eventOver: Record<string, unknown> = {},
-  ) => ({
-    event: sampleEvent({ subjects: [subject], content: `${term} depot call ${canary('e')} noted.`, ...eventOver }),
-    memory: sampleMemory({
-      subjects: [subject],
-      kind: 'note',
-      attribute: `note-${randomUUID().slice(0, 6)}`,
-      content: `${term} depot note ${canary('m')}.`,
-      ...over,
-    }),
-  });
+  ) => {
+    // The memory states what its event says (the derivation audit admits it), and the event has a canary of its
+    // own: a canary found in a response says which of the two it came from, or that it came from either.
+    const said = `${term} depot note ${canary('m')}.`;
+    return {
+      event: sampleEvent({ subjects: [subject], content: `${said} Call reference ${canary('e')}.`, ...eventOver }),
+      memory: sampleMemory({
+        subjects: [subject],
+        kind: 'note',
+        attribute: `note-${randomUUID().slice(0, 6)}`,
+        content: said,
+        ...over,
+      }),
+    };
+  };
   async function writePairs(t: string, principal: string, pairs: ReturnType<typeof pair>[]) {
     const written = await write(
       t,
@@ -240,17 +245,19 @@ describe('every route under a red team', () => {
     const facts = term('fact');
     const employer = (content: string, validFrom: string) =>
       sampleMemory({ subjects: ['subject-d'], kind: 'fact', attribute: 'employer', content, validFrom });
+    const acme = `${facts} works at Acme; reference ${canary('m')}.`;
+    const globex = `${facts} works at Globex; reference ${canary('m')}.`;
     await write(
       tenant,
       'p-ann',
-      [sampleEvent({ subjects: ['subject-d'] })],
-      [employer(`${facts} works at Acme ${canary('m')}.`, '2024-01-01T00:00:00Z')],
+      [sampleEvent({ subjects: ['subject-d'], content: acme })],
+      [employer(acme, '2024-01-01T00:00:00Z')],
     );
     const disputed = await write(
       tenant,
       'p-ben',
-      [sampleEvent({ subjects: ['subject-d'] })],
-      [employer(`${facts} works at Globex ${canary('m')}.`, '2025-06-01T00:00:00Z')],
+      [sampleEvent({ subjects: ['subject-d'], content: globex })],
+      [employer(globex, '2025-06-01T00:00:00Z')],
     );
     expect(disputed.memories[0]!.status).toBe('disputed');
     pools.disputes.push(
@@ -326,7 +333,7 @@ describe('every route under a red team', () => {
     pools.retrievals.push(retrieved.json<{ retrievalId: string }>().retrievalId);
     expect(pools.candidates.length).toBeGreaterThan(0);
     expect(pools.certificates.length).toBeGreaterThan(0);
-    expect(stored.filter((s) => s.held)).toHaveLength(2);
+    expect(new Set(stored.filter((s) => s.held).map((s) => s.id)).size).toBe(2);
     for (const caller of CALLERS)
       tokens.set(caller.name, await app.token(caller.foreign ? other : tenant, caller.roles, caller.principal, 3600));
   }, 300_000);
@@ -512,6 +519,19 @@ describe('every route under a red team', () => {
       }),
     );
 
+    // Every content read was traced: retrievals recorded by the route they took, and the ids they handed out.
+    const traced = new Map<string, { reads: number; ids: number }>();
+    for await (const r of app.runtime.db
+      .collection<{ route?: string; returned: number }>(Collections.retrievals)
+      .find({ tenant }, { projection: { route: 1, returned: 1 } })) {
+      const t = traced.get(r.route ?? 'retrieve') ?? { reads: 0, ids: 0 };
+      t.reads++;
+      t.ids += r.returned;
+      traced.set(r.route ?? 'retrieve', t);
+    }
+    console.log(`exposure records by route: ${JSON.stringify(Object.fromEntries(traced))}`);
+    for (const route of ['search', 'retrieve', 'memory', 'event'])
+      expect(traced.get(route)?.ids ?? 0, route).toBeGreaterThan(0);
     const table = [...byRoute.entries()]
       .sort()
       .map(

@@ -4,7 +4,13 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { searchAsWriter, buildSubjectGraph, fingerprintRecords, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
+import {
+  searchAsWriter,
+  buildSubjectGraph,
+  fingerprintRecords,
+  waitForState,
+  type SubjectGraph,
+} from '../../support/erasure-fixture.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { loadStackConfig } from '../../../stack/stack-config.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
@@ -14,15 +20,24 @@ import { exportAuditJsonl } from '../../../src/governance/audit/audit-export.js'
 
 const stack = loadStackConfig();
 
-/** Files under `dir` containing `needle`. Files removed while grep runs (a concurrent table rewrite) are skipped. */
+/**
+ * Files under `dir` containing `needle`. grep exits 2 when a file could not be read — a table file a concurrent
+ * rewrite removed mid-scan, or one it may not open: the scan is run again, and a file that stays unreadable fails
+ * the test (an unread file is not a clean one).
+ */
 function grepFiles(dir: string, needle: string): string[] {
-  try {
-    return execFileSync('grep', ['-rlaFs', needle, dir], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch (error) {
-    const { status, stdout } = error as { status?: number; stdout?: string };
-    if (status === 1) return [];
-    if (status === 2) return (stdout ?? '').split('\n').filter(Boolean);
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return execFileSync('grep', ['-rlaF', needle, dir], { encoding: 'utf8', stdio: 'pipe' })
+        .split('\n')
+        .filter(Boolean);
+    } catch (error) {
+      const { status, stdout, stderr } = error as { status?: number; stdout?: string; stderr?: string };
+      if (status === 1) return [];
+      const found = (stdout ?? '').split('\n').filter(Boolean);
+      if (status === 2 && found.length > 0) return found;
+      if (status !== 2 || attempt >= 3) throw new Error(`grep ${dir}: exit ${status}: ${String(stderr).slice(0, 300)}`);
+    }
   }
 }
 
@@ -54,10 +69,27 @@ describe('provable erasure of a data subject', () => {
   });
 
   it('completes all six steps and shows them with timestamps and counts, without the selector', async () => {
-    const response = await app.request({ method: 'GET', url: `/v1/tenants/${graph.tenant}/erasure-requests/${requestId}`, token: await app.token(graph.tenant, ['dpo']) });
-    const status = response.json<{ state: string; steps: { step: string; state: string; counts: Record<string, number> }[]; counts: Record<string, number>; certificateIds: string[] }>();
+    const response = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${graph.tenant}/erasure-requests/${requestId}`,
+      token: await app.token(graph.tenant, ['dpo']),
+    });
+    const status = response.json<{
+      state: string;
+      steps: { step: string; state: string; counts: Record<string, number> }[];
+      counts: Record<string, number>;
+      certificateIds: string[];
+    }>();
     expect(status.state).toBe('completed');
-    expect(status.steps.map((s) => s.step)).toEqual(['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify']);
+    expect(status.steps.map((s) => s.step)).toEqual([
+      'locate',
+      'closure',
+      'authorise',
+      'tombstone',
+      'purge',
+      'expunge',
+      'verify',
+    ]);
     expect(status.steps.every((s) => s.state === 'done')).toBe(true);
     // Located: 2 events + 3 memories naming the subject; derived by lineage only: the depth-3 view and another subject's summary.
     expect(status.counts).toMatchObject({ located: 5, derived: 2, collateral: 2, total: 7 });
@@ -69,20 +101,28 @@ describe('provable erasure of a data subject', () => {
     const closure = [...graph.events, ...graph.memories, graph.collateral];
     expect(await app.services.memories.getMany(graph.tenant, closure)).toEqual([]);
     expect(await app.services.events.getMany(graph.tenant, closure)).toEqual([]);
-    const probe = await app.services.index.probe(graph.tenant, { ids: closure.filter((id) => id.startsWith('mem_')), text: graph.canary });
+    const probe = await app.services.index.probe(graph.tenant, {
+      ids: closure.filter((id) => id.startsWith('mem_')),
+      text: graph.canary,
+    });
     expect(probe.found).toEqual([]);
     // As the writer, who read them all before: what is gone is gone for the one principal who could see it.
     const reader = await app.token(graph.tenant, ['agent'], graph.writer);
     for (const id of graph.memories) {
-      expect((await app.request({ method: 'GET', url: `/v1/tenants/${graph.tenant}/memories/${id}`, token: reader })).statusCode).toBe(404);
+      expect(
+        (await app.request({ method: 'GET', url: `/v1/tenants/${graph.tenant}/memories/${id}`, token: reader }))
+          .statusCode,
+      ).toBe(404);
     }
     expect((await searchAsWriter(app, graph, graph.canary)).filter((id) => closure.includes(id))).toEqual([]);
     // The control subject is still found by the same reader: the search itself still works.
     expect(await searchAsWriter(app, graph, 'Ben lives in Munich')).toContain(graph.control[3]);
   });
 
-  it('leaves no deleted documents in the index segments', async () => {
-    expect((await app.services.index.expungeDeleted(graph.tenant)).deletedDocs).toBe(0);
+  it('leaves no deleted documents in the index segments, as they are (read, not merged)', async () => {
+    const stats = await app.services.index.segmentStats(graph.tenant);
+    expect(stats.segments).toBeGreaterThan(0);
+    expect(stats.deletedDocs).toBe(0);
   });
 
   it('leaves the control set of another subject unchanged', async () => {
@@ -95,7 +135,24 @@ describe('provable erasure of a data subject', () => {
     // cluster may briefly refuse a new connection).
     for (let attempt = 1; ; attempt++) {
       try {
-        execFileSync('runuser', ['-u', 'postgres', '--', '/usr/lib/postgresql/15/bin/psql', '-h', '127.0.0.1', '-p', String(stack.postgres.port), '-d', 'ferretdb', '-c', 'CHECKPOINT'], { stdio: 'pipe' });
+        execFileSync(
+          'runuser',
+          [
+            '-u',
+            'postgres',
+            '--',
+            '/usr/lib/postgresql/15/bin/psql',
+            '-h',
+            '127.0.0.1',
+            '-p',
+            String(stack.postgres.port),
+            '-d',
+            'ferretdb',
+            '-c',
+            'CHECKPOINT',
+          ],
+          { stdio: 'pipe' },
+        );
         break;
       } catch (error) {
         if (attempt >= 5) throw error;
@@ -135,7 +192,10 @@ describe('provable erasure of a data subject', () => {
 
   it('e-mails the DPO on completion with the certificate id', async () => {
     const certificateId = (await app.services.certificates.byRequest(graph.tenant, requestId))[0]!.certificateId;
-    const mail = await waitForMessage(stack.smtp.captureDir, (m) => m.subject.includes(requestId) && m.subject.includes('completed'));
+    const mail = await waitForMessage(
+      stack.smtp.captureDir,
+      (m) => m.subject.includes(requestId) && m.subject.includes('completed'),
+    );
     expect(mail.text).toContain(certificateId);
     expect(mail.text).not.toContain(graph.subject);
   });
@@ -146,7 +206,10 @@ describe('provable erasure of a data subject', () => {
       method: 'POST',
       url: `/v1/tenants/${graph.tenant}/events`,
       token: agent,
-      payload: sampleEvent({ subjects: [graph.subject], content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.` }),
+      payload: sampleEvent({
+        subjects: [graph.subject],
+        content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.`,
+      }),
     });
     expect(again.statusCode).toBe(409);
     expect(again.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
@@ -154,7 +217,9 @@ describe('provable erasure of a data subject', () => {
       method: 'POST',
       url: `/v1/tenants/${graph.tenant}/memories`,
       token: agent,
-      payload: sampleMemory({ provenance: { eventIds: [], parentIds: [graph.memories[0]!], derivationRule: 'summarise' } }),
+      payload: sampleMemory({
+        provenance: { eventIds: [], parentIds: [graph.memories[0]!], derivationRule: 'summarise' },
+      }),
     });
     expect(derived.statusCode).toBe(409);
     expect(derived.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
