@@ -29,8 +29,14 @@ describe('reviewer console', () => {
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: await f.app.token(tenant, ['agent'], writer),
+      // The memory cites an event that states it: the derivation audit admits it as written.
       payload: {
-        events: [sampleEvent({ namespace: memory?.namespace ?? 'default' })],
+        events: [
+          sampleEvent({
+            namespace: memory?.namespace ?? 'default',
+            content: `Call note: ${sampleMemory(memory).content}`,
+          }),
+        ],
         memories: [sampleMemory(memory)],
       },
     });

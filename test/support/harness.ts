@@ -32,10 +32,9 @@ export function testRunTag(): string {
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  // Suites written before the derivation audit cite evidence that does not state their memories: they run it
-  // in `record` mode (the verdict is kept, admission unchanged); the derivation tests set `enforce`.
+  // The production defaults, the derivation audit's `enforce` included: a suite that needs another mode sets it
+  // in `overrides` and says why in one line.
   return loadConfig({
-    LETHE_DERIVATION_AUDIT: 'record',
     ...process.env,
     LETHE_ENV: 'test',
     LOG_LEVEL: 'warn',

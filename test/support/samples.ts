@@ -66,3 +66,61 @@ export function memoryRecord(
     ...overrides,
   };
 }
+
+/** A word for a small number: fixtures that vary a number across records of one subject say it in words (the
+ * derivation audit reads differing quantities about one subject in its history as ambiguous). */
+export function ordinalWord(i: number): string {
+  const words = [
+    'alpha',
+    'bravo',
+    'charlie',
+    'delta',
+    'echo',
+    'foxtrot',
+    'golf',
+    'hotel',
+    'india',
+    'juliet',
+    'kilo',
+    'lima',
+    'mike',
+    'november',
+    'oscar',
+    'papa',
+    'quebec',
+    'romeo',
+    'sierra',
+    'tango',
+  ];
+  return i < words.length
+    ? words[i]!
+    : `${words[i % words.length]}${words[Math.floor(i / words.length) % words.length]}`;
+}
+
+/**
+ * A write batch in which every memory cites an event of its own that states it (placed after `events`, which keep
+ * their `#n` indexes), so that the derivation audit admits it as supported, as a well-behaved agent's would be.
+ * Parents a memory cites are kept.
+ */
+export function statedBatch(memories: Record<string, unknown>[], events: Record<string, unknown>[] = []) {
+  return {
+    events: [
+      ...events,
+      ...memories.map((m) => {
+        const { content, subjects } = { ...sampleMemory(), ...m } as { content: string; subjects: string[] };
+        return sampleEvent({ content: `Noted: ${content}`, subjects });
+      }),
+    ],
+    memories: memories.map((m, i) => {
+      const provenance = (m.provenance ?? {}) as { parentIds?: string[]; derivationRule?: string };
+      return {
+        ...m,
+        provenance: {
+          eventIds: [`#${events.length + i}`],
+          parentIds: provenance.parentIds ?? [],
+          derivationRule: provenance.derivationRule ?? 'extract-note',
+        },
+      };
+    }),
+  };
+}

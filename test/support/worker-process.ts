@@ -53,8 +53,6 @@ export function startWorkerProcess(options: { taskQueue: string; env?: Record<st
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoDir, 'src', 'temporal', 'worker.main.ts')], {
     cwd: repoDir,
     env: {
-      // The same derivation-audit mode as testConfig gives in-process workers.
-      LETHE_DERIVATION_AUDIT: 'record',
       ...process.env,
       LETHE_TASK_QUEUE: options.taskQueue,
       LETHE_ENV: 'test',
@@ -96,14 +94,20 @@ export function startWorkerProcess(options: { taskQueue: string; env?: Record<st
       const deadline = Date.now() + timeoutMs;
       const identity = `${pid}@`;
       for (;;) {
-        if (exit) throw new Error(`worker process ${pid} exited (${JSON.stringify(exit)}) before polling; log:\n${tail(logFile)}`);
+        if (exit)
+          throw new Error(
+            `worker process ${pid} exited (${JSON.stringify(exit)}) before polling; log:\n${tail(logFile)}`,
+          );
         const described = await client.workflowService.describeTaskQueue({
           namespace: client.options.namespace,
           taskQueue: { name: options.taskQueue },
           taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
         });
         if ((described.pollers ?? []).some((p) => p.identity?.startsWith(identity))) return;
-        if (Date.now() > deadline) throw new Error(`worker process ${pid} is not polling ${options.taskQueue} after ${timeoutMs} ms; log:\n${tail(logFile)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `worker process ${pid} is not polling ${options.taskQueue} after ${timeoutMs} ms; log:\n${tail(logFile)}`,
+          );
         await new Promise((r) => setTimeout(r, 250));
       }
     },

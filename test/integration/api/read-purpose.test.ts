@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { sampleMemory, statedBatch } from '../../support/samples.js';
 
 /** The read policy decides who reads what for which purpose, by search and by id; refusals are audited. */
 describe('reading for a purpose', () => {
@@ -11,13 +11,19 @@ describe('reading for a purpose', () => {
     app = await startTestApp();
     tenant = uniqueTenant();
     const memories = (['internal', 'confidential', 'special'] as const).map((sensitivity) =>
-      sampleMemory({ kind: 'note', attribute: `note-${sensitivity}`, sensitivity, content: `Loyalty note (${sensitivity}).` }),
+      sampleMemory({
+        kind: 'note',
+        attribute: `note-${sensitivity}`,
+        sensitivity,
+        content: `Loyalty note (${sensitivity}).`,
+      }),
     );
     const written = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: await app.token(tenant, ['agent'], 'ann'),
-      payload: { events: [sampleEvent()], memories },
+      // Each memory cites an event that states it: the derivation audit admits them as written.
+      payload: statedBatch(memories),
     });
     expect(written.statusCode, written.body).toBe(201);
     const out = written.json<{ memories: { id: string; status: string }[] }>().memories;
@@ -61,12 +67,19 @@ describe('reading for a purpose', () => {
     expect(refused.json()).toMatchObject({ error: { code: 'PolicyDenied', field: 'purpose' } });
     const entries = [];
     for await (const e of app.services.audit.entries(tenant)) if (e.action === 'read.refused') entries.push(e);
-    expect(entries.at(-1)).toMatchObject({ outcome: 'refused', details: { policyId: 'memory-read', purpose: 'marketing' } });
+    expect(entries.at(-1)).toMatchObject({
+      outcome: 'refused',
+      details: { policyId: 'memory-read', purpose: 'marketing' },
+    });
   });
 
   it('refuses to read special-category data by id for an agent, exactly as a missing record, and allows it to a reviewer reviewing', async () => {
     const read = async (id: string) =>
-      app.request({ method: 'GET', url: `/v1/tenants/${tenant}/memories/${id}`, token: await app.token(tenant, ['agent'], 'ann') });
+      app.request({
+        method: 'GET',
+        url: `/v1/tenants/${tenant}/memories/${id}`,
+        token: await app.token(tenant, ['agent'], 'ann'),
+      });
     const agent = await read(ids.special!);
     const missing = await read('mem_does_not_exist');
     expect(agent.statusCode).toBe(404);

@@ -515,9 +515,15 @@ describe.concurrent('--json', () => {
   it('`erasure retry` prints its refusal as JSON (its success needs a request parked for an operator)', async ({
     expect,
   }) => {
+    // Ana's request finished: a retry is refused by a rule (409 → 5), naming the state it is in.
     const failure = await lethe(['--json', 'erasure', 'retry', ids.erased], { token: await token(['dpo']) });
-    expect(failure.code, describeRun(failure)).not.toBe(ExitCode.ok);
+    expect(failure.code, describeRun(failure)).toBe(ExitCode.refused);
     expect(failure.stdout).toBe('');
-    expect(JSON.parse(failure.stderr)).toEqual({ error: { message: expect.any(String), exitCode: failure.code } });
+    expect(JSON.parse(failure.stderr)).toEqual({
+      error: {
+        message: expect.stringMatching(/is (completed|partial), not needs-operator/),
+        exitCode: ExitCode.refused,
+      },
+    });
   });
 });

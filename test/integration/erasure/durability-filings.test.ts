@@ -24,7 +24,8 @@ describe('duplicate and concurrent erasure filings', () => {
   async function runsOf(requestId: string): Promise<{ runId: string; status: string }[]> {
     const runs: { runId: string; status: string }[] = [];
     const query = `WorkflowId = '${erasureWorkflowId(graph.tenant, requestId)}'`;
-    for await (const run of app.worker.client.workflow.list({ query })) runs.push({ runId: run.runId, status: run.status.name });
+    for await (const run of app.worker.client.workflow.list({ query }))
+      runs.push({ runId: run.runId, status: run.status.name });
     return runs;
   }
 
@@ -42,7 +43,8 @@ describe('duplicate and concurrent erasure filings', () => {
   async function auditCounts(requestId: string): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
     for await (const entry of app.services.audit.entries(graph.tenant)) {
-      const ofRequest = entry.target === requestId || (entry.details as { requestId?: string } | null)?.requestId === requestId;
+      const ofRequest =
+        entry.target === requestId || (entry.details as { requestId?: string } | null)?.requestId === requestId;
       if (ofRequest && entry.action.startsWith('erasure.')) counts[entry.action] = (counts[entry.action] ?? 0) + 1;
     }
     return counts;
@@ -62,7 +64,9 @@ describe('duplicate and concurrent erasure filings', () => {
 
     beforeAll(async () => {
       const answers = await Promise.all(
-        Array.from({ length: FILINGS }, () => file({ selector: { subjectId: graph.subject }, legalGround: 'art17-1a' })),
+        Array.from({ length: FILINGS }, () =>
+          file({ selector: { subjectId: graph.subject }, legalGround: 'art17-1a' }),
+        ),
       );
       for (const answer of answers) expect([200, 202], answer.body).toContain(answer.statusCode);
       const ids = new Set(answers.map((a) => a.json<{ id: string }>().id));
@@ -84,11 +88,17 @@ describe('duplicate and concurrent erasure filings', () => {
       const certificates = await app.services.certificates.byRequest(graph.tenant, requestId);
       expect(certificates).toHaveLength(1);
       expect(certificates[0]!.status).toBe('complete');
-      expect((await app.services.erasureRequests.get(graph.tenant, requestId))?.certificateIds).toEqual([certificates[0]!.certificateId]);
+      expect((await app.services.erasureRequests.get(graph.tenant, requestId))?.certificateIds).toEqual([
+        certificates[0]!.certificateId,
+      ]);
     });
 
     it('write each audit entry of the request once', async () => {
-      expect(await auditCounts(requestId)).toEqual({ 'erasure.authorised': 1, 'erasure.marked-deleted': 1, 'erasure.certified': 1 });
+      expect(await auditCounts(requestId)).toEqual({
+        'erasure.authorised': 1,
+        'erasure.marked-deleted': 1,
+        'erasure.certified': 1,
+      });
     });
 
     it('once the request finished, open a new request when filed again', async () => {
@@ -101,7 +111,11 @@ describe('duplicate and concurrent erasure filings', () => {
       // The first request is untouched: still one run, one certificate, each audit entry once.
       expect(await closedRunsOf(requestId)).toHaveLength(1);
       expect(await app.services.certificates.byRequest(graph.tenant, requestId)).toHaveLength(1);
-      expect(await auditCounts(requestId)).toEqual({ 'erasure.authorised': 1, 'erasure.marked-deleted': 1, 'erasure.certified': 1 });
+      expect(await auditCounts(requestId)).toEqual({
+        'erasure.authorised': 1,
+        'erasure.marked-deleted': 1,
+        'erasure.certified': 1,
+      });
     });
   });
 
@@ -112,8 +126,12 @@ describe('duplicate and concurrent erasure filings', () => {
     beforeAll(async () => {
       // The key names the request, whatever else the filings say.
       const answers = await Promise.all([
-        ...Array.from({ length: 5 }, () => file({ selector: { subjectId: graph.other }, legalGround: 'art17-1a', requestKey })),
-        ...Array.from({ length: 5 }, () => file({ selector: { subjectId: graph.other }, legalGround: 'art17-1b', requestKey })),
+        ...Array.from({ length: 5 }, () =>
+          file({ selector: { subjectId: graph.other }, legalGround: 'art17-1a', requestKey }),
+        ),
+        ...Array.from({ length: 5 }, () =>
+          file({ selector: { subjectId: graph.other }, legalGround: 'art17-1b', requestKey }),
+        ),
       ]);
       for (const answer of answers) expect([200, 202], answer.body).toContain(answer.statusCode);
       const ids = new Set(answers.map((a) => a.json<{ id: string }>().id));
@@ -131,11 +149,18 @@ describe('duplicate and concurrent erasure filings', () => {
 
     it('return the finished request when filed again, without running it again', async () => {
       const before = await app.services.erasureRequests.get(graph.tenant, requestId);
+      // Describing the workflow by id is strongly consistent and answers its latest run: a run the filing started
+      // would be that run by the time the filing answered (the start is acknowledged before the API responds).
+      const handle = app.worker.client.workflow.getHandle(erasureWorkflowId(graph.tenant, requestId));
+      const finished = await handle.describe();
       const again = await file({ selector: { subjectId: graph.other }, legalGround: 'art17-1a', requestKey });
       expect(again.statusCode, again.body).toBe(200);
       expect(again.json<{ id: string; state: string }>()).toMatchObject({ id: requestId, state: 'completed' });
-      // Give a wrongly started run time to show itself.
-      await new Promise((r) => setTimeout(r, 3000));
+      const latest = await handle.describe();
+      expect({ runId: latest.runId, status: latest.status.name }).toEqual({
+        runId: finished.runId,
+        status: 'COMPLETED',
+      });
       const runs = await closedRunsOf(requestId);
       expect(runs).toHaveLength(1);
       expect(runs[0]!.status).toBe('COMPLETED');
@@ -143,7 +168,11 @@ describe('duplicate and concurrent erasure filings', () => {
       expect(after?.state).toBe('completed');
       expect(after?.steps).toEqual(before?.steps);
       expect(await app.services.certificates.byRequest(graph.tenant, requestId)).toHaveLength(1);
-      expect(await auditCounts(requestId)).toEqual({ 'erasure.authorised': 1, 'erasure.marked-deleted': 1, 'erasure.certified': 1 });
+      expect(await auditCounts(requestId)).toEqual({
+        'erasure.authorised': 1,
+        'erasure.marked-deleted': 1,
+        'erasure.certified': 1,
+      });
     });
   });
 });

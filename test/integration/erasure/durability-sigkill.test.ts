@@ -59,9 +59,19 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
   const token = (roles: ('agent' | 'dpo')[], principal = uniqueId('p')) =>
     mintToken(runtime.config.secrets.tokenSecret, { id: principal, tenant, roles }, 600);
   const request = async (method: 'GET' | 'POST', url: string, roles: ('agent' | 'dpo')[], payload?: object) =>
-    api.inject({ method, url, headers: { authorization: `Bearer ${await token(roles)}` }, ...(payload ? { payload } : {}) });
+    api.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${await token(roles)}` },
+      ...(payload ? { payload } : {}),
+    });
 
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 100): Promise<T> {
+  async function until<T>(
+    what: string,
+    probe: () => Promise<T | undefined>,
+    timeoutMs: number,
+    everyMs = 100,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await probe();
@@ -77,7 +87,12 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
   /** How many of `ids` (events and memories) are still in MongoDB. */
   const stillStored = async (ids: readonly string[]) =>
     (await services.events.getMany(tenant, ids.filter(isEvent))).length +
-    (await services.memories.getMany(tenant, ids.filter((id) => !isEvent(id)))).length;
+    (
+      await services.memories.getMany(
+        tenant,
+        ids.filter((id) => !isEvent(id)),
+      )
+    ).length;
 
   beforeAll(async () => {
     runtime = testRuntime();
@@ -86,7 +101,12 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
     await services.ensureIndexes();
     // The worker process would create the tenant's index with the production lease sync (30 s): create it here.
     await services.index.ensureTenantIndex(tenant);
-    api = await buildApiServer({ log: runtime.log, probes: runtime.probes, services, tokenSecret: runtime.config.secrets.tokenSecret });
+    api = await buildApiServer({
+      log: runtime.log,
+      probes: runtime.probes,
+      services,
+      tokenSecret: runtime.config.secrets.tokenSecret,
+    });
     workers.push(startWorkerProcess({ taskQueue }));
 
     for (let at = 0; at < MEMORIES; at += BATCH) {
@@ -144,9 +164,13 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
         const r = await current();
         const purge = r.steps.find((s) => s.step === 'purge');
         if (purge?.state === 'done' || ['completed', 'needs-operator', 'rejected'].includes(r.state)) {
-          throw new Error(`the purge finished before it could be interrupted (state ${r.state}): make the subject bigger`);
+          throw new Error(
+            `the purge finished before it could be interrupted (state ${r.state}): make the subject bigger`,
+          );
         }
-        return purge?.state === 'running' && r.progress.purged > 0 && r.progress.purged < r.progress.total ? r : undefined;
+        return purge?.state === 'running' && r.progress.purged > 0 && r.progress.purged < r.progress.total
+          ? r
+          : undefined;
       },
       120_000,
       50,
@@ -159,7 +183,8 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
       const details = pending.find((a) => a.activityType?.name === 'purgeRecords')?.heartbeatDetails?.payloads?.[0];
       return details ? defaultPayloadConverter.fromPayload<PurgeHeartbeat>(details) : undefined;
     };
-    await until('a heartbeat of the purge', serverHeartbeat, 5_000, 50).catch(() => undefined);
+    // Bounded by the test's own timeout, not by a guess at how soon the server shows it.
+    await until('a heartbeat of the purge', serverHeartbeat, 120_000, 50);
     const first = workers[0]!;
     first.kill('SIGKILL');
     expect(await first.waitExit()).toMatchObject({ signal: 'SIGKILL' });
@@ -181,9 +206,15 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
     const edgesOf = async (ids: readonly string[]) => {
       // Two equality lookups per record (out of it, into it): the local server pushes those down, not an $or.
       const found = await mapBounded(
-        ids.flatMap((id) => [{ tenant, input: id }, { tenant, child: id }]),
+        ids.flatMap((id) => [
+          { tenant, input: id },
+          { tenant, child: id },
+        ]),
         32,
-        (filter) => lineage().find(filter, { projection: { _id: 1 } }).toArray(),
+        (filter) =>
+          lineage()
+            .find(filter, { projection: { _id: 1 } })
+            .toArray(),
       );
       return new Set(found.flat().map((e) => e._id)).size;
     };
@@ -218,11 +249,15 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
 
     // The purge ran in two attempts of one activity, the second on the new worker.
     const history = await handle.fetchHistory();
-    const purgeScheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'purgeRecords');
+    const purgeScheduled = (history.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'purgeRecords',
+    );
     expect(purgeScheduled).toHaveLength(1);
     const scheduledId = purgeScheduled[0]!.eventId;
     const started = (history.events ?? []).find(
-      (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduledId),
+      (e) =>
+        e.activityTaskStartedEventAttributes &&
+        String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduledId),
     );
     expect(started?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
     expect(started?.activityTaskStartedEventAttributes?.identity).toMatch(new RegExp(`^${second.pid}@`));
@@ -247,7 +282,15 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
 
   it('ends with the progress at the total and every step done', () => {
     expect(final.progress).toEqual({ purged: 2 * MEMORIES, total: 2 * MEMORIES });
-    expect(final.steps.map((s) => s.step)).toEqual(['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify']);
+    expect(final.steps.map((s) => s.step)).toEqual([
+      'locate',
+      'closure',
+      'authorise',
+      'tombstone',
+      'purge',
+      'expunge',
+      'verify',
+    ]);
     expect(final.steps.every((s) => s.state === 'done')).toBe(true);
     expect(final.certificateIds).toHaveLength(1);
   });
@@ -288,7 +331,8 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
   it('writes each audit entry of the request once', async () => {
     const counts: Record<string, number> = {};
     for await (const entry of services.audit.entries(tenant)) {
-      const ofRequest = entry.target === requestId || (entry.details as { requestId?: string } | null)?.requestId === requestId;
+      const ofRequest =
+        entry.target === requestId || (entry.details as { requestId?: string } | null)?.requestId === requestId;
       if (ofRequest && entry.action.startsWith('erasure.')) counts[entry.action] = (counts[entry.action] ?? 0) + 1;
     }
     expect(counts).toEqual({ 'erasure.authorised': 1, 'erasure.marked-deleted': 1, 'erasure.certified': 1 });

@@ -287,10 +287,8 @@ describe('writes racing an erasure at every step boundary', () => {
       ))!;
       expect(certificate.status).toBe('complete');
       expect(certificate.closure.ids).toEqual(expect.arrayContaining([...admitted, c.located]));
-      expect(
-        certificate.probes.every((p) => p.found === 0),
-        c.boundary,
-      ).toBe(true);
+      expect(certificate.probes.filter((p) => p.checked > 0).length, c.boundary).toBeGreaterThan(0);
+      for (const p of certificate.probes) expect(p.found, `${c.boundary}: ${p.kind} probe of ${p.target}`).toBe(0);
       // Per-store counts add up to the closure.
       const deleted = certificate.stores
         .filter((s) => s.store === 'mongodb' && (s.collection === 'memories' || s.collection === 'events'))

@@ -235,7 +235,7 @@ describe('disputes and supersession', () => {
       url: `/v1/tenants/${tenant}/batches`,
       token: await app.token(tenant, ['agent'], 'agent-1'),
       payload: {
-        events: [sampleEvent()],
+        events: [sampleEvent({ content: 'Call note: Works at Acme Corp. A later call: Works at Globex Ltd.' })],
         memories: [
           sampleMemory({
             kind: 'fact',

@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
-import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
 import { MEMORY_STATUSES, canTransition, nextStatuses, type MemoryStatus } from '../../../src/shared/lifecycle.js';
 import { disputeWorkflowId, reviewWorkflowId } from '../../../src/shared/workflow-ids.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
@@ -183,7 +183,11 @@ describe('every forbidden move, attempted through the API and the workflows', ()
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: await app.token(tenant, ['agent'], writer),
-      payload: { events: body.events ?? [sampleEvent({ content: `Note ${randomUUID()}` })], memories: body.memories },
+      // Each memory cites an event that states it: the derivation audit admits them as written.
+      payload: statedBatch(
+        body.memories as Record<string, unknown>[],
+        (body.events ?? []) as Record<string, unknown>[],
+      ),
     });
     expect(response.statusCode, response.body).toBe(201);
     return response.json<{ memories: { id: string; status: string }[] }>().memories;
@@ -399,19 +403,16 @@ describe('random walks through the API', () => {
         method: 'POST',
         url: `/v1/tenants/${tenant}/batches`,
         token: await app.token(tenant, ['agent'], `agent-${op.writer}`),
-        payload: {
-          events: [sampleEvent({ content: `Note ${Math.random()}` })],
-          memories: [
-            sampleMemory({
-              kind: 'fact',
-              attribute: 'employer',
-              // The hr namespace makes a write high-impact: it waits in candidate for a sign-off.
-              namespace: op.highImpact ? 'hr' : 'support',
-              content: `Works at ${EMPLOYERS[op.employer]}`,
-              validFrom: `${op.startYear}-01-01T00:00:00Z`,
-            }),
-          ],
-        },
+        payload: statedBatch([
+          sampleMemory({
+            kind: 'fact',
+            attribute: 'employer',
+            // The hr namespace makes a write high-impact: it waits in candidate for a sign-off.
+            namespace: op.highImpact ? 'hr' : 'support',
+            content: `Works at ${EMPLOYERS[op.employer]}`,
+            validFrom: `${op.startYear}-01-01T00:00:00Z`,
+          }),
+        ]),
       });
       expect(response.statusCode, response.body).toBe(201);
     } else if (op.op === 'sign-off') {

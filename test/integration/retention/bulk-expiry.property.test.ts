@@ -99,7 +99,14 @@ async function interfere(tenant: string, ids: readonly string[], plan: Interfere
     await runtime.db
       .collection<Guard & { tenant: string; at: Date }>(Collections.transitions)
       .insertMany(
-        claimed.map((id) => ({ _id: `${id}:1`, tenant, from: 'active', to: 'expired', reason: 'retention-expiry', at: now })),
+        claimed.map((id) => ({
+          _id: `${id}:1`,
+          tenant,
+          from: 'active',
+          to: 'expired',
+          reason: 'retention-expiry',
+          at: now,
+        })),
         { ordered: false },
       )
       // Racing a sweep, its own claim of the same version may already be there: then there is no crashed attempt.
@@ -117,14 +124,29 @@ async function interfere(tenant: string, ids: readonly string[], plan: Interfere
 /** The page's records, transition log and audit trail, with the tenant taken out of every id. */
 async function stateOf(tenant: string) {
   const rows = await runtime.db.collection<Row>(Collections.memories).find({ tenant }).sort({ _id: 1 }).toArray();
-  const guards = await runtime.db.collection<Guard>(Collections.transitions).find({ tenant }).sort({ _id: 1 }).toArray();
+  const guards = await runtime.db
+    .collection<Guard>(Collections.transitions)
+    .find({ tenant })
+    .sort({ _id: 1 })
+    .toArray();
   const audit: { action: string; target: string | null; outcome: string; details: unknown }[] = [];
   for await (const e of createMongoAuditLog(runtime.db).entries(tenant)) {
-    audit.push({ action: e.action, target: e.target && local(tenant, e.target), outcome: e.outcome, details: e.details });
+    audit.push({
+      action: e.action,
+      target: e.target && local(tenant, e.target),
+      outcome: e.outcome,
+      details: e.details,
+    });
   }
   audit.sort((a, b) => `${a.action}${a.target}`.localeCompare(`${b.action}${b.target}`));
   return {
-    rows: rows.map((r) => ({ id: local(tenant, r._id), status: r.status, version: r.version, slot: r.expiryBucket, reason: r.statusReason })),
+    rows: rows.map((r) => ({
+      id: local(tenant, r._id),
+      status: r.status,
+      version: r.version,
+      slot: r.expiryBucket,
+      reason: r.statusReason,
+    })),
     guards: guards.map((g) => ({ id: local(tenant, g._id), from: g.from, to: g.to, reason: g.reason })),
     audit,
   };
@@ -142,7 +164,10 @@ function activitiesOver(queue: ExpiryQueue) {
 
 /** The queue as it was: every record moved by its own read, guard and update. */
 function oneByOne(queue: ExpiryQueue): ExpiryQueue {
-  return { ...queue, expireMany: (_tenant, entries) => Promise.resolve({ expired: [], retry: entries.map((e) => e.id) }) };
+  return {
+    ...queue,
+    expireMany: (_tenant, entries) => Promise.resolve({ expired: [], retry: entries.map((e) => e.id) }),
+  };
 }
 
 /** Runs `between` after the page is read and before anything on it moves. */
@@ -171,65 +196,86 @@ const interference = (n: number) =>
 describe('bulk expiry against one-by-one expiry (property, real database)', () => {
   it('leaves the same statuses, slots, transition log and audit trail when movers strike between read and move', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 5, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))), async ([n, plan]) => {
-        const bulkTenant = uniqueId('bulk');
-        const singleTenant = uniqueId('single');
-        const bulkIds = await seed(bulkTenant, n);
-        const singleIds = await seed(singleTenant, n);
-        const queue = createExpiryQueue(runtime.db);
-        const page = { bucket, until, pageSize: 100 };
-        const bulk = await activitiesOver(withReadBoundary(queue, () => interfere(bulkTenant, bulkIds, plan))).markExpiredPage({ tenant: bulkTenant, ...page });
-        const single = await activitiesOver(withReadBoundary(oneByOne(queue), () => interfere(singleTenant, singleIds, plan))).markExpiredPage({
-          tenant: singleTenant,
-          ...page,
-        });
-        expect(bulk).toEqual(single);
-        const [a, b] = [await stateOf(bulkTenant), await stateOf(singleTenant)];
-        expect(a.rows).toEqual(b.rows);
-        expect(a.guards).toEqual(b.guards);
-        expect(a.audit).toEqual(b.audit);
-        // And the outcome is the one intended: every record not moved by another is expired and waits for erasure.
-        const expired = a.rows.filter((r) => r.status === 'expired');
-        expect(bulk.expired).toBe(expired.length);
-        for (const r of expired) expect(r.slot).toBe(ERASURE_PENDING);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 5, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))),
+        async ([n, plan]) => {
+          const bulkTenant = uniqueId('bulk');
+          const singleTenant = uniqueId('single');
+          const bulkIds = await seed(bulkTenant, n);
+          const singleIds = await seed(singleTenant, n);
+          const queue = createExpiryQueue(runtime.db);
+          const page = { bucket, until, pageSize: 100 };
+          const bulk = await activitiesOver(
+            withReadBoundary(queue, () => interfere(bulkTenant, bulkIds, plan)),
+          ).markExpiredPage({ tenant: bulkTenant, ...page });
+          const single = await activitiesOver(
+            withReadBoundary(oneByOne(queue), () => interfere(singleTenant, singleIds, plan)),
+          ).markExpiredPage({
+            tenant: singleTenant,
+            ...page,
+          });
+          expect(bulk).toEqual(single);
+          const [a, b] = [await stateOf(bulkTenant), await stateOf(singleTenant)];
+          expect(a.rows).toEqual(b.rows);
+          expect(a.guards).toEqual(b.guards);
+          expect(a.audit).toEqual(b.audit);
+          // And the outcome is the one intended, record by record: erased ones deleted, those another mover disputed
+          // first disputed, and every other one — a crashed attempt's claim included — expired and waiting for erasure.
+          const pick = (ks: number[]) =>
+            new Set([...new Set(ks)].filter((k) => k < n).map((k) => local(bulkTenant, bulkIds[k]!)));
+          const erased = pick(plan.erased);
+          const claimed = new Set([...pick(plan.claimed)].filter((id) => !erased.has(id)));
+          const disputed = new Set([...pick(plan.disputed)].filter((id) => !claimed.has(id) && !erased.has(id)));
+          const intended = (id: string) => (erased.has(id) ? 'deleted' : disputed.has(id) ? 'disputed' : 'expired');
+          expect(a.rows).toHaveLength(n);
+          expect(a.rows.map((r) => [r.id, r.status])).toEqual(a.rows.map((r) => [r.id, intended(r.id)]));
+          const expired = a.rows.filter((r) => r.status === 'expired');
+          expect(bulk.expired).toBe(expired.length);
+          for (const r of expired) expect(r.slot).toBe(ERASURE_PENDING);
+        },
+      ),
       { numRuns: 8 },
     );
   });
 
   it('keeps every record one chain of moves, with one audit entry per outcome, under two concurrent sweeps and movers', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 10, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))), async ([n, plan]) => {
-        const tenant = uniqueId('race');
-        const ids = await seed(tenant, n);
-        const queue = createExpiryQueue(runtime.db);
-        const page = { tenant, bucket, until, pageSize: 100 };
-        await Promise.all([
-          activitiesOver(queue).markExpiredPage(page),
-          interfere(tenant, ids, plan),
-          activitiesOver(queue).markExpiredPage(page),
-        ]);
-        const { rows, guards, audit } = await stateOf(tenant);
-        for (const row of rows) {
-          const chain = guards.filter((g) => g.id.startsWith(`${row.id}:`)).sort((x, y) => Number(x.id.split(':').pop()) - Number(y.id.split(':').pop()));
-          const versions = chain.map((g) => Number(g.id.split(':').pop()));
-          expect(versions).toEqual(chain.map((_, k) => k + 1));
-          chain.forEach((g, k) => expect(g.from).toBe(k === 0 ? 'active' : chain[k - 1]!.to));
-          // A claim whose record was never updated (a crashed attempt finished by nobody) would leave the row behind.
-          expect(row.version).toBe(chain.length + 1);
-          expect(row.status).toBe(chain.at(-1)?.to ?? 'active');
-          const expiredMove = chain.some((g) => g.to === 'expired' && g.reason === 'retention-expiry');
-          const entries = audit.filter((e) => e.target === row.id);
-          const expiredEntries = entries.filter((e) => e.action === 'memory.expired');
-          const voidEntries = entries.filter((e) => e.action === 'memory.expiry-void');
-          expect(expiredEntries.length).toBeLessThanOrEqual(1);
-          expect(voidEntries.length).toBeLessThanOrEqual(1);
-          if (expiredMove) expect(voidEntries).toHaveLength(0);
-          else if (expiredEntries.length === 1) expect(voidEntries).toHaveLength(1);
-          if (expiredMove) expect(expiredEntries).toHaveLength(1);
-          if (row.status === 'expired') expect(row.slot).toBe(ERASURE_PENDING);
-        }
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 10, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))),
+        async ([n, plan]) => {
+          const tenant = uniqueId('race');
+          const ids = await seed(tenant, n);
+          const queue = createExpiryQueue(runtime.db);
+          const page = { tenant, bucket, until, pageSize: 100 };
+          await Promise.all([
+            activitiesOver(queue).markExpiredPage(page),
+            interfere(tenant, ids, plan),
+            activitiesOver(queue).markExpiredPage(page),
+          ]);
+          const { rows, guards, audit } = await stateOf(tenant);
+          for (const row of rows) {
+            const chain = guards
+              .filter((g) => g.id.startsWith(`${row.id}:`))
+              .sort((x, y) => Number(x.id.split(':').pop()) - Number(y.id.split(':').pop()));
+            const versions = chain.map((g) => Number(g.id.split(':').pop()));
+            expect(versions).toEqual(chain.map((_, k) => k + 1));
+            chain.forEach((g, k) => expect(g.from).toBe(k === 0 ? 'active' : chain[k - 1]!.to));
+            // A claim whose record was never updated (a crashed attempt finished by nobody) would leave the row behind.
+            expect(row.version).toBe(chain.length + 1);
+            expect(row.status).toBe(chain.at(-1)?.to ?? 'active');
+            const expiredMove = chain.some((g) => g.to === 'expired' && g.reason === 'retention-expiry');
+            const entries = audit.filter((e) => e.target === row.id);
+            const expiredEntries = entries.filter((e) => e.action === 'memory.expired');
+            const voidEntries = entries.filter((e) => e.action === 'memory.expiry-void');
+            expect(expiredEntries.length).toBeLessThanOrEqual(1);
+            expect(voidEntries.length).toBeLessThanOrEqual(1);
+            if (expiredMove) expect(voidEntries).toHaveLength(0);
+            else if (expiredEntries.length === 1) expect(voidEntries).toHaveLength(1);
+            if (expiredMove) expect(expiredEntries).toHaveLength(1);
+            if (row.status === 'expired') expect(row.slot).toBe(ERASURE_PENDING);
+          }
+        },
+      ),
       { numRuns: 6 },
     );
   });

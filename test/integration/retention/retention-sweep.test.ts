@@ -50,12 +50,16 @@ describe('retention sweep', () => {
     app = await startTestApp();
     tenant = uniqueTenant();
     const agent = await app.token(tenant, ['agent']);
+    const said = ['Prefers e-mail.', 'Lives in Porto.', 'Account manager is Rui.', 'Calls on Mondays.', 'Has a dog.'];
     const written = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: agent,
       payload: {
-        events: [sampleEvent({ subjects: ['subject-r'], content: `Retention canary ${randomUUID()}` })],
+        // One call note states every memory (the derivation audit admits them as written), with a canary.
+        events: [
+          sampleEvent({ subjects: ['subject-r'], content: `Retention canary ${randomUUID()}. ${said.join(' ')}` }),
+        ],
         memories: [
           'Prefers e-mail.',
           'Lives in Porto.',

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { ordinalWord, sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 
@@ -36,7 +36,10 @@ describe('retrieval under a red team', () => {
       method: 'POST',
       url: `/v1/tenants/${t}/batches`,
       token: await app.token(t, ['agent'], principal),
-      payload: { events: [sampleEvent({ subjects: ['customer-x'], content: `notes of ${principal}` })], memories },
+      // Each memory cites an event that states it: the derivation audit admits them as written.
+      payload: statedBatch(memories as Record<string, unknown>[], [
+        sampleEvent({ subjects: ['customer-x'], content: `notes of ${principal}` }),
+      ]),
     });
     expect(response.statusCode, response.body).toBe(201);
     return response.json<{ memories: { id: string }[] }>().memories.map((m) => m.id);
@@ -46,7 +49,7 @@ describe('retrieval under a red team', () => {
       subjects: [`customer-${i % 5}`],
       attribute: `note-${term}-${i}`,
       kind: 'note',
-      content: `${term} shipment ${i} depot invoice contact`,
+      content: `${term} shipment ${ordinalWord(i)} depot invoice contact`,
       ...over,
     });
 
@@ -71,8 +74,13 @@ describe('retrieval under a red team', () => {
     for (const id of deleted) await app.services.memories.transition(tenant, id, 'active', 'deleted', 'test:red-team');
     const otherTerm = `zed${randomUUID().slice(0, 6)}`;
     terms.set('other-tenant', otherTerm);
-    otherIds = await write(other, 'p-ana', Array.from({ length: 8 }, (_, i) => note(i, otherTerm, { scope: 'tenant' })));
-    for (const principal of [...PRINCIPALS, 'p-eve']) tokens.set(principal, await app.token(tenant, ['agent'], principal, 3600));
+    otherIds = await write(
+      other,
+      'p-ana',
+      Array.from({ length: 8 }, (_, i) => note(i, otherTerm, { scope: 'tenant' })),
+    );
+    for (const principal of [...PRINCIPALS, 'p-eve'])
+      tokens.set(principal, await app.token(tenant, ['agent'], principal, 3600));
   }, 180_000);
 
   afterAll(async () => {
@@ -81,10 +89,7 @@ describe('retrieval under a red team', () => {
 
   /** Who may see what, from the stored records and the rules as the README states them, not from the code. */
   async function admissibleFor(principal: string, intent: string, asOf?: string): Promise<Set<string>> {
-    const records = await app.runtime.db
-      .collection<MemoryRecord>(Collections.memories)
-      .find({ tenant })
-      .toArray();
+    const records = await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray();
     const statuses = intent === 'current' ? ['active', 'disputed'] : ['active', 'disputed', 'superseded'];
     return new Set(
       records
@@ -142,10 +147,13 @@ describe('retrieval under a red team', () => {
       [{ query: 'depot\u0000' }, 'query'],
       [{ query: 'depot', tenant: 'other' }, ''],
     );
-    const calls = fc.sample(fc.oneof({ weight: 9, arbitrary: valid.map((v) => ({ v })) }, { weight: 1, arbitrary: bad.map((b) => ({ b })) }), {
-      numRuns: CALLS,
-      seed: 4242,
-    });
+    const calls = fc.sample(
+      fc.oneof({ weight: 9, arbitrary: valid.map((v) => ({ v })) }, { weight: 1, arbitrary: bad.map((b) => ({ b })) }),
+      {
+        numRuns: CALLS,
+        seed: 4242,
+      },
+    );
 
     const admissible = new Map<string, Set<string>>();
     const AS_OF = '2024-06-01T00:00:00Z';
@@ -172,8 +180,13 @@ describe('retrieval under a red team', () => {
               token: tokens.get('p-ana')!,
               payload: body,
             });
-            if (response.statusCode !== 400 || (field && response.json<{ error: { field: string } }>().error.field !== field))
-              failures.push(`${JSON.stringify(body).slice(0, 80)} → ${response.statusCode} ${response.body.slice(0, 120)}`);
+            if (
+              response.statusCode !== 400 ||
+              (field && response.json<{ error: { field: string } }>().error.field !== field)
+            )
+              failures.push(
+                `${JSON.stringify(body).slice(0, 80)} → ${response.statusCode} ${response.body.slice(0, 120)}`,
+              );
             else refusedBad++;
             continue;
           }
@@ -185,7 +198,9 @@ describe('retrieval under a red team', () => {
             payload: { ...rest, ...(purpose ? { purpose } : {}), ...(rest.intent === 'as-of' ? { asOf: AS_OF } : {}) },
           });
           if (response.statusCode !== 200) {
-            failures.push(`${JSON.stringify(call.v).slice(0, 80)} → ${response.statusCode} ${response.body.slice(0, 120)}`);
+            failures.push(
+              `${JSON.stringify(call.v).slice(0, 80)} → ${response.statusCode} ${response.body.slice(0, 120)}`,
+            );
             continue;
           }
           const allowed = admissible.get(`${p}:${rest.intent}`)!;
@@ -202,6 +217,8 @@ describe('retrieval under a red team', () => {
     // The red team did reach the index: a check that served nothing would prove nothing.
     expect(served).toBeGreaterThan(CALLS);
     expect(refusedBad).toBeGreaterThan(CALLS / 20);
-    console.log(`red team: ${CALLS} calls, ${served} items served, 0 outside the admissible set, ${refusedBad} malformed refused`);
+    console.log(
+      `red team: ${CALLS} calls, ${served} items served, 0 outside the admissible set, ${refusedBad} malformed refused`,
+    );
   }, 1_800_000);
 });

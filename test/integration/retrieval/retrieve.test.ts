@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
-import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { ordinalWord, sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 
 interface Item {
@@ -47,7 +47,10 @@ describe('governed retrieval', () => {
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: await app.token(tenant, ['agent'], principal),
-      payload: { events: [sampleEvent({ subjects: ['customer-ana'], content: `Ana's ${canary} notes.` })], memories },
+      // Each memory cites an event that states it: the derivation audit admits them as written.
+      payload: statedBatch(memories as Record<string, unknown>[], [
+        sampleEvent({ subjects: ['customer-ana'], content: `Ana's ${canary} notes.` }),
+      ]),
     });
     expect(response.statusCode, response.body).toBe(201);
     return response.json<{ memories: { id: string }[] }>().memories.map((m) => m.id);
@@ -57,7 +60,7 @@ describe('governed retrieval', () => {
       subjects: ['customer-ana'],
       attribute: `fact-${i}`,
       kind: 'fact',
-      content: `The ${canary} delivery ${i} goes to the Porto depot on weekday ${i}.`,
+      content: `The ${canary} delivery ${ordinalWord(i)} goes to the Porto depot on weekday ${ordinalWord(i)}.`,
       ...over,
     });
   const retrieve = async (principal: string, body: object, roles: string[] = ['agent']) =>
@@ -71,12 +74,21 @@ describe('governed retrieval', () => {
   beforeAll(async () => {
     app = await startTestApp();
     tenant = uniqueTenant();
-    own.push(...(await write('agent-a', Array.from({ length: 10 }, (_, i) => memory(i)))));
-    shared = (await write('agent-a', [memory(10, { scope: 'tenant', content: `Shared: the ${canary} depot is in Porto.` })]))[0]!;
+    own.push(
+      ...(await write(
+        'agent-a',
+        Array.from({ length: 10 }, (_, i) => memory(i)),
+      )),
+    );
+    shared = (
+      await write('agent-a', [memory(10, { scope: 'tenant', content: `Shared: the ${canary} depot is in Porto.` })])
+    )[0]!;
     // Another principal's notes on the very same topic, with the query's words in them.
     theirs = await write(
       'agent-b',
-      Array.from({ length: 6 }, (_, i) => memory(20 + i, { content: `${canary} delivery Porto depot, agent b note ${i}.` })),
+      Array.from({ length: 6 }, (_, i) =>
+        memory(20 + i, { content: `${canary} delivery Porto depot, agent b note ${i}.` }),
+      ),
     );
   }, 120_000);
 
@@ -116,9 +128,7 @@ describe('governed retrieval', () => {
       expect(answer.counts.axes.lifecycle.refused).toBeGreaterThanOrEqual(5);
       expect(answer.short).toBe(false);
     } finally {
-      await app.runtime.db
-        .collection(Collections.memories)
-        .updateMany({ tenant }, { $unset: { restrictedBy: '' } });
+      await app.runtime.db.collection(Collections.memories).updateMany({ tenant }, { $unset: { restrictedBy: '' } });
     }
   });
 
@@ -135,7 +145,8 @@ describe('governed retrieval', () => {
       memory(30, { content: `Old: the ${canary} depot was in Lisbon.`, validFrom: '2025-01-01T00:00:00Z' }),
     ]);
     await app.services.memories.transition(tenant, old!, 'active', 'superseded', 'test:corrected');
-    const ids = async (body: object) => (await retrieve('agent-a', { k: 50, ...body })).json<Answer>().items.map((i) => i.id);
+    const ids = async (body: object) =>
+      (await retrieve('agent-a', { k: 50, ...body })).json<Answer>().items.map((i) => i.id);
     expect(await ids({ intent: 'current' })).not.toContain(old);
     expect(await ids({ intent: 'history' })).toContain(old);
     const asOf = await ids({ intent: 'as-of', asOf: '2025-06-01T00:00:00Z' });
@@ -196,7 +207,9 @@ describe('governed retrieval', () => {
     expect(traced?.exposedAt).not.toBeNull();
     expect((await trace(second)).find((r) => r.retrievalId === answer.retrievalId)?.exposedAt).toBeNull();
     // The query text is never kept.
-    const stored = await app.runtime.db.collection(Collections.retrievals).findOne({ _id: answer.retrievalId as never });
+    const stored = await app.runtime.db
+      .collection(Collections.retrievals)
+      .findOne({ _id: answer.retrievalId as never });
     expect(JSON.stringify(stored)).not.toContain(canary);
 
     const retrievalsOfFirst = (await trace(first)).length;

@@ -49,4 +49,48 @@ describe('search filters', () => {
     expect(buildFilterClauses('t-1', { validAt: at })).toHaveLength(2);
     expect(() => validAtClause(new Date('nope'))).toThrow(RangeError);
   });
+
+  it("ORs a reader's grants, each a pair of sensitivity and (unless tenant-wide) scope, never their cross-product", () => {
+    const [, grants] = buildFilterClauses('t-1', {
+      grants: [
+        { sensitivities: ['public', 'internal', 'confidential'], scopes: ['principal:carl', 'tenant'] },
+        { sensitivities: ['public', 'internal'] },
+      ],
+    });
+    expect(grants).toEqual({
+      bool: {
+        should: [
+          {
+            bool: {
+              filter: [
+                { terms: { sensitivity: ['public', 'internal', 'confidential'] } },
+                { terms: { scope: ['principal:carl', 'tenant'] } },
+              ],
+            },
+          },
+          { bool: { filter: [{ terms: { sensitivity: ['public', 'internal'] } }] } },
+        ],
+        minimum_should_match: 1,
+      },
+    });
+    expect(admitsNothing({ grants: [] })).toBe(true);
+    expect(admitsNothing({ grants: [{ sensitivities: [] }] })).toBe(true);
+    expect(
+      admitsNothing({ grants: [{ sensitivities: ['internal'], scopes: [] }, { sensitivities: ['public'] }] }),
+    ).toBe(false);
+  });
+
+  it('keeps, for a current question, only records whose valid time has not ended', () => {
+    const [, current] = buildFilterClauses('t-1', { currentAt: new Date('2026-06-01T00:00:00Z') });
+    expect(current).toEqual({
+      bool: {
+        should: [
+          { range: { validTo: { gt: '2026-06-01T00:00:00.000Z' } } },
+          { bool: { must_not: [{ exists: { field: 'validTo' } }] } },
+        ],
+        minimum_should_match: 1,
+      },
+    });
+    expect(() => buildFilterClauses('t-1', { currentAt: new Date('nope') })).toThrow(RangeError);
+  });
 });
