@@ -3,7 +3,7 @@ import type { AuditLog } from '../governance/audit/audit-log.port.js';
 import { roleAllows, type Action } from '../governance/auth/permissions.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { TENANT_PATTERN } from '../governance/auth/principal.js';
-import { bearer, verifyToken } from '../governance/auth/tokens.js';
+import { bearer, DEFAULT_TOKEN_LIMITS, verifyToken, type TokenLimits } from '../governance/auth/tokens.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 
 export type RouteReads = 'records' | 'ids' | 'none';
@@ -25,9 +25,12 @@ declare module 'fastify' {
 
 /**
  * Every route under `/v1/tenants/:tenant` is authenticated (401), role-gated (403) and confined to the
- * principal's own tenant (403); each refusal is written to the audit chain of the tenant named in the path.
+ * principal's own tenant (403). Refusals are recorded where they prove something (see `recordRefusal`).
  */
-export function registerAuthentication(app: FastifyInstance, deps: { tokenSecret: string; audit: AuditLog }): void {
+export function registerAuthentication(
+  app: FastifyInstance,
+  deps: { tokenSecret: string; tokenLimits?: TokenLimits; audit: AuditLog },
+): void {
   app.addHook('onRequest', async (request) => {
     const action = request.routeOptions.config.action;
     if (!action) return;
@@ -36,7 +39,11 @@ export function registerAuthentication(app: FastifyInstance, deps: { tokenSecret
       throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
     let principal: Principal | undefined;
     try {
-      principal = await verifyToken(deps.tokenSecret, bearer(request.headers.authorization));
+      principal = await verifyToken(
+        deps.tokenSecret,
+        bearer(request.headers.authorization),
+        deps.tokenLimits ?? DEFAULT_TOKEN_LIMITS,
+      );
       if (principal.tenant !== tenant) {
         throw new DomainError(ErrorType.Forbidden, 'tenant: the token is not valid for this tenant', 'tenant');
       }
@@ -48,14 +55,23 @@ export function registerAuthentication(app: FastifyInstance, deps: { tokenSecret
         );
       }
     } catch (error) {
-      if (error instanceof DomainError) await auditRefusal(deps.audit, request, tenant, action, principal, error);
+      if (error instanceof DomainError) await recordRefusal(deps.audit, request, tenant, action, principal, error);
       throw error;
     }
     request.principal = principal;
   });
 }
 
-async function auditRefusal(
+/** Refusals by kind since the process started: what an operator's metrics read (no tenant, no principal). */
+export const refusalCounts = { unauthenticated: 0, foreignTenant: 0, role: 0 };
+
+/**
+ * Where a refusal is recorded. A caller without a valid token proves nothing about who it is: it is logged and
+ * counted, never appended to the audit chain of the tenant it named (anyone could grow any tenant's chain). A
+ * principal of another tenant is recorded in its own tenant's chain, which its auditors read, naming the tenant
+ * it tried. A principal of this tenant refused by the role gate is recorded in this tenant's chain.
+ */
+async function recordRefusal(
   audit: AuditLog,
   request: FastifyRequest,
   tenant: string,
@@ -63,18 +79,27 @@ async function auditRefusal(
   principal: Principal | undefined,
   error: DomainError,
 ): Promise<void> {
+  const route = request.routeOptions.url ?? 'unknown';
+  if (!principal) {
+    refusalCounts.unauthenticated++;
+    request.log.warn({ route, method: request.method, status: error.status, type: error.type }, 'unauthenticated call refused');
+    return;
+  }
+  const foreign = principal.tenant !== tenant;
+  if (foreign) refusalCounts.foreignTenant++;
+  else refusalCounts.role++;
   await audit.append({
-    tenant,
-    actor: principal?.id ?? 'anonymous',
+    tenant: principal.tenant,
+    actor: principal.id,
     action: 'access.refused',
     outcome: 'refused',
     details: {
       requested: action,
-      route: request.routeOptions.url ?? 'unknown',
+      route,
       method: request.method,
       status: error.status,
       type: error.type,
-      principalTenant: principal?.tenant ?? null,
+      ...(foreign ? { requestedTenant: tenant } : {}),
     },
   });
 }

@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     probes: runtime.probes,
     services,
     tokenSecret: runtime.config.secrets.tokenSecret,
+    tokenLimits: runtime.config.tokens,
   });
   const shutdown = async () => {
     await app.close();

@@ -6,6 +6,7 @@ import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication, type RouteReads } from './authenticate.js';
+import type { TokenLimits } from '../governance/auth/tokens.js';
 import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
@@ -40,6 +41,8 @@ export interface ApiDependencies {
   /** Tenant-scoped routes are registered only when the services are given (health endpoints always). */
   services?: Services;
   tokenSecret?: string;
+  /** Bearer tokens' longest lifetime (the configuration's by default). */
+  tokenLimits?: TokenLimits;
   /** The built consoles (default: `dist/console`). */
   consoleDir?: string;
 }
@@ -91,7 +94,11 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
 
   if (deps.services && deps.tokenSecret) {
     const { services } = deps;
-    registerAuthentication(app, { tokenSecret: deps.tokenSecret, audit: services.audit });
+    registerAuthentication(app, {
+      tokenSecret: deps.tokenSecret,
+      ...(deps.tokenLimits ? { tokenLimits: deps.tokenLimits } : {}),
+      audit: services.audit,
+    });
     registerWriteRoutes(app, { writes: services.writes });
     const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
     registerReadRoutes(app, {

@@ -47,6 +47,8 @@ const schema = z.object({
   LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
   LETHE_API_PORT: port.default(8080),
   LETHE_TOKEN_SECRET: secret,
+  /** The longest lifetime a bearer token may have (exp − iat): longer ones are refused, and never minted. */
+  LETHE_TOKEN_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(86_400),
   LETHE_FINGERPRINT_SECRET: secret,
   LETHE_SIGNING_KEY_FILE: z.string().min(1),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
@@ -85,6 +87,8 @@ export interface Config {
   };
   api: { host: string; port: number };
   secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
+  /** Bearer tokens: the longest lifetime accepted or minted, in seconds. */
+  tokens: { maxTtlSeconds: number };
   /**
    * The write-time derivation audit: `enforce` lets its verdict decide admission (derivation-admission policy);
    * `record` only keeps the verdict on the record (a rollout stage). The verifier is the deterministic default
@@ -167,6 +171,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
       signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
     },
+    tokens: { maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS },
     derivation: {
       mode: e.LETHE_DERIVATION_AUDIT,
       verifier:

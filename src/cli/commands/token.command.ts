@@ -23,12 +23,16 @@ export function registerTokenCommands(program: Command): void {
       const unknown = roles.find((r) => !ROLES.includes(r));
       if (unknown)
         throw new CliError(`--roles: unknown role "${unknown}" (known: ${ROLES.join(', ')})`, ExitCode.usage);
-      const ttl = Number(options.ttl);
-      if (!Number.isInteger(ttl) || ttl <= 0)
-        throw new CliError('--ttl: must be a positive whole number of seconds', ExitCode.usage);
       const config = loadConfig();
+      const ttl = Number(options.ttl);
+      const max = config.tokens.maxTtlSeconds;
+      if (!Number.isInteger(ttl) || ttl <= 0 || ttl > max)
+        throw new CliError(
+          `--ttl: must be a whole number of seconds from 1 to ${max} (LETHE_TOKEN_MAX_TTL_SECONDS)`,
+          ExitCode.usage,
+        );
       const principal = { id: options.principal, tenant, roles };
-      const minted = await mintToken(config.secrets.tokenSecret, principal, ttl);
+      const minted = await mintToken(config.secrets.tokenSecret, principal, ttl, config.tokens);
       const json = (program.opts() as { json?: boolean }).json;
       const expiresAt = new Date(Number(decodeJwt(minted).exp) * 1000).toISOString();
       process.stdout.write(

@@ -18,6 +18,10 @@ import { DomainError, ErrorType } from '../../shared/errors.js';
 import { GENESIS_HASH, sealEntry } from './audit-chain.js';
 import { normalizeAuditInput, type NormalizedAuditInput } from './audit-input.js';
 import type { AuditEntry, AuditEntryInput, AuditLog } from './audit-log.port.js';
+import { BoundedMap } from '../../shared/bounded-map.js';
+
+/** Tenants whose chain head and append streak one process keeps in memory. */
+const TENANT_CACHE_CAPACITY = 10_000;
 
 /** The MongoDB audit log, plus its index set-up (call once at the composition root). */
 export interface MongoAuditLog extends AuditLog {
@@ -80,10 +84,14 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
   const maxContendedMs = options.maxContendedMs ?? 120_000;
   const backoffCapMs = options.backoffCapMs ?? 8;
   const audit: Collection<AuditDoc> = db.collection<AuditDoc>(Collections.audit);
-  /** Last entry this process wrote or read per tenant: a lower bound of the head (entries are never removed). */
-  const heads = new Map<string, AuditEntry | null>();
+  /**
+   * Last entry this process wrote or read per tenant: a lower bound of the head (entries are never removed). Bounded:
+   * a forgotten head is read again from the store; a forgotten streak only skips one courtesy pause.
+   */
+  const heads = new BoundedMap<string, AuditEntry | null>(TENANT_CACHE_CAPACITY);
+  // Pending appends: an entry exists only while a flush is due, and is removed once the queue drains.
   const queues = new Map<string, Pending[]>();
-  const streaks = new Map<string, Streak>();
+  const streaks = new BoundedMap<string, Streak>(TENANT_CACHE_CAPACITY);
 
   const byId = async (tenant: string, seq: number): Promise<AuditEntry | null> => {
     const doc = await audit.findOne({ _id: auditEntryId(tenant, seq) });

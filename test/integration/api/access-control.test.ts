@@ -5,6 +5,7 @@ import { recordRoutes, type RegisteredRoute } from '../../support/route-recorder
 import { ROLES, type Role } from '../../../src/governance/auth/principal.js';
 import { ACTION_ROLES, type Action } from '../../../src/governance/auth/permissions.js';
 import { buildApiServer, type TenantRoute } from '../../../src/api/server.js';
+import { refusalCounts } from '../../../src/api/authenticate.js';
 
 /**
  * Routes that answer without a token, and why each may. Every other route must declare `config.action`: the
@@ -131,19 +132,48 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     }
   });
 
-  it('answers 401 without a token, with a forged token and with an expired token', async () => {
+  /** A token signed with the server's secret, with the claims given (seconds since the epoch; null leaves one out). */
+  const signed = (claims: { iat: number | null; exp: number | null; sub?: string | null }) => {
+    let jwt = new SignJWT({ tenant: home, roles: [...ROLES] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('lethe')
+      .setAudience('lethe-api');
+    if (claims.sub !== null) jwt = jwt.setSubject(claims.sub ?? 'mallory');
+    if (claims.iat !== null) jwt = jwt.setIssuedAt(claims.iat);
+    if (claims.exp !== null) jwt = jwt.setExpirationTime(claims.exp);
+    return jwt.sign(new TextEncoder().encode(app.runtime.config.secrets.tokenSecret));
+  };
+
+  it('answers 401 without a token, with a forged, expired, endless, overlong or future-dated token, and writes nothing into the tenant it named', async () => {
     const before = await refusalsIn(home);
+    const countedBefore = refusalCounts.unauthenticated;
+    const now = Math.floor(Date.now() / 1000);
     const forged = await new SignJWT({ tenant: home, roles: [...ROLES] })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject('mallory')
       .setIssuer('lethe')
       .setAudience('lethe-api')
+      .setIssuedAt()
       .setExpirationTime('1h')
       .sign(new TextEncoder().encode('not-the-server-secret-but-long-enough-to-sign'));
-    const expired = await app.token(home, [...ROLES], 'late', -10);
+    const bad = [
+      forged,
+      await signed({ iat: now - 120, exp: now - 10 }),
+      // Signed with the real secret, yet never expiring, living longer than the maximum, dated in the future, or
+      // naming no principal: each is refused.
+      await signed({ iat: now, exp: null }),
+      await signed({ iat: null, exp: now + 600 }),
+      await signed({ iat: now, exp: now + app.runtime.config.tokens.maxTtlSeconds + 60 }),
+      await signed({ iat: now + 3600, exp: now + 3700 }),
+      await signed({ iat: now, exp: now + 600, sub: null }),
+      'not.a.jwt',
+    ];
+    // Positive control: the same claims within the limits are accepted.
+    const good = await signed({ iat: now, exp: now + 600 });
+    expect((await app.request({ method: 'GET', url: `/v1/tenants/${home}/audit`, token: good })).statusCode).toBe(200);
     let sent = 0;
     for (const route of gated) {
-      for (const token of [undefined, forged, expired, 'not.a.jwt']) {
+      for (const token of [undefined, ...bad]) {
         const response = await app.request({
           method: route.method as 'GET',
           url: urlFor(route, home),
@@ -155,7 +185,9 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
         sent++;
       }
     }
-    expect(await refusalsIn(home)).toBe(before + sent);
+    // Anyone can send these: they are counted and logged, and the tenant's audit chain does not grow.
+    expect(await refusalsIn(home)).toBe(before);
+    expect(refusalCounts.unauthenticated - countedBefore).toBe(sent);
   });
 
   it('answers 403 to every role the action does not allow, and lets every allowed role past the gate', async () => {
@@ -183,9 +215,10 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
     expect(await refusalsIn(home)).toBe(before + refused);
   });
 
-  it('answers 403 to a principal of another tenant, whatever its roles, and audits it in the tenant it tried', async () => {
+  it("answers 403 to a principal of another tenant, whatever its roles, and audits it in its own tenant's chain, not the one it tried", async () => {
     const before = await refusalsIn(foreign);
-    const intruder = await app.token(home, [...ROLES]);
+    const ownBefore = await refusalsIn(home);
+    const intruder = await app.token(home, [...ROLES], 'intruder');
     for (const route of gated) {
       const response = await app.request({
         method: route.method as 'GET',
@@ -195,6 +228,11 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
       });
       expect(response.statusCode, `${route.method} ${route.url}`).toBe(403);
     }
-    expect(await refusalsIn(foreign)).toBe(before + gated.length);
+    expect(await refusalsIn(foreign)).toBe(before);
+    expect(await refusalsIn(home)).toBe(ownBefore + gated.length);
+    const last = [];
+    for await (const entry of app.services.audit.entries(home))
+      if (entry.action === 'access.refused' && entry.actor === 'intruder') last.push(entry);
+    expect(last.at(-1)?.details).toMatchObject({ requestedTenant: foreign, status: 403 });
   });
 });

@@ -235,6 +235,16 @@ describe.concurrent('the exit codes of the CLI', () => {
     expect(run.stderr).toBe('lethe: authorization: token invalid\n');
   });
 
+  it('2: a token lifetime beyond the configured maximum is never minted, naming --ttl', async ({ expect }) => {
+    const args = ['token', 'mint', '--tenant', tenant, '--principal', 'agent-7', '--roles', 'agent'];
+    const endless = await lethe([...args, '--ttl', String(400 * 86_400)]);
+    expect(endless.code, describeRun(endless)).toBe(ExitCode.usage);
+    expect(endless.stdout).toBe('');
+    expect(endless.stderr).toMatch(/^lethe: --ttl: must be a whole number of seconds from 1 to \d+/);
+    const day = await lethe([...args, '--ttl', '86400']);
+    expect(day.code, describeRun(day)).toBe(ExitCode.ok);
+  });
+
   it('4: an id the tenant does not have', async ({ expect }) => {
     const run = await lethe(['erasure', 'status', 'era_000000000000000000000000'], { token: await token(['dpo']) });
     expect(run.code, describeRun(run)).toBe(ExitCode.notFound);
