@@ -82,7 +82,10 @@ async function recordRefusal(
   const route = request.routeOptions.url ?? 'unknown';
   if (!principal) {
     refusalCounts.unauthenticated++;
-    request.log.warn({ route, method: request.method, status: error.status, type: error.type }, 'unauthenticated call refused');
+    request.log.warn(
+      { route, method: request.method, status: error.status, type: error.type },
+      'unauthenticated call refused',
+    );
     return;
   }
   const foreign = principal.tenant !== tenant;

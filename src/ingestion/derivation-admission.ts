@@ -15,6 +15,8 @@ import type { EventInput, MemoryInput } from './write-schemas.js';
 
 /** Events of a subject read as the pool of one audit: enough for a long conversation, bounded for a huge one. */
 export const HISTORY_POOL_LIMIT = 2000;
+/** And at most this much of its content, in bytes: a subject of large events is read as far as it fits. */
+export const HISTORY_POOL_BYTES = 2 * 1024 * 1024;
 const AUDIT_CONCURRENCY = 8;
 
 export interface DerivationDeps {
@@ -62,7 +64,7 @@ export async function auditBatchDerivations(
     await mapBounded(
       subjects,
       AUDIT_CONCURRENCY,
-      async (s) => [s, await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT)] as const,
+      async (s) => [s, await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, HISTORY_POOL_BYTES)] as const,
     ),
   );
   return mapBounded([...batch.memories.entries()], AUDIT_CONCURRENCY, async ([i, m]) => {

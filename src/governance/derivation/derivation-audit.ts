@@ -4,13 +4,21 @@
  */
 import { anchorsOf, decompose, type Obligation, type ObligationKind } from './obligations.js';
 import { admissionLabel, combineLabels, type ObligationLabel, type RecordLabel } from './labels.js';
-import { evidenceViews } from './evidence-scope.js';
+import { bytesOf, evidenceViews, MAX_EVIDENCE_BYTES } from './evidence-scope.js';
 import { stemsOf } from './bm25.js';
 import type { DerivationVerifier, EvidencePassage, ObligationVerdict } from './verifier.port.js';
 import type { RelationKind } from './text-cues.js';
 
 /** Why a label is unresolved, when it is. */
-export type UnresolvedCause = 'retrieval-budget' | 'timeout' | 'verifier-error';
+export type UnresolvedCause =
+  'retrieval-budget' | 'timeout' | 'verifier-error' | 'obligation-budget' | 'evidence-budget';
+
+/**
+ * The most obligations one memory is judged on. Judging costs obligations × evidence sentences: a memory is a fact
+ * or a summary, and one written as thousands of clauses would hold the worker for minutes. Past the budget the
+ * memory is unresolved, and a reviewer decides on it as written.
+ */
+export const MAX_OBLIGATIONS = 64;
 
 /** One obligation as a verdict shows it: no text. */
 export interface ObligationOutcome {
@@ -131,6 +139,9 @@ export async function auditDerivation(input: AuditInput, options: AuditOptions):
     repairedEvidenceIds: [],
     unresolvedBecause: cause,
   });
+  if (obligations.length > MAX_OBLIGATIONS) return { ...unresolved('obligation-budget'), obligations: [] };
+  // Citations beyond the byte budget cannot all be read: the audit does not judge on part of them.
+  if (bytesOf(views.citationOnly) > MAX_EVIDENCE_BYTES) return unresolved('evidence-budget');
   const [citedVerdicts, expandedVerdicts] = await Promise.all([
     bounded(options, input.content, obligations, views.citationOnly),
     bounded(options, input.content, obligations, views.expanded),

@@ -10,6 +10,15 @@ import type { EvidencePassage } from './verifier.port.js';
 
 export const RETRIEVED_PASSAGES = 12;
 export const TOTAL_PASSAGES = 16;
+/**
+ * The most text one view holds, in UTF-8 bytes: judging costs obligations × evidence sentences, so the budget is
+ * counted in bytes, not passages. Retrieved passages that do not fit are left out (and may make a label
+ * unresolved); citations that do not fit make the whole audit unresolved (`derivation-audit.ts`).
+ */
+export const MAX_EVIDENCE_BYTES = 128 * 1024;
+
+export const bytesOf = (passages: readonly EvidencePassage[]) =>
+  passages.reduce((n, p) => n + Buffer.byteLength(p.text, 'utf8'), 0);
 
 export interface EvidenceViews {
   citationOnly: EvidencePassage[];
@@ -30,9 +39,19 @@ export function evidenceViews(
   const candidates = pool.filter((p) => !citedIds.has(p.id) && p.at.getTime() <= before.getTime());
   const ranked = rankBm25(content, candidates, (p) => p.text).map((s) => s.item);
   const room = Math.max(0, Math.min(RETRIEVED_PASSAGES, TOTAL_PASSAGES - cited.length));
+  const retrieved: EvidencePassage[] = [];
+  const leftOut: EvidencePassage[] = [];
+  let bytes = bytesOf(cited);
+  for (const passage of ranked) {
+    const size = Buffer.byteLength(passage.text, 'utf8');
+    if (retrieved.length < room && bytes + size <= MAX_EVIDENCE_BYTES) {
+      retrieved.push(passage);
+      bytes += size;
+    } else leftOut.push(passage);
+  }
   return {
     citationOnly: [...cited].sort(byTime),
-    expanded: [...cited, ...ranked.slice(0, room)].sort(byTime),
-    leftOut: ranked.slice(room),
+    expanded: [...cited, ...retrieved].sort(byTime),
+    leftOut,
   };
 }

@@ -20,6 +20,7 @@ import {
   type QuantityMention,
   type RelationKind,
   type TimeMention,
+  trimEndOf,
 } from './text-cues.js';
 
 export type QualifierKind = 'time' | 'negation' | 'uncertainty' | 'quantity';
@@ -90,7 +91,7 @@ function splitClauses(sentence: string): Clause[] {
     const at = new RegExp(`(^|[\\s,])${phrase.replace(/ /g, '\\s+')}\\s`).exec(lower);
     if (!at) continue;
     const start = at.index + at[1]!.length;
-    const left = sentence.slice(0, start).replace(/[\s,]+$/, '');
+    const left = trimEndOf(sentence.slice(0, start), ' \t\n\r\f\v,');
     const right = sentence.slice(start + phrase.length).trim();
     if (contentStems(right).length === 0) continue;
     // "before noon", "after lunch": a time on the clause, not a second clause to relate it to.

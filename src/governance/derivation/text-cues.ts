@@ -179,6 +179,16 @@ export function contentStems(text: string): string[] {
  * Named things a claim must find in its evidence: capitalised words not at a sentence start, and numbers.
  * Returned as stems so that they compare with `contentStems` of a passage.
  */
+/**
+ * `text` without the trailing run of `chars`, in one backward pass. A regex such as `/[\s,]+$/` retries the run from
+ * every position where one starts, which is quadratic on a long string of separators that does not end the text.
+ */
+export function trimEndOf(text: string, chars: string): string {
+  let end = text.length;
+  while (end > 0 && chars.includes(text[end - 1]!)) end--;
+  return text.slice(0, end);
+}
+
 export function entityStems(text: string): string[] {
   const out = new Set<string>();
   const re = /(^|[.!?]\s+|\s)([A-Z][a-zA-Z]+|[0-9][0-9.,]*)/g;
@@ -186,7 +196,7 @@ export function entityStems(text: string): string[] {
   while ((match = re.exec(text)) !== null) {
     const token = match[2]!;
     const sentenceStart = match.index === 0 || /[.!?]/.test(match[1] ?? '');
-    if (/^[0-9]/.test(token)) out.add(token.replace(/[.,]+$/, ''));
+    if (/^[0-9]/.test(token)) out.add(trimEndOf(token, '.,'));
     else if (!sentenceStart && !isStopword(token.toLowerCase())) out.add(stem(token.toLowerCase()));
   }
   return [...out];

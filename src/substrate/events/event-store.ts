@@ -46,6 +46,8 @@ export interface EventStore {
     subject: string,
     before: Date,
     limit: number,
+    /** Stop once the events read hold this many bytes of content (then `truncated`). */
+    maxBytes?: number,
   ): Promise<{ events: EventRecord[]; truncated: boolean }>;
   markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
@@ -53,7 +55,10 @@ export interface EventStore {
 }
 
 /** An event's fields that scope, hold and tombstone decisions need: no content. */
-export type EventFacts = Pick<EventRecord, '_id' | 'tenant' | 'subjects' | 'namespace' | 'contentHash' | 'idempotencyKey'>;
+export type EventFacts = Pick<
+  EventRecord,
+  '_id' | 'tenant' | 'subjects' | 'namespace' | 'contentHash' | 'idempotencyKey'
+>;
 const FACT_FIELDS = { _id: 1, tenant: 1, subjects: 1, namespace: 1, contentHash: 1, idempotencyKey: 1 };
 
 export function idempotencyKeyOf(source: string, externalId: string, contentHash: string): string {
@@ -133,7 +138,9 @@ export function createMongoEventStore(db: Db): EventStore {
       return docs.map((d) => d._id);
     },
     async idsByContentHashes(tenant, contentHashes) {
-      const docs = await findMatching(events, tenant, 'contentHash', contentHashes, { projection: { _id: 1, contentHash: 1 } });
+      const docs = await findMatching(events, tenant, 'contentHash', contentHashes, {
+        projection: { _id: 1, contentHash: 1 },
+      });
       return docs.map((d) => d._id);
     },
     async idsByRecordedAt(tenant, from, to) {
@@ -143,16 +150,29 @@ export function createMongoEventStore(db: Db): EventStore {
       return docs.map((d) => d._id);
     },
     getMany: (tenant, ids) => findByIds(events, tenant, ids),
-    factsOf: (tenant, ids) => findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
-    async historyOf(tenant, subject, before, limit) {
-      // Top-level equality and range only: the local server pushes both down.
-      const docs = await events
+    factsOf: (tenant, ids) =>
+      findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
+    async historyOf(tenant, subject, before, limit, maxBytes = Infinity) {
+      // Top-level equality and range only: the local server pushes both down. Read as a cursor, so that a byte
+      // budget stops the read rather than trimming what was already held in memory.
+      const cursor = events
         .find({ tenant, subjects: subject, occurredAt: { $lte: before } })
         .sort({ occurredAt: -1 })
-        .limit(limit + 1)
-        .toArray();
-      const live = docs.slice(0, limit).filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
-      return { events: live, truncated: docs.length > limit };
+        .limit(limit + 1);
+      const docs: EventRecord[] = [];
+      let bytes = 0;
+      let truncated = false;
+      for await (const doc of cursor) {
+        if (docs.length === limit || bytes + Buffer.byteLength(doc.content, 'utf8') > maxBytes) {
+          truncated = true;
+          break;
+        }
+        bytes += Buffer.byteLength(doc.content, 'utf8');
+        docs.push(doc);
+      }
+      await cursor.close();
+      const live = docs.filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
+      return { events: live, truncated };
     },
     async markDeleted(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) =>
