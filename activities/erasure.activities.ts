@@ -21,7 +21,9 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
     ...createPurgeActivities(deps, ctx),
     ...createVerifyActivities(deps, ctx),
 
-    async setErasureState(ref: ErasureRef & { state: 'running' | 'partial' | 'completed'; note?: string }): Promise<void> {
+    async setErasureState(
+      ref: ErasureRef & { state: 'running' | 'partial' | 'completed'; note?: string },
+    ): Promise<void> {
       await deps.requests.setState(ref.tenant, ref.requestId, ref.state, ref.note ?? null);
       if (ref.state === 'completed') {
         // The request keeps only the selector's keyed hash once the erasure is done; writes about the subject
@@ -34,7 +36,12 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
 
     /** A step kept failing: needs-operator, audited, the operator e-mailed with the runbook to follow. */
     async escalateToOperator(ref: ErasureRef & { step: string; errorType: string }): Promise<void> {
-      await deps.requests.setState(ref.tenant, ref.requestId, 'needs-operator', `step ${ref.step} failed (${ref.errorType})`);
+      await deps.requests.setState(
+        ref.tenant,
+        ref.requestId,
+        'needs-operator',
+        `step ${ref.step} failed (${ref.errorType})`,
+      );
       await deps.audit.append({
         tenant: ref.tenant,
         actor: `erasure:${ref.requestId}`,
@@ -51,7 +58,13 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
     },
 
     /** E-mails the DPO: ids, states and counts only. */
-    async notifyDpo(ref: ErasureRef & { kind: 'completed' | 'partial' | 'rejected' | 'deadline-approaching' | 'deadline-passed' | 'extended'; certificateId?: string; dueAt?: string }): Promise<void> {
+    async notifyDpo(
+      ref: ErasureRef & {
+        kind: 'completed' | 'partial' | 'rejected' | 'deadline-approaching' | 'deadline-passed' | 'extended';
+        certificateId?: string;
+        dueAt?: string;
+      },
+    ): Promise<void> {
       const lines: Record<typeof ref.kind, string> = {
         completed: `Erasure request ${ref.requestId} is complete. Certificate: ${ref.certificateId ?? '-'}.`,
         partial: `Erasure request ${ref.requestId} is partial: records under legal hold were kept with restricted access. Certificate: ${ref.certificateId ?? '-'}. They will be erased when the hold is released.`,

@@ -210,7 +210,10 @@ export function createRetentionActivities(deps: RetentionActivityDeps) {
       // The due records move in bulk (guards in one insert, then one update each that moves status and slot); the
       // rest, and any bulk move that found its record changed since the read, go one by one.
       const dueIds = new Set(due.map((e) => e.id));
-      const bulk = due.length > 0 ? await deps.queue.expireMany(input.tenant, due, bucket, 'retention-expiry') : { expired: [], retry: [] };
+      const bulk =
+        due.length > 0
+          ? await deps.queue.expireMany(input.tenant, due, bucket, 'retention-expiry')
+          : { expired: [], retry: [] };
       heartbeat({ expired: bulk.expired.length });
       const again = new Set(bulk.retry);
       const single = entries.filter((e) => !dueIds.has(e.id) || again.has(e.id));

@@ -28,7 +28,16 @@ import { createRuntime } from '../src/app/runtime.js';
 import { createServices } from '../src/app/services.js';
 import { bundleWorkflows } from '../src/temporal/worker.js';
 import { tenantIndexNames } from '../src/substrate/search/index-layout.js';
-import { buildDataset, dropTenant, leftovers, writeDataset, type Dataset, type DatasetPlan, type Leftovers, type SetupTimes } from './lib/erasure-dataset.js';
+import {
+  buildDataset,
+  dropTenant,
+  leftovers,
+  writeDataset,
+  type Dataset,
+  type DatasetPlan,
+  type Leftovers,
+  type SetupTimes,
+} from './lib/erasure-dataset.js';
 import { ACTIVITY_TIMEOUT_MS, runLethe, type LetheRun } from './lib/erasure-lethe.js';
 import { plainErasure, segmentStats, type PlainResult } from './lib/erasure-plain.js';
 import { num, ratio } from './lib/stack-report.js';
@@ -47,7 +56,8 @@ const CAP_MS = Number(process.env.BENCH_ERASURE_CAP_MIN ?? 45) * 60_000;
 const RUNS = Math.max(2, Number(process.env.BENCH_ERASURE_RUNS ?? 2));
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
-const progress = (message: string) => process.stderr.write(`bench:erasure ${new Date().toISOString().slice(11, 19)} ${message}\n`);
+const progress = (message: string) =>
+  process.stderr.write(`bench:erasure ${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const load = () =>
   os
     .loadavg()
@@ -101,16 +111,27 @@ function printSize(
       `control (other subjects, must survive) ${e.controlEvents} events + ${thousands(e.controlMemories)} memories; ` +
       `${thousands(data.edges.length)} lineage edges. Expected closure ${thousands(e.closure)} records (${thousands(e.located)} located + ${thousands(e.derived)} derived), ${thousands(e.closureEdges)} edges.`,
   );
-  const setupLine = (t: SetupTimes) => `MongoDB ${s(t.mongoMs)} s, index ${s(t.indexMs)} s, analyze ${s(t.analyzeMs)} s`;
-  out(`setup (not timed below): Lethe tenant ${setupLine(setup.lethe)}; plain tenant ${setupLine(setup.plain)}. Load ${load()}.`);
+  const setupLine = (t: SetupTimes) =>
+    `MongoDB ${s(t.mongoMs)} s, index ${s(t.indexMs)} s, analyze ${s(t.analyzeMs)} s`;
+  out(
+    `setup (not timed below): Lethe tenant ${setupLine(setup.lethe)}; plain tenant ${setupLine(setup.plain)}. Load ${load()}.`,
+  );
 
-  out(`\nLethe — erasure workflow on an in-process worker (task queue ${taskQueue}): ${lethe.outcome === 'completed' ? `completed in ${s(lethe.totalMs)} s` : `DID NOT FINISH — ${lethe.reason}, after ${s(lethe.totalMs)} s`}`);
+  out(
+    `\nLethe — erasure workflow on an in-process worker (task queue ${taskQueue}): ${lethe.outcome === 'completed' ? `completed in ${s(lethe.totalMs)} s` : `DID NOT FINISH — ${lethe.reason}, after ${s(lethe.totalMs)} s`}`,
+  );
   const letheTotal = lethe.totalMs;
   out(
     table(
       ['step', 'start (s)', 'time (s)', 'share', 'counts'],
       [
-        ...lethe.timeline.map((r) => [r.step, r.startS === null ? '' : num(r.startS), s(r.ms), `${Math.round((100 * r.ms) / letheTotal)}%`, r.detail]),
+        ...lethe.timeline.map((r) => [
+          r.step,
+          r.startS === null ? '' : num(r.startS),
+          s(r.ms),
+          `${Math.round((100 * r.ms) / letheTotal)}%`,
+          r.detail,
+        ]),
         ['total (filing → completed)', '', s(letheTotal), '100%', ''],
       ],
     ),
@@ -121,7 +142,10 @@ function printSize(
       (retried.length === 0
         ? 'no retries.'
         : `retried: ${retried
-            .map((a) => `${a.name} (reached attempt ${a.maxAttempt}${a.timedOut + a.failed > 0 ? `; final outcome ${a.timedOut ? 'timed out' : 'failed'}` : ''})`)
+            .map(
+              (a) =>
+                `${a.name} (reached attempt ${a.maxAttempt}${a.timedOut + a.failed > 0 ? `; final outcome ${a.timedOut ? 'timed out' : 'failed'}` : ''})`,
+            )
             .join(', ')} — history keeps only the final attempt's outcome; earlier ones are in the progress lines.`),
   );
   let letheMs = lethe.totalMs;
@@ -130,7 +154,9 @@ function printSize(
     const d = lethe.direct;
     estimated = true;
     letheMs = d.beforeMs + d.totalMs;
-    out(`\nLethe — the steps from ${d.fromActivity} on, run once more directly (same activities, no Temporal, no activity timeout):`);
+    out(
+      `\nLethe — the steps from ${d.fromActivity} on, run once more directly (same activities, no Temporal, no activity timeout):`,
+    );
     out(
       table(
         ['step', 'time (s)', 'activity timeout as shipped', 'counts'],
@@ -188,7 +214,11 @@ async function main(): Promise<void> {
   TemporalRuntime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: 'ERROR' } } });
   // The erasure's cost does not depend on the vectors' model: the hashing embedder keeps the setup short (the local
   // model would embed every record of both tenants). LETHE_EMBEDDER overrides it.
-  const env = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', LETHE_EMBEDDER: process.env.LETHE_EMBEDDER ?? 'hashing' };
+  const env = {
+    ...process.env,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    LETHE_EMBEDDER: process.env.LETHE_EMBEDDER ?? 'hashing',
+  };
   const base = loadConfig(env);
   const uri = new URL(base.mongo.uri);
   uri.pathname = `/${base.mongo.dbName}_bench_erasure`;
@@ -209,7 +239,9 @@ async function main(): Promise<void> {
     await services.ensureIndexes();
     await services.lineage.ensureIndexes();
     out(`erasure bench — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${load()}`);
-    out(`MongoDB ${config.mongo.uri} (bench database) · Elasticsearch ${config.elasticsearch.url} · Temporal ${config.temporal.address}`);
+    out(
+      `MongoDB ${config.mongo.uri} (bench database) · Elasticsearch ${config.elasticsearch.url} · Temporal ${config.temporal.address}`,
+    );
     out(
       `Both Lethe and the plain script run on indices created with index.soft_deletes.retention_lease.sync_interval=1s ` +
         `(test-only setting; production keeps the 30 s default, which adds up to ~30 s of waiting to both), so both measure the same physical-deletion path.`,
@@ -290,13 +322,26 @@ async function main(): Promise<void> {
           ),
         );
       }
-      sizes.push({ label, lethe: results.slice(-RUNS).map((r) => r.letheMs), plain: results.slice(-RUNS).map((r) => r.plain.totalMs) });
+      sizes.push({
+        label,
+        lethe: results.slice(-RUNS).map((r) => r.letheMs),
+        plain: results.slice(-RUNS).map((r) => r.plain.totalMs),
+      });
     }
 
     out(`\n## Summary, ${RUNS} runs per side and size (aim: Lethe ≤ 1.5× the plain script)`);
     out(
       table(
-        ['size', 'Lethe runs (s)', 'plain runs (s)', 'Lethe min / median (s)', 'plain min / median (s)', 'min ÷ min', 'median ÷ median', 'largest Lethe step (median run)'],
+        [
+          'size',
+          'Lethe runs (s)',
+          'plain runs (s)',
+          'Lethe min / median (s)',
+          'plain min / median (s)',
+          'min ÷ min',
+          'median ÷ median',
+          'largest Lethe step (median run)',
+        ],
         sizes.map((z) => {
           const runs = results.filter((r) => r.label.startsWith(`${z.label},`));
           const medianRun = [...runs].sort((a, b) => a.letheMs - b.letheMs)[Math.floor((runs.length - 1) / 2)]!;
@@ -328,7 +373,9 @@ async function main(): Promise<void> {
     }
     await connection?.close();
     await runtime.close();
-    out(`\n(${s(performance.now() - started)} s in all, load ${load()} at the end; bench tenants' documents and indices removed, ${deleted}/${workflowIds.length} workflow executions deleted)`);
+    out(
+      `\n(${s(performance.now() - started)} s in all, load ${load()} at the end; bench tenants' documents and indices removed, ${deleted}/${workflowIds.length} workflow executions deleted)`,
+    );
   }
 }
 

@@ -546,7 +546,15 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
       out(
         table(
           ['markExpiredPage (scheduled → completed), ms', 'first third', 'middle third', 'last third', 'all'],
-          [[`${full.length} pages of ≤ ${PAGE}`, num(part(0, third)), num(part(third, 2 * third)), num(part(2 * third, full.length)), num(median(full))]],
+          [
+            [
+              `${full.length} pages of ≤ ${PAGE}`,
+              num(part(0, third)),
+              num(part(third, 2 * third)),
+              num(part(2 * third, full.length)),
+              num(median(full)),
+            ],
+          ],
         ),
       );
       out(

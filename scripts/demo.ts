@@ -140,34 +140,37 @@ async function main(): Promise<void> {
     }
 
     step('6. A contradiction is disputed, disclosed side by side, and adjudicated');
-    const contradiction = await otherAgent.post<{ memories: { id: string; status: string }[] }>(`/v1/tenants/${tenant}/batches`, {
-      events: [
-        {
-          source: 'field-visit',
-          externalId: 'visit-31',
-          namespace: 'support',
-          subjects: ['customer-ana'],
-          occurredAt: '2026-10-20T10:00:00Z',
-          content: 'Visited Ana at her new place in Braga.',
-        },
-      ],
-      memories: [
-        {
-          namespace: 'support',
-          subjects: ['customer-ana'],
-          kind: 'fact',
-          attribute: 'city',
-          content: 'Ana lives in Braga.',
-          validFrom: '2026-10-20T00:00:00Z',
-          purpose: 'customer-support',
-          sensitivity: 'internal',
-          jurisdiction: 'PT',
-          trustTier: 1,
-          confidence: 0.8,
-          provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-address' },
-        },
-      ],
-    });
+    const contradiction = await otherAgent.post<{ memories: { id: string; status: string }[] }>(
+      `/v1/tenants/${tenant}/batches`,
+      {
+        events: [
+          {
+            source: 'field-visit',
+            externalId: 'visit-31',
+            namespace: 'support',
+            subjects: ['customer-ana'],
+            occurredAt: '2026-10-20T10:00:00Z',
+            content: 'Visited Ana at her new place in Braga.',
+          },
+        ],
+        memories: [
+          {
+            namespace: 'support',
+            subjects: ['customer-ana'],
+            kind: 'fact',
+            attribute: 'city',
+            content: 'Ana lives in Braga.',
+            validFrom: '2026-10-20T00:00:00Z',
+            purpose: 'customer-support',
+            sensitivity: 'internal',
+            jurisdiction: 'PT',
+            trustTier: 1,
+            confidence: 0.8,
+            provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-address' },
+          },
+        ],
+      },
+    );
     const braga = contradiction.memories[0]!;
     say(`   "Ana lives in Braga." → ${braga.status}`);
     const sideBySide = await agent.post<{
@@ -178,18 +181,22 @@ async function main(): Promise<void> {
     }
     const disputeId = sideBySide.results.find((r) => r.disputes)?.disputes?.[0]?.id;
     if (!disputeId) throw new Error('the contradiction did not open a dispute');
-    const resolved = await reviewer.post<{ statuses: Record<string, string> }>(`/v1/tenants/${tenant}/disputes/${disputeId}/resolution`, {
-      outcome: 'keep-one',
-      memoryId: braga.id,
-      reason: 'the field visit is the newer, first-hand statement',
-    });
-    for (const [id, status] of Object.entries(resolved.statuses)) say(`   ${id}  disputed → ${status}`);
-    const history = await agent.post<{ results: { memory: { content: string; status: string; validFrom: string; validTo: string | null } }[] }>(
-      `/v1/tenants/${tenant}/search`,
-      { query: 'where does Ana live', k: 2, intent: 'history' },
+    const resolved = await reviewer.post<{ statuses: Record<string, string> }>(
+      `/v1/tenants/${tenant}/disputes/${disputeId}/resolution`,
+      {
+        outcome: 'keep-one',
+        memoryId: braga.id,
+        reason: 'the field visit is the newer, first-hand statement',
+      },
     );
+    for (const [id, status] of Object.entries(resolved.statuses)) say(`   ${id}  disputed → ${status}`);
+    const history = await agent.post<{
+      results: { memory: { content: string; status: string; validFrom: string; validTo: string | null } }[];
+    }>(`/v1/tenants/${tenant}/search`, { query: 'where does Ana live', k: 2, intent: 'history' });
     for (const r of history.results) {
-      say(`      history: ${r.memory.content.padEnd(22)} ${r.memory.status.padEnd(10)} valid ${r.memory.validFrom.slice(0, 10)} … ${r.memory.validTo?.slice(0, 10) ?? ''}`);
+      say(
+        `      history: ${r.memory.content.padEnd(22)} ${r.memory.status.padEnd(10)} valid ${r.memory.validFrom.slice(0, 10)} … ${r.memory.validTo?.slice(0, 10) ?? ''}`,
+      );
     }
 
     step('7. The DPO erases Ana: the six-step deletion closure, ending in a signed certificate');
@@ -206,7 +213,11 @@ async function main(): Promise<void> {
     }
     say(`   ${filed.id}  ${view.state} in ${((Date.now() - erasureStarted) / 1000).toFixed(1)} s`);
     for (const s of view.steps) {
-      say(`      ${s.step.padEnd(10)} ${Object.entries(s.counts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+      say(
+        `      ${s.step.padEnd(10)} ${Object.entries(s.counts)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
+      );
     }
     if (view.state !== 'completed') throw new Error(`the erasure ended ${view.state}`);
     const after = await agent.post<{ results: { memory: { subjects: string[] } }[] }>(`/v1/tenants/${tenant}/search`, {
@@ -215,7 +226,9 @@ async function main(): Promise<void> {
     });
     const aboutAna = after.results.filter((r) => r.memory.subjects.includes('customer-ana')).length;
     const others = [...new Set(after.results.flatMap((r) => r.memory.subjects))].join(', ') || 'none';
-    say(`   search for Ana afterwards → ${aboutAna} about Ana (${after.results.length} others' records ranked: ${others})`);
+    say(
+      `   search for Ana afterwards → ${aboutAna} about Ana (${after.results.length} others' records ranked: ${others})`,
+    );
     const relearn = await agent
       .post(`/v1/tenants/${tenant}/batches`, { events: (sample as { events: unknown[] }).events.slice(0, 1) })
       .then(() => 'accepted (!)')

@@ -341,7 +341,10 @@ class FerretDbService extends ProcessService {
       return result.ok === 1;
     })();
     try {
-      return await Promise.race([answer, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
+      return await Promise.race([
+        answer,
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000).unref()),
+      ]);
     } finally {
       answer.catch(() => undefined);
       void client.close(true).catch(() => undefined);

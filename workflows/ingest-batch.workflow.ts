@@ -56,5 +56,11 @@ async function ingest(input: IngestBatchInput): Promise<IngestBatchResult> {
   }
   const disputedIds = new Set(found.disputes.flatMap((d) => d.memoryIds));
   const memories = result.memories.map((m) => (disputedIds.has(m.id) ? { ...m, status: 'disputed' as const } : m));
-  return { ...result, memories, indexed, disputes: found.disputes.map((d) => d.disputeId), superseded: found.superseded };
+  return {
+    ...result,
+    memories,
+    indexed,
+    disputes: found.disputes.map((d) => d.disputeId),
+    superseded: found.superseded,
+  };
 }

@@ -25,4 +25,7 @@ export interface ReviewOutcome {
 
 /** A reviewer's decision; answers the resulting status. Refused for the writer, or once decided. */
 export const decideReviewUpdate = defineUpdate<ReviewOutcome, [ReviewDecisionInput]>('decideReview');
-export const reviewStateQuery = defineQuery<{ state: 'pending' | 'decided'; stage: 'waiting' | 'reminded' | 'escalated' }>('reviewState');
+export const reviewStateQuery = defineQuery<{
+  state: 'pending' | 'decided';
+  stage: 'waiting' | 'reminded' | 'escalated';
+}>('reviewState');

@@ -113,7 +113,11 @@ export function erasureContext(deps: ErasureActivityDeps) {
     return req.selector;
   }
 
-  async function step<T extends Record<string, number>>(ref: ErasureRef, name: ErasureStep, run: () => Promise<T>): Promise<T> {
+  async function step<T extends Record<string, number>>(
+    ref: ErasureRef,
+    name: ErasureStep,
+    run: () => Promise<T>,
+  ): Promise<T> {
     await deps.requests.stepStarted(ref.tenant, ref.requestId, name);
     const counts = await run();
     await deps.requests.stepFinished(ref.tenant, ref.requestId, name, counts);
@@ -141,7 +145,12 @@ export function erasureContext(deps: ErasureActivityDeps) {
       return [...events, ...memories];
     }
     if ('validTime' in selector) {
-      return deps.memories.idsByTime(tenant, 'validFrom', new Date(selector.validTime.from), new Date(selector.validTime.to));
+      return deps.memories.idsByTime(
+        tenant,
+        'validFrom',
+        new Date(selector.validTime.from),
+        new Date(selector.validTime.to),
+      );
     }
     const from = new Date(selector.transactionTime.from);
     const to = new Date(selector.transactionTime.to);
@@ -159,7 +168,10 @@ export function erasureContext(deps: ErasureActivityDeps) {
   async function describeWithFacts(tenant: string, ids: readonly string[]) {
     const [events, memories] = await Promise.all([
       deps.events.factsOf(tenant, ids.filter(isEvent)),
-      deps.memories.factsOf(tenant, ids.filter((id) => !isEvent(id))),
+      deps.memories.factsOf(
+        tenant,
+        ids.filter((id) => !isEvent(id)),
+      ),
     ]);
     return [
       ...events.map((e) => ({ id: e._id, subjects: e.subjects, namespace: e.namespace, event: e, memory: null })),

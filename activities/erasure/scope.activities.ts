@@ -1,7 +1,14 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { holdCovers } from '../../src/governance/holds/legal-hold.js';
 import { evaluatePolicy } from '../../src/governance/policy/evaluate.js';
-import { beating, isEvent, selectorFence, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
+import {
+  beating,
+  isEvent,
+  selectorFence,
+  type ErasureActivityDeps,
+  type ErasureContext,
+  type ErasureRef,
+} from './erasure-context.js';
 
 export interface AuthoriseResult {
   allowed: boolean;
@@ -27,7 +34,12 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const fenced = await deps.fences.raise(ref.tenant, ref.requestId, selectorFence(selector));
         const ids = [...new Set(await ctx.locateIds(ref.tenant, selector))];
         await deps.sets.put(ref.tenant, ref.requestId, 'located', ids);
-        return { located: ids.length, events: ids.filter(isEvent).length, memories: ids.filter((i) => !isEvent(i)).length, fenced };
+        return {
+          located: ids.length,
+          events: ids.filter(isEvent).length,
+          memories: ids.filter((i) => !isEvent(i)).length,
+          fenced,
+        };
       });
     },
 
@@ -38,67 +50,76 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
      * this request erased or kept under hold, so a record derived from them meanwhile is reached too.
      */
     async computeClosure(ref: ErasureRef): Promise<{ total: number; derived: number; collateral: number }> {
-      return beating(() => ctx.step(ref, 'closure', async () => {
-        const selector = await ctx.selectorOf(ref);
-        const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
-        const held = (await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids;
-        let located = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids);
-        let previous = new Set<string>();
-        type Described = Awaited<ReturnType<typeof ctx.describeWithFacts>>[number];
-        let current: Described[] = [];
-        const described = new Map<string, Described>();
-        let lineageRounds = 0;
-        let settle = 0;
-        for (;;) {
-          settle++;
-          located = new Set([...located, ...(await ctx.locateIds(ref.tenant, selector))]);
-          const walk = await deps.lineage.closure(ref.tenant, [...new Set([...located, ...purged, ...held])]);
-          lineageRounds = walk.rounds;
-          // Lineage may name records already gone: the closure is what exists now. A record described in an earlier
-          // settle round is not read again (its subjects and namespace do not change; one purged meanwhile is
-          // absent from every later step's reads anyway): only what this round found new.
-          const wanted = [...new Set([...located, ...held, ...walk.derived])];
-          for (const record of await ctx.describeWithFacts(ref.tenant, wanted.filter((id) => !described.has(id)))) {
-            described.set(record.id, record);
+      return beating(() =>
+        ctx.step(ref, 'closure', async () => {
+          const selector = await ctx.selectorOf(ref);
+          const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
+          const held = (await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids;
+          let located = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids);
+          let previous = new Set<string>();
+          type Described = Awaited<ReturnType<typeof ctx.describeWithFacts>>[number];
+          let current: Described[] = [];
+          const described = new Map<string, Described>();
+          let lineageRounds = 0;
+          let settle = 0;
+          for (;;) {
+            settle++;
+            located = new Set([...located, ...(await ctx.locateIds(ref.tenant, selector))]);
+            const walk = await deps.lineage.closure(ref.tenant, [...new Set([...located, ...purged, ...held])]);
+            lineageRounds = walk.rounds;
+            // Lineage may name records already gone: the closure is what exists now. A record described in an earlier
+            // settle round is not read again (its subjects and namespace do not change; one purged meanwhile is
+            // absent from every later step's reads anyway): only what this round found new.
+            const wanted = [...new Set([...located, ...held, ...walk.derived])];
+            for (const record of await ctx.describeWithFacts(
+              ref.tenant,
+              wanted.filter((id) => !described.has(id)),
+            )) {
+              described.set(record.id, record);
+            }
+            current = wanted.flatMap((id) => described.get(id) ?? []);
+            const grew = current.some((r) => !previous.has(r.id));
+            if (!grew) break;
+            if (settle === MAX_SETTLE_ROUNDS) {
+              throw ApplicationFailure.retryable(`the closure still grew after ${settle} rounds`, 'ClosureNotSettling');
+            }
+            await deps.fences.raise(
+              ref.tenant,
+              ref.requestId,
+              current.map((r) => ({ kind: 'record' as const, value: r.id })),
+            );
+            previous = new Set(current.map((r) => r.id));
           }
-          current = wanted.flatMap((id) => described.get(id) ?? []);
-          const grew = current.some((r) => !previous.has(r.id));
-          if (!grew) break;
-          if (settle === MAX_SETTLE_ROUNDS) {
-            throw ApplicationFailure.retryable(`the closure still grew after ${settle} rounds`, 'ClosureNotSettling');
-          }
-          await deps.fences.raise(ref.tenant, ref.requestId, current.map((r) => ({ kind: 'record' as const, value: r.id })));
-          previous = new Set(current.map((r) => r.id));
-        }
-        const ids = current.map((r) => r.id);
-        const existingLocated = ids.filter((id) => located.has(id));
-        await deps.sets.put(ref.tenant, ref.requestId, 'located', [...located]);
-        await deps.sets.put(ref.tenant, ref.requestId, 'closure', ids);
-        // What was read of each record goes forward to the marking, which then need not read them all again.
-        await deps.sets.putFacts(ref.tenant, ref.requestId, {
-          memories: current.flatMap((r) => (r.memory ? [r.memory] : [])),
-          events: current.flatMap((r) => (r.event ? [r.event] : [])),
-        });
-        // Collateral: derived records none of whose subjects is a subject of a located record.
-        const locatedSubjects = new Set(current.filter((r) => located.has(r.id)).flatMap((r) => r.subjects));
-        const derived = current.filter((r) => !located.has(r.id));
-        const collateral = derived.filter((r) => !r.subjects.some((s) => locatedSubjects.has(s))).length;
-        // Across rounds: what earlier rounds purged counts in the request's closure as well.
-        const all = new Set([...purged, ...ids]);
-        const allLocated = [...all].filter((id) => located.has(id)).length;
-        const counts = {
-          total: all.size,
-          located: allLocated,
-          derived: all.size - allLocated,
-          collateral,
-          rounds: lineageRounds,
-          settleRounds: settle,
-          thisRound: ids.length,
-          thisRoundLocated: existingLocated.length,
-        };
-        await deps.requests.update(ref.tenant, ref.requestId, { counts });
-        return counts;
-      }));
+          const ids = current.map((r) => r.id);
+          const existingLocated = ids.filter((id) => located.has(id));
+          await deps.sets.put(ref.tenant, ref.requestId, 'located', [...located]);
+          await deps.sets.put(ref.tenant, ref.requestId, 'closure', ids);
+          // What was read of each record goes forward to the marking, which then need not read them all again.
+          await deps.sets.putFacts(ref.tenant, ref.requestId, {
+            memories: current.flatMap((r) => (r.memory ? [r.memory] : [])),
+            events: current.flatMap((r) => (r.event ? [r.event] : [])),
+          });
+          // Collateral: derived records none of whose subjects is a subject of a located record.
+          const locatedSubjects = new Set(current.filter((r) => located.has(r.id)).flatMap((r) => r.subjects));
+          const derived = current.filter((r) => !located.has(r.id));
+          const collateral = derived.filter((r) => !r.subjects.some((s) => locatedSubjects.has(s))).length;
+          // Across rounds: what earlier rounds purged counts in the request's closure as well.
+          const all = new Set([...purged, ...ids]);
+          const allLocated = [...all].filter((id) => located.has(id)).length;
+          const counts = {
+            total: all.size,
+            located: allLocated,
+            derived: all.size - allLocated,
+            collateral,
+            rounds: lineageRounds,
+            settleRounds: settle,
+            thisRound: ids.length,
+            thisRoundLocated: existingLocated.length,
+          };
+          await deps.requests.update(ref.tenant, ref.requestId, { counts });
+          return counts;
+        }),
+      );
     },
 
     /** Step 3: may this requester erase on this ground (policy, default deny)? Which records are held? */
@@ -112,7 +133,12 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           selectorKind: req.selectorKind,
         });
         await deps.requests.update(ref.tenant, ref.requestId, {
-          policyDecision: { policyId: decision.policyId, policyVersion: decision.policyVersion, outcome: decision.outcome, ruleId: decision.ruleId },
+          policyDecision: {
+            policyId: decision.policyId,
+            policyVersion: decision.policyVersion,
+            outcome: decision.outcome,
+            ruleId: decision.ruleId,
+          },
         });
         await deps.audit.append({
           tenant: ref.tenant,
@@ -138,7 +164,11 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const holdIds = [...new Set(Object.values(holdOf))];
         for (const holdId of holdIds) {
           const ids = held.filter((id) => holdOf[id] === holdId);
-          await deps.memories.restrict(ref.tenant, ids.filter((id) => !isEvent(id)), holdId);
+          await deps.memories.restrict(
+            ref.tenant,
+            ids.filter((id) => !isEvent(id)),
+            holdId,
+          );
           await deps.events.restrict(ref.tenant, ids.filter(isEvent), holdId);
         }
         await deps.sets.put(ref.tenant, ref.requestId, 'erase', toErase);

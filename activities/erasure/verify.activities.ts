@@ -27,10 +27,11 @@ export interface Verdict {
 /** Step 6: verify by probes that cannot be satisfied by the purge's own bookkeeping, then certify what was checked. */
 export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
   let backend: Promise<StorageBackend> | null = null;
-  const storageBackend = () => (backend ??= storageBackendOf(deps.db).catch((error: unknown) => {
-    backend = null;
-    throw error;
-  }));
+  const storageBackend = () =>
+    (backend ??= storageBackendOf(deps.db).catch((error: unknown) => {
+      backend = null;
+      throw error;
+    }));
 
   return {
     /**
@@ -40,82 +41,116 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
      */
     async verifyErasure(ref: ErasureRef): Promise<Verdict> {
       let verdict: Verdict = { ok: false, found: 0, relocated: 0, deletedDocs: 0 };
-      await beating(() => ctx.step(ref, 'verify', async () => {
-        const selector = await ctx.selectorOf(ref);
-        const probes = await deps.probes.get(ref.tenant, ref.requestId);
-        const erased = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids);
-        const held = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids);
-        const memoryIds = [...erased].filter((id) => !isEvent(id));
-        const results: ProbeResult[] = [];
+      await beating(() =>
+        ctx.step(ref, 'verify', async () => {
+          const selector = await ctx.selectorOf(ref);
+          const probes = await deps.probes.get(ref.tenant, ref.requestId);
+          const erased = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids);
+          const held = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids);
+          const memoryIds = [...erased].filter((id) => !isEvent(id));
+          const results: ProbeResult[] = [];
 
-        const remaining = [
-          ...(await deps.memories.getMany(ref.tenant, memoryIds)),
-          ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
-        ];
-        results.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
-        const esById = memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
-        results.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
+          const remaining = [
+            ...(await deps.memories.getMany(ref.tenant, memoryIds)),
+            ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
+          ];
+          results.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
+          const esById =
+            memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
+          results.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
 
-        const texts = probes?.texts ?? [];
-        const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
-          const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
-          const viaApi = await deps.search.search(
-            ref.tenant,
-            { query: text.slice(0, 2048), k: 20, intent: 'history' },
-            probeReader(ref.tenant, new Date()),
-            { traced: false },
+          const texts = probes?.texts ?? [];
+          const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
+            const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
+            const viaApi = await deps.search.search(
+              ref.tenant,
+              { query: text.slice(0, 2048), k: 20, intent: 'history' },
+              probeReader(ref.tenant, new Date()),
+              { traced: false },
+            );
+            return { direct, api: viaApi.filter((r) => erased.has(r.memory.record._id)).length };
+          });
+          results.push(
+            {
+              kind: 'text',
+              target: 'elasticsearch',
+              checked: texts.length,
+              found: byText.reduce((n, r) => n + r.direct, 0),
+            },
+            { kind: 'text', target: 'api', checked: texts.length, found: byText.reduce((n, r) => n + r.api, 0) },
           );
-          return { direct, api: viaApi.filter((r) => erased.has(r.memory.record._id)).length };
-        });
-        results.push(
-          { kind: 'text', target: 'elasticsearch', checked: texts.length, found: byText.reduce((n, r) => n + r.direct, 0) },
-          { kind: 'text', target: 'api', checked: texts.length, found: byText.reduce((n, r) => n + r.api, 0) },
-        );
 
-        // MongoDB queried by the erased contents' hashes: an owner outside the held set still carries erased bytes.
-        const hashes = probes?.contentHashes ?? [];
-        // Many hashes (a large erasure) are checked by one bounded pass over the tenant rather than a query each.
-        const [eventOwners, memoryOwners] = await Promise.all([
-          deps.events.idsByContentHashes(ref.tenant, hashes),
-          deps.memories.idsByContentHashes(ref.tenant, hashes),
-        ]);
-        const owners = [[...eventOwners, ...memoryOwners].filter((id) => erased.has(id)).length];
-        results.push({ kind: 'content-hash', target: 'mongodb', checked: hashes.length, found: owners.reduce((n, f) => n + f, 0) });
+          // MongoDB queried by the erased contents' hashes: an owner outside the held set still carries erased bytes.
+          const hashes = probes?.contentHashes ?? [];
+          // Many hashes (a large erasure) are checked by one bounded pass over the tenant rather than a query each.
+          const [eventOwners, memoryOwners] = await Promise.all([
+            deps.events.idsByContentHashes(ref.tenant, hashes),
+            deps.memories.idsByContentHashes(ref.tenant, hashes),
+          ]);
+          const owners = [[...eventOwners, ...memoryOwners].filter((id) => erased.has(id)).length];
+          results.push({
+            kind: 'content-hash',
+            target: 'mongodb',
+            checked: hashes.length,
+            found: owners.reduce((n, f) => n + f, 0),
+          });
 
-        const vectors = probes?.vectors ?? [];
-        const byVector = await mapBounded(vectors, PROBE_CONCURRENCY, async (vector) =>
-          (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length,
-        );
-        results.push({ kind: 'vector', target: 'elasticsearch', checked: vectors.length, found: byVector.reduce((n, f) => n + f, 0) });
+          const vectors = probes?.vectors ?? [];
+          const byVector = await mapBounded(
+            vectors,
+            PROBE_CONCURRENCY,
+            async (vector) =>
+              (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length,
+          );
+          results.push({
+            kind: 'vector',
+            target: 'elasticsearch',
+            checked: vectors.length,
+            found: byVector.reduce((n, f) => n + f, 0),
+          });
 
-        // Locate again after the purge: the selector, and lineage out of everything erased or held.
-        const again = await ctx.locateIds(ref.tenant, selector);
-        const derived = (await deps.lineage.closure(ref.tenant, [...erased, ...held])).derived;
-        const live = await ctx.describe(ref.tenant, [...new Set([...again, ...derived])]);
-        const liveIds = new Set(live.filter((r) => !held.has(r.id)).map((r) => r.id));
-        const relocated = liveIds.size;
-        results.push({ kind: 'locate', target: 'mongodb', checked: 1, found: relocated });
+          // Locate again after the purge: the selector, and lineage out of everything erased or held.
+          const again = await ctx.locateIds(ref.tenant, selector);
+          const derived = (await deps.lineage.closure(ref.tenant, [...erased, ...held])).derived;
+          const live = await ctx.describe(ref.tenant, [...new Set([...again, ...derived])]);
+          const liveIds = new Set(live.filter((r) => !held.has(r.id)).map((r) => r.id));
+          const relocated = liveIds.size;
+          results.push({ kind: 'locate', target: 'mongodb', checked: 1, found: relocated });
 
-        // The index looked up by the subject itself, not only by the ids this request erased. A document of a
-        // live record that raced the fence is the next round's; any other is a residue.
-        if ('subjectId' in selector) {
-          const bySubject = (await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] })).bySubject;
-          results.push({ kind: 'subject', target: 'elasticsearch', checked: 1, found: bySubject.filter((id) => !held.has(id) && !liveIds.has(id)).length });
-        }
+          // The index looked up by the subject itself, not only by the ids this request erased. A document of a
+          // live record that raced the fence is the next round's; any other is a residue.
+          if ('subjectId' in selector) {
+            const bySubject = (await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] })).bySubject;
+            results.push({
+              kind: 'subject',
+              target: 'elasticsearch',
+              checked: 1,
+              found: bySubject.filter((id) => !held.has(id) && !liveIds.has(id)).length,
+            });
+          }
 
-        // Read-only: the expunge step merged; this only reads what the segments say now.
-        const stats = await deps.index.segmentStats(ref.tenant);
-        const found = results.filter((p) => p.kind !== 'locate').reduce((n, p) => n + p.found, 0);
-        await deps.requests.update(ref.tenant, ref.requestId, { probeResults: results, segmentsDeletedDocs: stats.deletedDocs });
-        verdict = { ok: found === 0 && relocated === 0 && stats.deletedDocs === 0, found, relocated, deletedDocs: stats.deletedDocs };
-        // The probes hold erased content: destroy them once they have proven the erasure, then rewrite their
-        // collection. Otherwise they stay for the next round or the operator's retry.
-        if (verdict.ok) {
-          await deps.probes.destroy(ref.tenant, ref.requestId);
-          await compactCollections(deps.db, [Collections.erasureProbes]);
-        }
-        return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length };
-      }));
+          // Read-only: the expunge step merged; this only reads what the segments say now.
+          const stats = await deps.index.segmentStats(ref.tenant);
+          const found = results.filter((p) => p.kind !== 'locate').reduce((n, p) => n + p.found, 0);
+          await deps.requests.update(ref.tenant, ref.requestId, {
+            probeResults: results,
+            segmentsDeletedDocs: stats.deletedDocs,
+          });
+          verdict = {
+            ok: found === 0 && relocated === 0 && stats.deletedDocs === 0,
+            found,
+            relocated,
+            deletedDocs: stats.deletedDocs,
+          };
+          // The probes hold erased content: destroy them once they have proven the erasure, then rewrite their
+          // collection. Otherwise they stay for the next round or the operator's retry.
+          if (verdict.ok) {
+            await deps.probes.destroy(ref.tenant, ref.requestId);
+            await compactCollections(deps.db, [Collections.erasureProbes]);
+          }
+          return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length };
+        }),
+      );
       return verdict;
     },
 
@@ -169,7 +204,12 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         selectorHash: req.selectorHash,
         requester: req.requester,
         legalGround: req.legalGround,
-        policy: req.policyDecision ?? { policyId: deps.erasurePolicy.id, policyVersion: deps.erasurePolicy.version, outcome: 'allow', ruleId: 'unknown' },
+        policy: req.policyDecision ?? {
+          policyId: deps.erasurePolicy.id,
+          policyVersion: deps.erasurePolicy.version,
+          outcome: 'allow',
+          ruleId: 'unknown',
+        },
         holds: holdIds.map((holdId) => {
           const exempted = held.ids.filter((id) => held.holdOf[id] === holdId);
           return { holdId, exemptedCount: exempted.length, exemptedIds: exempted };
@@ -186,8 +226,18 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         probes,
         steps: req.steps
           .filter((s) => s.finishedAt)
-          .map((s) => ({ step: s.step, startedAt: s.startedAt.toISOString(), finishedAt: s.finishedAt!.toISOString(), counts: s.counts })),
-        assurance: assuranceClaims({ backend, indexName, probes, compacted: COMPACTED.filter((c) => compacted.has(c)) }),
+          .map((s) => ({
+            step: s.step,
+            startedAt: s.startedAt.toISOString(),
+            finishedAt: s.finishedAt!.toISOString(),
+            counts: s.counts,
+          })),
+        assurance: assuranceClaims({
+          backend,
+          indexName,
+          probes,
+          compacted: COMPACTED.filter((c) => compacted.has(c)),
+        }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
       };
       const certificate = await deps.certificates.issue(input);
@@ -234,7 +284,10 @@ export function assuranceClaims(facts: {
           place: `mongodb:${collections}`,
           level: 'L3',
           statement: `records deleted by id and ${checked(probes, 'id', 'mongodb')} ids and ${checked(probes, 'content-hash', 'mongodb')} content hashes queried afterwards found none; compact(force) returns freed blocks but WiredTiger does not scrub them, so erased bytes may remain in unallocated file space`,
-          lapses: { condition: 'freed blocks are overwritten by later writes, or the data files are rewritten by an initial sync' },
+          lapses: {
+            condition:
+              'freed blocks are overwritten by later writes, or the data files are rewritten by an initial sync',
+          },
         };
   return [
     {
@@ -257,12 +310,15 @@ export function assuranceClaims(facts: {
       place: facts.backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal',
       level: 'L3',
       statement: 'write-ahead records of the deleted documents remain until recycled',
-      lapses: { condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)' },
+      lapses: {
+        condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)',
+      },
     },
     {
       place: 'backups and elasticsearch:snapshots',
       level: 'L3',
-      statement: 'copies taken before the erasure keep the records; a restore re-applies tombstones and certificates first',
+      statement:
+        'copies taken before the erasure keep the records; a restore re-applies tombstones and certificates first',
       lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
     },
     {

@@ -86,7 +86,13 @@ export function buildDataset(tenant: string, plan: DatasetPlan, seed: number): D
       deleted: false,
     };
   };
-  const memory = (subjects: string[], kind: MemoryKind, k: number, eventIds: string[], parentIds: string[]): MemoryRecord => {
+  const memory = (
+    subjects: string[],
+    kind: MemoryKind,
+    k: number,
+    eventIds: string[],
+    parentIds: string[],
+  ): MemoryRecord => {
     const content = `${sentence(20)} m${k}`;
     return {
       _id: `mem_${randomUUID()}`,
@@ -141,7 +147,9 @@ export function buildDataset(tenant: string, plan: DatasetPlan, seed: number): D
     return v;
   });
   const closureEdges = edges.length;
-  const controlEvents = Array.from({ length: plan.controlEvents }, (_, i) => event([`control-${seed}-${i % 20}`], plan.events + i));
+  const controlEvents = Array.from({ length: plan.controlEvents }, (_, i) =>
+    event([`control-${seed}-${i % 20}`], plan.events + i),
+  );
   const controlMemories = Array.from({ length: plan.controlMemories }, (_, i) => {
     const source = controlEvents[i % controlEvents.length]!;
     const m = memory(source.subjects, 'fact', plan.memories + plan.views + i, [source._id], []);
@@ -206,7 +214,9 @@ export async function writeDataset(
   await chunked(Collections.memories, data.memories);
   await chunked(Collections.lineage, data.edges);
   const mongoMs = performance.now() - start;
-  progress(`  ${data.tenant}: MongoDB ${data.events.length} events, ${data.memories.length} memories, ${data.edges.length} edges in ${(mongoMs / 1000).toFixed(1)} s`);
+  progress(
+    `  ${data.tenant}: MongoDB ${data.events.length} events, ${data.memories.length} memories, ${data.edges.length} edges in ${(mongoMs / 1000).toFixed(1)} s`,
+  );
 
   start = performance.now();
   const slice = 5000;
@@ -214,7 +224,8 @@ export async function writeDataset(
     const batch = data.memories.slice(i, i + slice);
     const last = i + slice >= data.memories.length;
     const result = await services.index.upsert(data.tenant, batch, { refresh: last });
-    if (result.failed.length > 0) throw new Error(`indexing: ${result.failed.length} failed (${result.failed[0]!.type})`);
+    if (result.failed.length > 0)
+      throw new Error(`indexing: ${result.failed.length} failed (${result.failed[0]!.type})`);
   }
   const indexMs = performance.now() - start;
   progress(`  ${data.tenant}: Elasticsearch ${data.memories.length} documents in ${(indexMs / 1000).toFixed(1)} s`);
@@ -258,7 +269,8 @@ export async function leftovers(
   let closureSampleFound = 0;
   for (const id of sample) {
     const collection = id.startsWith('evt_') ? Collections.events : Collections.memories;
-    if (await db.collection<{ _id: string }>(collection).findOne({ _id: id }, { projection: { _id: 1 } })) closureSampleFound++;
+    if (await db.collection<{ _id: string }>(collection).findOne({ _id: id }, { projection: { _id: 1 } }))
+      closureSampleFound++;
   }
   // `_segments` as it is after the run (no merge here: the run must have left no deleted documents).
   const { deletedDocs } = await index.segments();

@@ -105,7 +105,13 @@ export const ACTIVITY_TIMEOUT_MS: Record<string, number> = {
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const long = (v: unknown): number => Number(String(v ?? 0));
 
-export async function runLethe(runtime: Runtime, services: Services, tenant: string, subject: string, options: LetheOptions): Promise<LetheRun> {
+export async function runLethe(
+  runtime: Runtime,
+  services: Services,
+  tenant: string,
+  subject: string,
+  options: LetheOptions,
+): Promise<LetheRun> {
   const worker = await createLetheWorker(runtime, {
     taskQueue: options.taskQueue,
     services,
@@ -123,7 +129,10 @@ export async function runLethe(runtime: Runtime, services: Services, tenant: str
   try {
     const principal = { id: 'dpo-bench', tenant, roles: ['dpo' as const] };
     const t0 = Date.now();
-    const { request: filed } = await services.erasures.file(principal, { selector: { subjectId: subject }, legalGround: 'art17-1a' });
+    const { request: filed } = await services.erasures.file(principal, {
+      selector: { subjectId: subject },
+      legalGround: 'art17-1a',
+    });
     const workflowId = erasureWorkflowId(tenant, filed._id);
     const handle = services.temporalClient.workflow.getHandle(workflowId);
     let lastDescribe = 0;
@@ -138,11 +147,18 @@ export async function runLethe(runtime: Runtime, services: Services, tenant: str
         break;
       }
       const elapsed = Date.now() - t0;
-      if (request && (request.state === 'needs-operator' || request.state === 'rejected' || request.state === 'partial')) {
+      if (
+        request &&
+        (request.state === 'needs-operator' || request.state === 'rejected' || request.state === 'partial')
+      ) {
         tEnd = Date.now();
         const step = /step (\w+)/.exec(request.operatorNote ?? '')?.[1] ?? null;
         const activity = SEQUENCE.find((a) => ACTIVITY_STEP[a] === step) ?? null;
-        abort = { reason: `${request.state}${request.operatorNote ? ` (${request.operatorNote})` : ''}`, activity, kind: 'state' };
+        abort = {
+          reason: `${request.state}${request.operatorNote ? ` (${request.operatorNote})` : ''}`,
+          activity,
+          kind: 'state',
+        };
         break;
       }
       if (Date.now() - lastDescribe >= DESCRIBE_EVERY_MS) {
@@ -156,17 +172,27 @@ export async function runLethe(runtime: Runtime, services: Services, tenant: str
         const line =
           `  lethe ${secs(elapsed)}: ${request?.state ?? '?'}, activity ${name}` +
           (attempt > 1 ? ` attempt ${attempt} (last failure: ${failure || 'timeout'})` : '') +
-          (request && request.progress.total > 0 ? `, purged ${request.progress.purged}/${request.progress.total}` : '');
+          (request && request.progress.total > 0
+            ? `, purged ${request.progress.purged}/${request.progress.total}`
+            : '');
         if (line.replace(/^ {2}lethe [\d.]+ s: /, '') !== lastLine) options.progress(line);
         lastLine = line.replace(/^ {2}lethe [\d.]+ s: /, '');
         if (current && attempt >= options.maxAttempt) {
           tEnd = Date.now();
-          abort = { reason: `${name} reached attempt ${attempt} (last failure: ${failure || 'timeout'})`, activity: name, kind: 'attempts' };
+          abort = {
+            reason: `${name} reached attempt ${attempt} (last failure: ${failure || 'timeout'})`,
+            activity: name,
+            kind: 'attempts',
+          };
           break;
         }
         if (elapsed > options.capMs) {
           tEnd = Date.now();
-          abort = { reason: `still running after the bench's cap of ${secs(options.capMs)}`, activity: current ? name : null, kind: 'cap' };
+          abort = {
+            reason: `still running after the bench's cap of ${secs(options.capMs)}`,
+            activity: current ? name : null,
+            kind: 'cap',
+          };
           break;
         }
       }
@@ -198,7 +224,8 @@ export async function runLethe(runtime: Runtime, services: Services, tenant: str
       let from = abort.activity ?? 'locateTargets';
       // Cut short by the cap, the running attempt finished while the worker drained: go on from the next step.
       const record = finalRequest?.steps.find((st) => st.step === ACTIVITY_STEP[from]);
-      if (abort.kind === 'cap' && record?.state === 'done' && record.finishedAt) from = SEQUENCE[SEQUENCE.indexOf(from) + 1] ?? from;
+      if (abort.kind === 'cap' && record?.state === 'done' && record.finishedAt)
+        from = SEQUENCE[SEQUENCE.indexOf(from) + 1] ?? from;
       const before = beforeMs(finalRequest, from, t0, tEnd);
       run.direct = await runDirect(runtime, services, { tenant, requestId: filed._id }, from, before, options.progress);
     }
@@ -209,7 +236,9 @@ export async function runLethe(runtime: Runtime, services: Services, tenant: str
 }
 
 /** Activity attempts, timeouts and failures from the workflow history (retries only show as the attempt number). */
-async function activityStats(handle: { fetchHistory(): Promise<{ events?: unknown[] | null }> }): Promise<{ activities: ActivityStats[]; timers: number }> {
+async function activityStats(handle: {
+  fetchHistory(): Promise<{ events?: unknown[] | null }>;
+}): Promise<{ activities: ActivityStats[]; timers: number }> {
   const history = await handle.fetchHistory();
   const byScheduled = new Map<number, string>();
   const stats = new Map<string, ActivityStats>();
@@ -259,7 +288,12 @@ function timeline(request: ErasureRequest | null, t0: number, tEnd: number, comp
     if (prev?.finishedAt) {
       const gap = s.startedAt.getTime() - prev.finishedAt.getTime();
       if (prev.step === 'expunge' && s.step === 'verify') {
-        rows.push({ step: 'compact (force; unrecorded, expunge end → verify start)', startS: (prev.finishedAt.getTime() - t0) / 1000, ms: gap, detail: '5 collections' });
+        rows.push({
+          step: 'compact (force; unrecorded, expunge end → verify start)',
+          startS: (prev.finishedAt.getTime() - t0) / 1000,
+          ms: gap,
+          detail: '5 collections',
+        });
       } else {
         handoffs += gap;
         handoffCount++;
@@ -284,7 +318,12 @@ function timeline(request: ErasureRequest | null, t0: number, tEnd: number, comp
       detail: `sign, chain, anchor; ±${POLL_MS} ms polling`,
     });
   }
-  rows.push({ step: `hand-offs between the other steps (${handoffCount})`, startS: null, ms: handoffs, detail: 'activity completion → next activity starts' });
+  rows.push({
+    step: `hand-offs between the other steps (${handoffCount})`,
+    startS: null,
+    ms: handoffs,
+    detail: 'activity completion → next activity starts',
+  });
   return rows;
 }
 
@@ -325,7 +364,11 @@ async function runDirect(
     locateTargets: () => timedStep('locate', () => call(() => acts.locateTargets(ref)), counts),
     computeClosure: () => timedStep('closure', () => call(() => acts.computeClosure(ref)), counts),
     authoriseAndCheckHolds: () =>
-      timedStep('authorise', () => call(() => acts.authoriseAndCheckHolds(ref)), (r) => counts({ allowed: r.allowed, toErase: r.toErase, held: r.held })),
+      timedStep(
+        'authorise',
+        () => call(() => acts.authoriseAndCheckHolds(ref)),
+        (r) => counts({ allowed: r.allowed, toErase: r.toErase, held: r.held }),
+      ),
     markDeletedAndTombstone: () => timedStep('tombstone', () => call(() => acts.markDeletedAndTombstone(ref)), counts),
     purgeRecords: () => timedStep('purge', () => call(() => acts.purgeRecords({ ...ref, round: 1 })), counts),
     expungeIndex: () =>
@@ -344,8 +387,14 @@ async function runDirect(
       ),
     compactStores: () => timedStep('compact', () => call(() => acts.compactStores(ref)), counts),
     verifyErasure: () => timedStep('verify', () => call(() => acts.verifyErasure(ref)), counts),
-    issueCertificate: () => timedStep('certify', () => call(() => acts.issueCertificate({ ...ref, status: 'complete' })), counts),
-    setErasureState: () => timedStep('finish', () => call(() => acts.setErasureState({ ...ref, state: 'completed' })), () => 'completed'),
+    issueCertificate: () =>
+      timedStep('certify', () => call(() => acts.issueCertificate({ ...ref, status: 'complete' })), counts),
+    setErasureState: () =>
+      timedStep(
+        'finish',
+        () => call(() => acts.setErasureState({ ...ref, state: 'completed' })),
+        () => 'completed',
+      ),
   };
   let error: string | undefined;
   try {
@@ -354,5 +403,11 @@ async function runDirect(
     error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     progress(`  direct: failed — ${error}`);
   }
-  return { fromActivity: from, rows, totalMs: performance.now() - started, beforeMs: before, ...(error ? { error } : {}) };
+  return {
+    fromActivity: from,
+    rows,
+    totalMs: performance.now() - started,
+    beforeMs: before,
+    ...(error ? { error } : {}),
+  };
 }

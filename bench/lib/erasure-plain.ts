@@ -37,7 +37,13 @@ export async function segmentStats(es: EsClient, index: string): Promise<{ delet
   return countSegments(await es.indices.segments({ index }));
 }
 
-export async function plainErasure(db: Db, es: EsClient, alias: string, tenant: string, subject: string): Promise<PlainResult> {
+export async function plainErasure(
+  db: Db,
+  es: EsClient,
+  alias: string,
+  tenant: string,
+  subject: string,
+): Promise<PlainResult> {
   const steps: PlainStep[] = [];
   const started = performance.now();
   const timedStep = async <T>(step: string, run: () => Promise<T>, detail: (value: T) => string): Promise<T> => {
@@ -105,7 +111,8 @@ export async function plainErasure(db: Db, es: EsClient, alias: string, tenant: 
       const results = await mapBounded(work, CONCURRENCY, ({ collection, id }) => collection.deleteOne({ _id: id }));
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
-    (deleted) => `${deleted} deleted (${memoryIds.length} memories, ${eventIds.length} events, ${closure.edgeIds.length} edges)`,
+    (deleted) =>
+      `${deleted} deleted (${memoryIds.length} memories, ${eventIds.length} events, ${closure.edgeIds.length} edges)`,
   );
 
   await timedStep(
@@ -142,7 +149,8 @@ export async function plainErasure(db: Db, es: EsClient, alias: string, tenant: 
         await new Promise((resolve) => setTimeout(resolve, EXPUNGE_POLL_MS));
       }
     },
-    (v) => `${v.rounds} rounds (${v.firstDeleted} deleted docs after the first)${v.clean ? '' : ' — NOT CLEAN at the bound'}`,
+    (v) =>
+      `${v.rounds} rounds (${v.firstDeleted} deleted docs after the first)${v.clean ? '' : ' — NOT CLEAN at the bound'}`,
   );
 
   await timedStep(

@@ -191,7 +191,6 @@ export function summarise(figures: TemporalFigures, steps: number) {
   };
 }
 
-
 async function serving(address: string): Promise<boolean> {
   const connection = await Connection.connect({ address, connectTimeout: 2000 });
   try {

@@ -48,7 +48,12 @@ const schema = z.object({
   LETHE_API_PORT: port.default(8080),
   LETHE_TOKEN_SECRET: secret,
   /** The longest lifetime a bearer token may have (exp − iat): longer ones are refused, and never minted. */
-  LETHE_TOKEN_MAX_TTL_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(86_400),
+  LETHE_TOKEN_MAX_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(86_400),
   LETHE_FINGERPRINT_SECRET: secret,
   LETHE_SIGNING_KEY_FILE: z.string().min(1),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),

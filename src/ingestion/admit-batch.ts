@@ -265,7 +265,10 @@ async function writeBatch(
       { tenant, writer: principal, id: m.id, eventIds, at: now(), ...(derivation ? { derivation } : {}) },
       m,
     );
-    return { ...admission, inputs: [...eventIds, ...m.provenance.parentIds, ...(admission.record.provenance.repairedEventIds ?? [])] };
+    return {
+      ...admission,
+      inputs: [...eventIds, ...m.provenance.parentIds, ...(admission.record.provenance.repairedEventIds ?? [])],
+    };
   });
   // Lineage first, for the whole batch: a record never exists without its inputs registered (repairing evidence is an
   // input too). Then the records, in one unordered insert per thousand.
@@ -369,7 +372,9 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
   // checked in parallel, and the first refusal in batch order is reported.
   const eventSpecs = batch.events.map(eventTombstones);
   const memorySpecs = batch.memories.map(memoryTombstones);
-  const tombstoned = new Set(await deps.tombstones.findTombstoned(tenant, [...eventSpecs.flat(), ...memorySpecs.flat()]));
+  const tombstoned = new Set(
+    await deps.tombstones.findTombstoned(tenant, [...eventSpecs.flat(), ...memorySpecs.flat()]),
+  );
   const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i]) =>
     eventSpecs[i]!.some((spec) => tombstoned.has(spec))
       ? ({

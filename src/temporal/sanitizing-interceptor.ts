@@ -29,7 +29,11 @@ const permanent: ReadonlySet<string> = new Set(PERMANENT_ERRORS);
 export function sanitize(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
   if (error instanceof DomainError) {
-    return ApplicationFailure.create({ message: error.message, type: error.type, nonRetryable: permanent.has(error.type) });
+    return ApplicationFailure.create({
+      message: error.message,
+      type: error.type,
+      nonRetryable: permanent.has(error.type),
+    });
   }
   if (error instanceof SearchIndexError) {
     // Its message names the operation, status and Elasticsearch's error type only (never a reason text).

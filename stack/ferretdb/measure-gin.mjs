@@ -55,7 +55,8 @@ const ROUNDS = Number(opt.rounds);
 const BATCH = Number(opt.batch);
 const NP = Number(opt['nested-parallel']);
 const SUBJECTS = Math.max(1, Math.floor(N / 5)); // 5 documents per subjectId
-if (!(N > 0 && P > 0 && ROUNDS > 0 && BATCH > 0)) throw new Error('--n, --parallel, --rounds and --batch must be positive');
+if (!(N > 0 && P > 0 && ROUNDS > 0 && BATCH > 0))
+  throw new Error('--n, --parallel, --rounds and --batch must be positive');
 if (N < P * (2 * ROUNDS + 4) + NP) throw new Error('--n too small for --parallel x --rounds deletes');
 
 const log = (...a) => console.error(...a);
@@ -109,7 +110,9 @@ async function measure(name, rounds, makeArgs, fn, check) {
     wallMsRounds: walls.map(ms),
     perOp: stats(lat),
   };
-  log(`${name.padEnd(34)} wall ${String(out.wallMsMedian).padStart(8)} ms (rounds ${out.wallMsRounds.join(', ')})  per op p50 ${out.perOp.p50} p95 ${out.perOp.p95} max ${out.perOp.max} ms`);
+  log(
+    `${name.padEnd(34)} wall ${String(out.wallMsMedian).padStart(8)} ms (rounds ${out.wallMsRounds.join(', ')})  per op p50 ${out.perOp.p50} p95 ${out.perOp.p95} max ${out.perOp.max} ms`,
+  );
   return out;
 }
 
@@ -125,7 +128,9 @@ try {
   if (opt.reuse) {
     coll = db.collection(opt.coll);
     const t = performance.now();
-    docs = await coll.find({ seq: { $gte: 1000 } }, { projection: { _id: 1, subjectId: 1, meta: 1, seq: 1 } }).toArray();
+    docs = await coll
+      .find({ seq: { $gte: 1000 } }, { projection: { _id: 1, subjectId: 1, meta: 1, seq: 1 } })
+      .toArray();
     report.reuse = { docs: docs.length, readMs: ms(performance.now() - t) };
     log(`${'reuse: read existing docs'.padEnd(34)} ${docs.length} docs in ${report.reuse.readMs} ms`);
     // Only subjects whose 5 documents all survived earlier deletes.
@@ -133,7 +138,10 @@ try {
     for (const d of docs) perSubject.set(d.subjectId, (perSubject.get(d.subjectId) ?? 0) + 1);
     subjects = [...perSubject].filter(([, c]) => c === 5).map(([s]) => s);
   } else {
-    await db.collection(opt.coll).drop().catch(() => {});
+    await db
+      .collection(opt.coll)
+      .drop()
+      .catch(() => {});
     coll = await db.createCollection(opt.coll);
     let t = performance.now();
     await coll.createIndex({ subjectId: 1 }, { name: 'subjectId_1' });
@@ -171,31 +179,71 @@ try {
   const refs = docs.map((d) => d.meta.ref); // same index space as ids: share `used`
 
   // Open the driver's connections (and FerretDB's PostgreSQL pool) first.
-  await parallel(Array.from({ length: P }, (_, i) => i), () => coll.findOne({ _id: ids[0] }));
+  await parallel(
+    Array.from({ length: P }, (_, i) => i),
+    () => coll.findOne({ _id: ids[0] }),
+  );
 
   const expectFound = (rs) => {
     if (rs.some((r) => r == null || (Array.isArray(r) && r.length === 0))) throw new Error('lookup found nothing');
   };
 
-  report.findOneById = await measure(`findOne({_id}) x${P}`, ROUNDS,
-    () => pick(ids, P, used), (id) => coll.findOne({ _id: id }), expectFound);
-  report.findBySubjectId = await measure(`find({subjectId}).toArray() x${P}`, ROUNDS,
-    () => pick(subjects, P, usedSubj), (s) => coll.find({ subjectId: s }).toArray(), expectFound);
+  report.findOneById = await measure(
+    `findOne({_id}) x${P}`,
+    ROUNDS,
+    () => pick(ids, P, used),
+    (id) => coll.findOne({ _id: id }),
+    expectFound,
+  );
+  report.findBySubjectId = await measure(
+    `find({subjectId}).toArray() x${P}`,
+    ROUNDS,
+    () => pick(subjects, P, usedSubj),
+    (s) => coll.find({ subjectId: s }).toArray(),
+    expectFound,
+  );
   if (NP > 0) {
-    report.findOneByNestedNoPushdown = await measure(`findOne({'meta.ref'}) x${NP}`, 1,
-      () => pick(refs, NP, used), (r) => coll.findOne({ 'meta.ref': r }), expectFound);
+    report.findOneByNestedNoPushdown = await measure(
+      `findOne({'meta.ref'}) x${NP}`,
+      1,
+      () => pick(refs, NP, used),
+      (r) => coll.findOne({ 'meta.ref': r }),
+      expectFound,
+    );
   }
-  report.countDocumentsBySubject = await measure('countDocuments({subjectId})', ROUNDS,
-    () => pick(subjects, 1, usedSubj), (s) => coll.countDocuments({ subjectId: s }),
-    (rs) => { if (rs[0] !== 5) throw new Error(`count ${rs[0]} != 5`); });
-  report.countDocumentsAll = await measure('countDocuments({})', ROUNDS,
-    () => [null], () => coll.countDocuments({}));
-  report.deleteOneById = await measure(`deleteOne({_id}) x${P}`, ROUNDS,
-    () => pick(ids, P, used), (id) => coll.deleteOne({ _id: id }),
-    (rs) => { if (rs.some((r) => r.deletedCount !== 1)) throw new Error('deleteOne deleted nothing'); });
-  report.deleteOneByNested = await measure(`deleteOne({'meta.ref'}) x${P}`, ROUNDS,
-    () => pick(refs, P, used), (r) => coll.deleteOne({ 'meta.ref': r }),
-    (rs) => { if (rs.some((r) => r.deletedCount !== 1)) throw new Error('deleteOne deleted nothing'); });
+  report.countDocumentsBySubject = await measure(
+    'countDocuments({subjectId})',
+    ROUNDS,
+    () => pick(subjects, 1, usedSubj),
+    (s) => coll.countDocuments({ subjectId: s }),
+    (rs) => {
+      if (rs[0] !== 5) throw new Error(`count ${rs[0]} != 5`);
+    },
+  );
+  report.countDocumentsAll = await measure(
+    'countDocuments({})',
+    ROUNDS,
+    () => [null],
+    () => coll.countDocuments({}),
+  );
+  report.deleteOneById = await measure(
+    `deleteOne({_id}) x${P}`,
+    ROUNDS,
+    () => pick(ids, P, used),
+    (id) => coll.deleteOne({ _id: id }),
+    (rs) => {
+      if (rs.some((r) => r.deletedCount !== 1)) throw new Error('deleteOne deleted nothing');
+    },
+  );
+  report.deleteOneByNested = await measure(
+    `deleteOne({'meta.ref'}) x${P}`,
+    ROUNDS,
+    () => pick(refs, P, used),
+    (r) => coll.deleteOne({ 'meta.ref': r }),
+    (rs) => {
+      if (rs.some((r) => r.deletedCount !== 1)) throw new Error('deleteOne deleted nothing');
+    },
+  );
 
   if (!opt['skip-checks']) {
     const checks = {};
@@ -204,7 +252,11 @@ try {
         await coll.insertOne(doc);
         return { ok: false, note: 'duplicate accepted' };
       } catch (e) {
-        return { ok: e.code === 11000 && /^E11000/.test(e.message), code: e.code, message: String(e.message).slice(0, 200) };
+        return {
+          ok: e.code === 11000 && /^E11000/.test(e.message),
+          code: e.code,
+          message: String(e.message).slice(0, 200),
+        };
       }
     };
     checks.uniqueCompound = await dup({ tenant: 't1', externalId: 'ext-1', subjectId: 'dup' });
@@ -212,7 +264,9 @@ try {
     const alive = ids.find((_, i) => docs[i].seq >= 1000 && !used.has(i));
     checks.uniqueId = await dup({ _id: alive, x: 1 });
     for (const c of ['uniqueCompound', 'uniqueId']) {
-      log(`${c.padEnd(34)} ${checks[c].ok ? 'OK' : 'FAILED'}  code ${checks[c].code}  ${checks[c].message ?? checks[c].note}`);
+      log(
+        `${c.padEnd(34)} ${checks[c].ok ? 'OK' : 'FAILED'}  code ${checks[c].code}  ${checks[c].message ?? checks[c].note}`,
+      );
     }
 
     await coll.deleteMany({ seq: { $lt: 1000 } });
@@ -222,10 +276,16 @@ try {
         const r = await db.command({ compact: opt.coll, force });
         checks[force ? 'compactForce' : 'compact'] = { ok: r.ok === 1, ms: ms(performance.now() - t), reply: r };
       } catch (e) {
-        checks[force ? 'compactForce' : 'compact'] = { ok: false, ms: ms(performance.now() - t), error: String(e.message) };
+        checks[force ? 'compactForce' : 'compact'] = {
+          ok: false,
+          ms: ms(performance.now() - t),
+          error: String(e.message),
+        };
       }
       const c = checks[force ? 'compactForce' : 'compact'];
-      log(`${`compact force:${force}`.padEnd(34)} ${c.ok ? 'OK' : 'FAILED'} in ${c.ms} ms ${JSON.stringify(c.reply ?? c.error)}`);
+      log(
+        `${`compact force:${force}`.padEnd(34)} ${c.ok ? 'OK' : 'FAILED'} in ${c.ms} ms ${JSON.stringify(c.reply ?? c.error)}`,
+      );
     }
     // Lookups must still work after the table rewrite.
     const after = await coll.findOne({ _id: alive });

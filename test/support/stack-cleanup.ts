@@ -57,7 +57,13 @@ export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupR
     const indices = await es.cat.indices({ index: `${prefix}t-*`, format: 'json', h: ['index', 'creation.date'] });
     const ours = indices
       .filter((i) =>
-        cleanable(tenantOfIndex(String(i.index), prefix), TEST_TENANT, new Date(Number(i['creation.date'])), since, run),
+        cleanable(
+          tenantOfIndex(String(i.index), prefix),
+          TEST_TENANT,
+          new Date(Number(i['creation.date'])),
+          since,
+          run,
+        ),
       )
       .map((i) => String(i.index));
     // Named one by one: deleting by wildcard is refused by default (action.destructive_requires_name).

@@ -39,8 +39,12 @@ export function registerAuditCommands(program: Command, context: () => CliContex
     .option('--head <hash>', 'the hash the last entry must have (known from elsewhere: a truncated export fails)')
     .action(async (file: string, options: { from: string; prev?: string; head?: string }) => {
       const expectFromSeq = seqOption(options.from, '--from');
-      for (const [flag, value] of [['--prev', options.prev], ['--head', options.head]] as const) {
-        if (value !== undefined && !/^[0-9a-f]{64}$/.test(value)) throw new CliError(`${flag}: a SHA-256 hash, 64 lower-case hex digits`, ExitCode.usage);
+      for (const [flag, value] of [
+        ['--prev', options.prev],
+        ['--head', options.head],
+      ] as const) {
+        if (value !== undefined && !/^[0-9a-f]{64}$/.test(value))
+          throw new CliError(`${flag}: a SHA-256 hash, 64 lower-case hex digits`, ExitCode.usage);
       }
       if (file !== '-' && !fs.existsSync(file)) throw new CliError(`file: no such file ${file}`, ExitCode.usage);
       const input = file === '-' ? process.stdin : fs.createReadStream(file, 'utf8');

@@ -7,7 +7,13 @@ interface ErasureView {
   state: string;
   legalGround: string;
   dueAt: string;
-  steps: { step: string; state: string; startedAt: string; finishedAt: string | null; counts: Record<string, number> }[];
+  steps: {
+    step: string;
+    state: string;
+    startedAt: string;
+    finishedAt: string | null;
+    counts: Record<string, number>;
+  }[];
   progress: { purged: number; total: number };
   holdIds: string[];
   certificateIds: string[];
@@ -22,7 +28,8 @@ const WAIT_POLL_MS = 1000;
 function waitSeconds(value: string | true): number {
   if (value === true) return DEFAULT_WAIT_SECONDS;
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 1) throw new CliError('--wait: a whole number of seconds ≥ 1', ExitCode.usage);
+  if (!Number.isInteger(seconds) || seconds < 1)
+    throw new CliError('--wait: a whole number of seconds ≥ 1', ExitCode.usage);
   return seconds;
 }
 
@@ -30,7 +37,9 @@ function printStatus(ctx: CliContext, view: ErasureView): void {
   if (ctx.json) return ctx.print(view);
   ctx.print(`${view.id}  ${view.state}  (ground ${view.legalGround}, due ${view.dueAt.slice(0, 10)})`);
   for (const s of view.steps) {
-    const counts = Object.entries(s.counts).map(([k, v]) => `${k}=${v}`).join(' ');
+    const counts = Object.entries(s.counts)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     ctx.print(`  ${s.step.padEnd(10)} ${s.state.padEnd(8)} ${s.startedAt}  ${counts}`);
   }
   if (view.progress.total > 0) ctx.print(`  progress   ${view.progress.purged}/${view.progress.total} purged`);
@@ -51,30 +60,48 @@ export function registerErasureCommands(program: Command, context: () => CliCont
     .option('--valid-to <instant>')
     .requiredOption('--ground <ground>', 'art17-1a … art17-1f, retention-expiry, correction')
     .option('--key <key>', 'an idempotency key of your own')
-    .action(async (o: { subject?: string; memory?: string[]; fingerprint?: string; validFrom?: string; validTo?: string; ground: string; key?: string }) => {
-      const selectors = [
-        o.subject ? { subjectId: o.subject } : null,
-        o.memory ? { memoryIds: o.memory } : null,
-        o.fingerprint ? { contentFingerprint: o.fingerprint } : null,
-        o.validFrom || o.validTo ? { validTime: { from: o.validFrom, to: o.validTo } } : null,
-      ].filter(Boolean);
-      if (selectors.length !== 1) throw new CliError('selector: give exactly one of --subject, --memory, --fingerprint, --valid-from/--valid-to', ExitCode.usage);
-      const ctx = context();
-      const view = await ctx.api.post<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests`, {
-        selector: selectors[0],
-        legalGround: o.ground,
-        ...(o.key ? { requestKey: o.key } : {}),
-      });
-      printStatus(ctx, view);
-    });
+    .action(
+      async (o: {
+        subject?: string;
+        memory?: string[];
+        fingerprint?: string;
+        validFrom?: string;
+        validTo?: string;
+        ground: string;
+        key?: string;
+      }) => {
+        const selectors = [
+          o.subject ? { subjectId: o.subject } : null,
+          o.memory ? { memoryIds: o.memory } : null,
+          o.fingerprint ? { contentFingerprint: o.fingerprint } : null,
+          o.validFrom || o.validTo ? { validTime: { from: o.validFrom, to: o.validTo } } : null,
+        ].filter(Boolean);
+        if (selectors.length !== 1)
+          throw new CliError(
+            'selector: give exactly one of --subject, --memory, --fingerprint, --valid-from/--valid-to',
+            ExitCode.usage,
+          );
+        const ctx = context();
+        const view = await ctx.api.post<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests`, {
+          selector: selectors[0],
+          legalGround: o.ground,
+          ...(o.key ? { requestKey: o.key } : {}),
+        });
+        printStatus(ctx, view);
+      },
+    );
   erasure
     .command('status <id>')
     .description('the state of a request, step by step')
-    .option('--wait [seconds]', `poll until the request is no longer ${IN_FLIGHT.join(' or ')} (at most ${DEFAULT_WAIT_SECONDS} s, or as given)`)
+    .option(
+      '--wait [seconds]',
+      `poll until the request is no longer ${IN_FLIGHT.join(' or ')} (at most ${DEFAULT_WAIT_SECONDS} s, or as given)`,
+    )
     .action(async (id: string, o: { wait?: string | true }) => {
       const limit = o.wait === undefined ? 0 : waitSeconds(o.wait);
       const ctx = context();
-      const read = () => ctx.api.get<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}`);
+      const read = () =>
+        ctx.api.get<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}`);
       const deadline = Date.now() + limit * 1000;
       let view = await read();
       while (IN_FLIGHT.includes(view.state) && Date.now() < deadline) {
@@ -93,7 +120,12 @@ export function registerErasureCommands(program: Command, context: () => CliCont
     .requiredOption('--reason <text>', 'why (recorded; the DPO is notified)')
     .action(async (id: string, o: { months: string; reason: string }) => {
       const ctx = context();
-      ctx.print(await ctx.api.post(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}/extension`, { months: Number(o.months), reason: o.reason }));
+      ctx.print(
+        await ctx.api.post(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}/extension`, {
+          months: Number(o.months),
+          reason: o.reason,
+        }),
+      );
     });
   erasure
     .command('retry <id>')
@@ -112,8 +144,13 @@ export function registerErasureCommands(program: Command, context: () => CliCont
     .option('--namespace <ns>')
     .requiredOption('--case <ref>', 'the case or matter reference')
     .action(async (o: { subject?: string; records?: string[]; namespace?: string; case: string }) => {
-      const scopes = [o.subject ? { subjectId: o.subject } : null, o.records ? { recordIds: o.records } : null, o.namespace ? { namespace: o.namespace } : null].filter(Boolean);
-      if (scopes.length !== 1) throw new CliError('scope: give exactly one of --subject, --records, --namespace', ExitCode.usage);
+      const scopes = [
+        o.subject ? { subjectId: o.subject } : null,
+        o.records ? { recordIds: o.records } : null,
+        o.namespace ? { namespace: o.namespace } : null,
+      ].filter(Boolean);
+      if (scopes.length !== 1)
+        throw new CliError('scope: give exactly one of --subject, --records, --namespace', ExitCode.usage);
       const ctx = context();
       ctx.print(await ctx.api.post(`/v1/tenants/${ctx.tenant}/legal-holds`, { scope: scopes[0], caseRef: o.case }));
     });

@@ -22,7 +22,8 @@ interface RetrieveAnswer {
 
 const whole = (value: string, name: string, max: number): number => {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new CliError(`${name}: a whole number from 1 to ${max}`, ExitCode.usage);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new CliError(`${name}: a whole number from 1 to ${max}`, ExitCode.usage);
   return n;
 };
 
@@ -65,8 +66,12 @@ export function registerRetrieveCommand(program: Command, context: () => CliCont
         );
         for (const item of answer.items) {
           const valid = `${item.validFrom.slice(0, 10)}…${item.validTo ? item.validTo.slice(0, 10) : ''}`;
-          const disputed = item.disputes ? `  disputed with ${item.disputes.flatMap((d) => d.with).join(', ') || '(not shown)'}` : '';
-          ctx.print(`${item.id} v${item.version}  [${item.status}, ${valid}, confidence ${item.confidence}]  ${item.content}${disputed}`);
+          const disputed = item.disputes
+            ? `  disputed with ${item.disputes.flatMap((d) => d.with).join(', ') || '(not shown)'}`
+            : '';
+          ctx.print(
+            `${item.id} v${item.version}  [${item.status}, ${valid}, confidence ${item.confidence}]  ${item.content}${disputed}`,
+          );
         }
       },
     );

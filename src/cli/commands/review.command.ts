@@ -14,7 +14,8 @@ interface QueueItem {
 }
 
 function requireReason(reason: string | undefined): string {
-  if (!reason || reason.trim() === '') throw new CliError('--reason: required (every decision records why)', ExitCode.usage);
+  if (!reason || reason.trim() === '')
+    throw new CliError('--reason: required (every decision records why)', ExitCode.usage);
   return reason;
 }
 
@@ -42,8 +43,11 @@ export function registerReviewCommands(program: Command, context: () => CliConte
       if (ctx.json) return ctx.print(answer);
       if (answer.items.length === 0) return ctx.print('nothing waiting');
       for (const item of answer.items) {
-        const what = item.type === 'dispute' ? `between ${item.memoryIds?.join(' and ')}` : `${item.kind} (${item.reason ?? ''})`;
-        ctx.print(`${item.type.padEnd(8)}  ${item.id}  ${item.namespace}  since ${item.recordedAt}  ${what}  by ${item.writtenBy}`);
+        const what =
+          item.type === 'dispute' ? `between ${item.memoryIds?.join(' and ')}` : `${item.kind} (${item.reason ?? ''})`;
+        ctx.print(
+          `${item.type.padEnd(8)}  ${item.id}  ${item.namespace}  since ${item.recordedAt}  ${what}  by ${item.writtenBy}`,
+        );
       }
     });
   review
@@ -61,7 +65,8 @@ export function registerReviewCommands(program: Command, context: () => CliConte
     .option('--reject', 'keep it as rejected, never served')
     .option('--reason <text>', 'why (kept with the decision)')
     .action(async (memoryId: string, o: { approve?: boolean; reject?: boolean; reason?: string }) => {
-      if (Boolean(o.approve) === Boolean(o.reject)) throw new CliError('decision: give exactly one of --approve, --reject', ExitCode.usage);
+      if (Boolean(o.approve) === Boolean(o.reject))
+        throw new CliError('decision: give exactly one of --approve, --reject', ExitCode.usage);
       const reason = requireReason(o.reason);
       const ctx = context();
       const answer = await ctx.api.post<{ id: string; status: string }>(
@@ -78,8 +83,11 @@ export function registerReviewCommands(program: Command, context: () => CliConte
     .option('--reject <memoryId>', 'reject this record; the other stands')
     .option('--reason <text>', 'why (recorded as the resolution event)')
     .action(async (disputeId: string, o: { keep?: string; keepBoth?: boolean; reject?: string; reason?: string }) => {
-      const chosen = [o.keep ? 'keep' : null, o.keepBoth ? 'keep-both' : null, o.reject ? 'reject' : null].filter(Boolean);
-      if (chosen.length !== 1) throw new CliError('outcome: give exactly one of --keep, --keep-both, --reject', ExitCode.usage);
+      const chosen = [o.keep ? 'keep' : null, o.keepBoth ? 'keep-both' : null, o.reject ? 'reject' : null].filter(
+        Boolean,
+      );
+      if (chosen.length !== 1)
+        throw new CliError('outcome: give exactly one of --keep, --keep-both, --reject', ExitCode.usage);
       const reason = requireReason(o.reason);
       const body = o.keep
         ? { outcome: 'keep-one', memoryId: o.keep, reason }

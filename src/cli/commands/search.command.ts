@@ -26,26 +26,31 @@ export function registerSearchCommand(program: Command, context: () => CliContex
     .option('--as-of <instant>', 'for --intent as-of: an ISO 8601 instant')
     .option('--namespace <ns...>', 'restrict to these namespaces')
     .option('--purpose <purpose>', "what the results are read for (read policy); the role's duty by default")
-    .action(async (query: string, options: { k: string; intent: string; asOf?: string; namespace?: string[]; purpose?: string }) => {
-      const k = Number(options.k);
-      if (!Number.isInteger(k) || k < 1 || k > 100)
-        throw new CliError('--k: a whole number from 1 to 100', ExitCode.usage);
-      const ctx = context();
-      const answer = await ctx.api.post<SearchAnswer>(`/v1/tenants/${ctx.tenant}/search`, {
-        query,
-        k,
-        intent: options.intent,
-        ...(options.asOf ? { asOf: options.asOf } : {}),
-        ...(options.namespace ? { namespaces: options.namespace } : {}),
-        ...(options.purpose ? { purpose: options.purpose } : {}),
-      });
-      if (ctx.json) return ctx.print(answer);
-      if (answer.results.length === 0) return ctx.print('no results');
-      for (const { score, memory } of answer.results) {
-        const valid = `${memory.validFrom.slice(0, 10)}…${memory.validTo ? memory.validTo.slice(0, 10) : ''}`;
-        ctx.print(
-          `${score.toFixed(4)}  ${memory.id}  [${memory.status}, ${memory.kind}, ${memory.namespace}, ${valid}]  ${memory.content}`,
-        );
-      }
-    });
+    .action(
+      async (
+        query: string,
+        options: { k: string; intent: string; asOf?: string; namespace?: string[]; purpose?: string },
+      ) => {
+        const k = Number(options.k);
+        if (!Number.isInteger(k) || k < 1 || k > 100)
+          throw new CliError('--k: a whole number from 1 to 100', ExitCode.usage);
+        const ctx = context();
+        const answer = await ctx.api.post<SearchAnswer>(`/v1/tenants/${ctx.tenant}/search`, {
+          query,
+          k,
+          intent: options.intent,
+          ...(options.asOf ? { asOf: options.asOf } : {}),
+          ...(options.namespace ? { namespaces: options.namespace } : {}),
+          ...(options.purpose ? { purpose: options.purpose } : {}),
+        });
+        if (ctx.json) return ctx.print(answer);
+        if (answer.results.length === 0) return ctx.print('no results');
+        for (const { score, memory } of answer.results) {
+          const valid = `${memory.validFrom.slice(0, 10)}…${memory.validTo ? memory.validTo.slice(0, 10) : ''}`;
+          ctx.print(
+            `${score.toFixed(4)}  ${memory.id}  [${memory.status}, ${memory.kind}, ${memory.namespace}, ${valid}]  ${memory.content}`,
+          );
+        }
+      },
+    );
 }

@@ -60,7 +60,10 @@ export function registerVerifyCommand(program: Command): void {
       );
       // An auditor handed an empty or truncated-to-nothing export must not read "ok" into it.
       const empty = result.ok && result.count === 0 && !options.allowEmpty;
-      if (json) process.stdout.write(`${JSON.stringify(empty ? { ...result, ok: false, reason: 'no certificates' } : result)}\n`);
+      if (json)
+        process.stdout.write(
+          `${JSON.stringify(empty ? { ...result, ok: false, reason: 'no certificates' } : result)}\n`,
+        );
       else if (empty) process.stdout.write('FAILED: the export holds no certificates (--allow-empty accepts that)\n');
       else process.stdout.write(`${result.ok ? summary(result) : failure(result.firstBad)}\n`);
       if (!result.ok || empty) process.exitCode = ExitCode.verificationFailed;

@@ -138,9 +138,9 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
   if (c.exposure) {
     const e = c.exposure;
     if (e.prompts > 0 && e.retrievals === 0) issue(['exposure', 'prompts'], 'a prompt needs a retrieval');
-    if ((e.retrievals > 0) !== (e.firstRetrievedAt !== undefined && e.lastRetrievedAt !== undefined))
+    if (e.retrievals > 0 !== (e.firstRetrievedAt !== undefined && e.lastRetrievedAt !== undefined))
       issue(['exposure', 'firstRetrievedAt'], 'times are given exactly when there were retrievals');
-    if ((e.prompts > 0) !== (e.firstExposedAt !== undefined && e.lastExposedAt !== undefined))
+    if (e.prompts > 0 !== (e.firstExposedAt !== undefined && e.lastExposedAt !== undefined))
       issue(['exposure', 'firstExposedAt'], 'times are given exactly when there were prompts');
     if (e.firstRetrievedAt && e.lastRetrievedAt && e.lastRetrievedAt < e.firstRetrievedAt)
       issue(['exposure', 'lastRetrievedAt'], 'must not be before firstRetrievedAt');

@@ -20,7 +20,10 @@ export interface ClaimView {
 const HELD: readonly MemoryStatus[] = ['active', 'disputed'];
 
 /** Valid times as half-open intervals [from, to); an open end runs forever. */
-export function validTimesOverlap(a: Pick<ClaimView, 'validFrom' | 'validTo'>, b: Pick<ClaimView, 'validFrom' | 'validTo'>): boolean {
+export function validTimesOverlap(
+  a: Pick<ClaimView, 'validFrom' | 'validTo'>,
+  b: Pick<ClaimView, 'validFrom' | 'validTo'>,
+): boolean {
   const aEnd = a.validTo?.getTime() ?? Number.POSITIVE_INFINITY;
   const bEnd = b.validTo?.getTime() ?? Number.POSITIVE_INFINITY;
   return a.validFrom.getTime() < bEnd && b.validFrom.getTime() < aEnd;
@@ -61,7 +64,11 @@ export function isCorrectedBy(earlier: ClaimView, claim: ClaimView): boolean {
 }
 
 /** When a superseded claim stops being valid: where its successor starts, or now if that is not later. */
-export function supersededValidTo(loser: Pick<ClaimView, 'validFrom' | 'validTo'>, winner: Pick<ClaimView, 'validFrom'>, now: Date): Date {
+export function supersededValidTo(
+  loser: Pick<ClaimView, 'validFrom' | 'validTo'>,
+  winner: Pick<ClaimView, 'validFrom'>,
+  now: Date,
+): Date {
   const end = winner.validFrom.getTime() > loser.validFrom.getTime() ? winner.validFrom : now;
   return loser.validTo && loser.validTo.getTime() < end.getTime() ? loser.validTo : end;
 }

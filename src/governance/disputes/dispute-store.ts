@@ -118,11 +118,7 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
       await disputes.updateOne({ _id: id, tenant, state: 'open' }, { $set: { state: 'void', voidedBy: requestId } });
     },
     async keepReason(tenant, disputeId, reasonHash, text) {
-      await reasons.replaceOne(
-        { _id: `${disputeId}:${reasonHash}` },
-        { tenant, disputeId, text },
-        { upsert: true },
-      );
+      await reasons.replaceOne({ _id: `${disputeId}:${reasonHash}` }, { tenant, disputeId, text }, { upsert: true });
     },
     async reason(tenant, disputeId, reasonHash) {
       const found = await reasons.findOne({ _id: `${disputeId}:${reasonHash}` });
@@ -132,7 +128,9 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
       await reasons.deleteOne({ _id: `${disputeId}:${reasonHash}`, tenant });
     },
     async forgetReasonsOf(tenant, memoryIds) {
-      const found = await findMatching(disputes, tenant, 'memoryIds', memoryIds, { projection: { _id: 1, memoryIds: 1 } });
+      const found = await findMatching(disputes, tenant, 'memoryIds', memoryIds, {
+        projection: { _id: 1, memoryIds: 1 },
+      });
       const disputeIds = [...new Set(found.map((d) => d._id))];
       const deleted = await mapBounded(disputeIds, 16, (disputeId) => reasons.deleteMany({ tenant, disputeId }));
       return deleted.reduce((n, r) => n + r.deletedCount, 0);

@@ -84,9 +84,15 @@ export function createMongoErasureFenceStore(db: Db, fingerprints: Fingerprinter
         // A tenant has fences only while its erasures run, so its fences are few: one bounded pass answers every key
         // of a batch, where a lookup per key would cost hundreds of round trips.
         const raised = new Map<string, string>();
-        const complete = await scanWithin(fences, { tenant }, hashed.length * SCAN_DOCS_PER_LOOKUP, (fence) => {
-          if (!raised.has(fence.key)) raised.set(fence.key, fence.requestId);
-        }, { key: 1, requestId: 1 });
+        const complete = await scanWithin(
+          fences,
+          { tenant },
+          hashed.length * SCAN_DOCS_PER_LOOKUP,
+          (fence) => {
+            if (!raised.has(fence.key)) raised.set(fence.key, fence.requestId);
+          },
+          { key: 1, requestId: 1 },
+        );
         if (complete) {
           const index = hashed.findIndex((key) => raised.has(key));
           return index < 0 ? null : { index, requestId: raised.get(hashed[index]!)! };

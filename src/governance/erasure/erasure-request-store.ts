@@ -30,13 +30,21 @@ export interface ErasureRequestStore {
 export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
   const requests = db.collection<ErasureRequest>(Collections.erasures);
   const now = () => new Date();
-  const patchStep = async (tenant: string, id: string, step: ErasureStep, change: (s: StepStatus | undefined) => StepStatus) => {
+  const patchStep = async (
+    tenant: string,
+    id: string,
+    step: ErasureStep,
+    change: (s: StepStatus | undefined) => StepStatus,
+  ) => {
     const request = await requests.findOne({ _id: id, tenant });
     if (!request) return;
     const steps = request.steps.filter((s) => s.step !== step);
     const previous = request.steps.find((s) => s.step === step);
     const next = change(previous);
-    await requests.updateOne({ _id: id, tenant }, { $set: { steps: [...steps, next].sort(byStart), updatedAt: now() } });
+    await requests.updateOne(
+      { _id: id, tenant },
+      { $set: { steps: [...steps, next].sort(byStart), updatedAt: now() } },
+    );
   };
   return {
     async ensureIndexes() {
@@ -72,7 +80,13 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       }));
     },
     async stepFinished(tenant, id, step, counts) {
-      await patchStep(tenant, id, step, (s) => ({ step, state: 'done', startedAt: s?.startedAt ?? now(), finishedAt: now(), counts }));
+      await patchStep(tenant, id, step, (s) => ({
+        step,
+        state: 'done',
+        startedAt: s?.startedAt ?? now(),
+        finishedAt: now(),
+        counts,
+      }));
     },
     async setProgress(tenant, id, purged, total) {
       await requests.updateOne({ _id: id, tenant }, { $set: { progress: { purged, total }, updatedAt: now() } });
@@ -81,7 +95,10 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       await requests.updateOne({ _id: id, tenant }, { $set: { ...patch, updatedAt: now() } });
     },
     async addCertificate(tenant, id, certificateId) {
-      await requests.updateOne({ _id: id, tenant }, { $addToSet: { certificateIds: certificateId }, $set: { updatedAt: now() } });
+      await requests.updateOne(
+        { _id: id, tenant },
+        { $addToSet: { certificateIds: certificateId }, $set: { updatedAt: now() } },
+      );
     },
     async dropSelector(tenant, id) {
       await requests.updateOne({ _id: id, tenant }, { $set: { selector: null, updatedAt: now() } });

@@ -44,7 +44,16 @@ export function selectorKind(selector: Selector): string {
 export const ERASURE_STATES = ['received', 'running', 'partial', 'needs-operator', 'completed', 'rejected'] as const;
 export type ErasureState = (typeof ERASURE_STATES)[number];
 
-export const ERASURE_STEPS = ['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify', 'certify'] as const;
+export const ERASURE_STEPS = [
+  'locate',
+  'closure',
+  'authorise',
+  'tombstone',
+  'purge',
+  'expunge',
+  'verify',
+  'certify',
+] as const;
 export type ErasureStep = (typeof ERASURE_STEPS)[number];
 
 export interface StepStatus {

@@ -15,8 +15,18 @@ interface SetDoc {
 }
 
 export interface ErasureSetStore {
-  put(tenant: string, requestId: string, name: ErasureSetName, ids: readonly string[], holdOf?: Record<string, string>): Promise<void>;
-  get(tenant: string, requestId: string, name: ErasureSetName): Promise<{ ids: string[]; holdOf: Record<string, string> }>;
+  put(
+    tenant: string,
+    requestId: string,
+    name: ErasureSetName,
+    ids: readonly string[],
+    holdOf?: Record<string, string>,
+  ): Promise<void>;
+  get(
+    tenant: string,
+    requestId: string,
+    name: ErasureSetName,
+  ): Promise<{ ids: string[]; holdOf: Record<string, string> }>;
   /** Drops the sets and the facts. */
   drop(tenant: string, requestId: string): Promise<void>;
   /** What the closure read of its records, for the marking (see `ErasureFactsStore`). */
@@ -30,10 +40,11 @@ export function createMongoErasureSetStore(db: Db): ErasureSetStore {
   const id = (requestId: string, name: ErasureSetName) => `${requestId}:${name}`;
   const facts = createMongoErasureFactsStore(db);
   let indexed: Promise<void> | null = null;
-  const ensureFactsIndex = () => (indexed ??= facts.ensureIndexes().catch((error: unknown) => {
-    indexed = null;
-    throw error;
-  }));
+  const ensureFactsIndex = () =>
+    (indexed ??= facts.ensureIndexes().catch((error: unknown) => {
+      indexed = null;
+      throw error;
+    }));
   return {
     async putFacts(tenant, requestId, known) {
       await ensureFactsIndex();

@@ -38,12 +38,22 @@ export function createMongoProbeStore(db: Db): ProbeStore {
   const probes = db.collection<ProbeDoc>(Collections.erasureProbes);
   return {
     async put(tenant, requestId, value) {
-      await probes.replaceOne({ _id: requestId }, { tenant, ...value, vectors: value.vectors.map(encode) }, { upsert: true });
+      await probes.replaceOne(
+        { _id: requestId },
+        { tenant, ...value, vectors: value.vectors.map(encode) },
+        { upsert: true },
+      );
     },
     async get(tenant, requestId) {
       const doc = await probes.findOne({ _id: requestId });
       if (!doc || doc.tenant !== tenant) return null;
-      return { ids: doc.ids, texts: doc.texts, vectors: doc.vectors.map(decode), contentHashes: doc.contentHashes, subjects: doc.subjects ?? [] };
+      return {
+        ids: doc.ids,
+        texts: doc.texts,
+        vectors: doc.vectors.map(decode),
+        contentHashes: doc.contentHashes,
+        subjects: doc.subjects ?? [],
+      };
     },
     async destroy(tenant, requestId) {
       await probes.deleteOne({ _id: requestId, tenant });

@@ -39,7 +39,10 @@ export interface LegalHold {
 }
 
 /** Whether a hold covers a record with these subjects and namespace. */
-export function holdCovers(hold: LegalHold, record: { id: string; subjects: readonly string[]; namespace: string }): boolean {
+export function holdCovers(
+  hold: LegalHold,
+  record: { id: string; subjects: readonly string[]; namespace: string },
+): boolean {
   if (!hold.active) return false;
   const scope = hold.scope;
   if ('subjectHash' in scope) return false;

@@ -34,7 +34,12 @@ export interface ExpiryQueue {
    * insert, then one conditional update per record that moves the status and the slot together. Returns the ids
    * moved and those to try again one by one (changed since they were read, or another mover owns the version).
    */
-  expireMany(tenant: string, entries: readonly QueuedEntry[], slot: string, reason: string): Promise<{ expired: string[]; retry: string[] }>;
+  expireMany(
+    tenant: string,
+    entries: readonly QueuedEntry[],
+    slot: string,
+    reason: string,
+  ): Promise<{ expired: string[]; retry: string[] }>;
   /** Moves a record from one slot to another (`null`: out of the queue) if it is still in `from`. */
   move(tenant: string, id: string, from: string, to: string | null): Promise<boolean>;
 }

@@ -72,7 +72,10 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
   const concurrency = options.concurrency ?? 32;
   let indexed: Promise<void> | null = null;
   const ensureIndexes = (): Promise<void> => {
-    indexed ??= Promise.all([lineage.createIndex({ input: 1, tenant: 1 }), lineage.createIndex({ child: 1, tenant: 1 })]).then(
+    indexed ??= Promise.all([
+      lineage.createIndex({ input: 1, tenant: 1 }),
+      lineage.createIndex({ child: 1, tenant: 1 }),
+    ]).then(
       () => undefined,
       (error: unknown) => {
         indexed = null;
@@ -107,7 +110,9 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       await ensureIndexes();
       const docs = [
         ...new Map(
-          derivations.flatMap(({ child, inputs }) => inputs.map((input) => lineageEdgeDoc(tenant, input, child))).map((d) => [d._id, d]),
+          derivations
+            .flatMap(({ child, inputs }) => inputs.map((input) => lineageEdgeDoc(tenant, input, child)))
+            .map((d) => [d._id, d]),
         ).values(),
       ];
       for (let i = 0; i < docs.length; i += 1000) {

@@ -72,7 +72,9 @@ export function createDeletionMarks(db: Db): DeletionMarks {
       );
       return records.map((record) => {
         const guard = claimed.get(guardIdOf(record));
-        return guard ? { ...record, status: guard.to, statusReason: guard.reason, version: record.version + 1 } : record;
+        return guard
+          ? { ...record, status: guard.to, statusReason: guard.reason, version: record.version + 1 }
+          : record;
       });
     },
   };

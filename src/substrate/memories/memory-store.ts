@@ -95,7 +95,16 @@ export type MemoryFacts = Pick<
   MemoryRecord,
   '_id' | 'tenant' | 'version' | 'status' | 'statusReason' | 'subjects' | 'namespace' | 'contentHash'
 >;
-const FACT_FIELDS = { _id: 1, tenant: 1, version: 1, status: 1, statusReason: 1, subjects: 1, namespace: 1, contentHash: 1 };
+const FACT_FIELDS = {
+  _id: 1,
+  tenant: 1,
+  version: 1,
+  status: 1,
+  statusReason: 1,
+  subjects: 1,
+  namespace: 1,
+  contentHash: 1,
+};
 
 /** What a move needs to know of a record: which version it moves from, and from which status. */
 export type MoveFrom = Pick<MemoryRecord, '_id' | 'tenant' | 'version' | 'status'>;
@@ -105,17 +114,13 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
   const guards = db.collection<TransitionGuard>(Collections.transitions);
   const marks = createDeletionMarks(db);
   const effective = marks.standing;
-  const apply = (
-    record: MoveFrom,
-    to: MemoryStatus,
-    reason: string | null,
-    patch: Record<string, unknown>,
-  ) =>
+  const apply = (record: MoveFrom, to: MemoryStatus, reason: string | null, patch: Record<string, unknown>) =>
     memories.updateOne(
       { _id: record._id, tenant: record.tenant, version: record.version },
       { $set: { status: to, statusReason: reason, updatedAt: new Date(), version: record.version + 1, ...patch } },
     );
-  const getMany = async (tenant: string, ids: readonly string[]) => effective(tenant, await findByIds(memories, tenant, ids));
+  const getMany = async (tenant: string, ids: readonly string[]) =>
+    effective(tenant, await findByIds(memories, tenant, ids));
   /**
    * Moves many records at once with the same guard as `transition`: one `insertMany` (unordered) of the
    * (id, version) guards per chunk, where a duplicate key on an item means another mover owns that version.
@@ -140,28 +145,32 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       const chunk = claims.slice(i, i + GUARD_CHUNK);
       for (const index of await insertGuards(chunk.map((c) => c.guard))) lost.add(i + index);
     }
-    const results = await mapBounded(claims.map((_, i) => i), 32, async (i): Promise<'moved' | 'finished' | 'retry'> => {
-      const { record, guard } = claims[i]!;
-      if (!lost.has(i)) {
-        // The row is purged next: the guard alone says the move was made (see `markDeleted`).
-        if (rows === 'at-purge') return 'moved';
-        const applied = await apply(record, to, reason, patch);
-        if (applied.matchedCount === 1) return 'moved';
-        // Nothing matched: the record left `version` since it was read. Only a move claimed by this guard can take
-        // it from there (every version bump is a guarded move), so a loser finished this move for us, without
-        // `patch`. Read it to be sure rather than count a move that may not be there.
-        const now = await memories.findOne({ _id: record._id }, { projection: { version: 1 } });
-        return now === null || now.version > record.version ? 'finished' : 'retry';
-      }
-      const winner = await guards.findOne({ _id: guard._id });
-      if (!winner) throw new Error(`memory ${record._id}: transition guard lost its winner`);
-      const same = winner.to === to && winner.reason === reason;
-      // An earlier attempt of this same marking claimed it: its row, too, waits for the purge.
-      if (same && rows === 'at-purge') return 'finished';
-      // The winner may have crashed before applying its move: finish it (recover forward).
-      await apply(record, winner.to, winner.reason, {});
-      return same ? 'finished' : 'retry';
-    });
+    const results = await mapBounded(
+      claims.map((_, i) => i),
+      32,
+      async (i): Promise<'moved' | 'finished' | 'retry'> => {
+        const { record, guard } = claims[i]!;
+        if (!lost.has(i)) {
+          // The row is purged next: the guard alone says the move was made (see `markDeleted`).
+          if (rows === 'at-purge') return 'moved';
+          const applied = await apply(record, to, reason, patch);
+          if (applied.matchedCount === 1) return 'moved';
+          // Nothing matched: the record left `version` since it was read. Only a move claimed by this guard can take
+          // it from there (every version bump is a guarded move), so a loser finished this move for us, without
+          // `patch`. Read it to be sure rather than count a move that may not be there.
+          const now = await memories.findOne({ _id: record._id }, { projection: { version: 1 } });
+          return now === null || now.version > record.version ? 'finished' : 'retry';
+        }
+        const winner = await guards.findOne({ _id: guard._id });
+        if (!winner) throw new Error(`memory ${record._id}: transition guard lost its winner`);
+        const same = winner.to === to && winner.reason === reason;
+        // An earlier attempt of this same marking claimed it: its row, too, waits for the purge.
+        if (same && rows === 'at-purge') return 'finished';
+        // The winner may have crashed before applying its move: finish it (recover forward).
+        await apply(record, winner.to, winner.reason, {});
+        return same ? 'finished' : 'retry';
+      },
+    );
     return {
       moved: results.filter((r) => r !== 'retry').length,
       retry: claims.filter((_, i) => results[i] === 'retry').map((c) => c.record._id),
@@ -221,7 +230,9 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     getMany,
     async factsOf(tenant, ids) {
-      const found = await findByIds(memories as unknown as Collection<MemoryFacts>, tenant, ids, { projection: FACT_FIELDS });
+      const found = await findByIds(memories as unknown as Collection<MemoryFacts>, tenant, ids, {
+        projection: FACT_FIELDS,
+      });
       return effective(tenant, found);
     },
     async statusBeforeMove(id, version) {
@@ -270,7 +281,9 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       return docs.map((d) => d._id);
     },
     async idsByContentHashes(tenant, contentHashes) {
-      const docs = await findMatching(memories, tenant, 'contentHash', contentHashes, { projection: { _id: 1, contentHash: 1 } });
+      const docs = await findMatching(memories, tenant, 'contentHash', contentHashes, {
+        projection: { _id: 1, contentHash: 1 },
+      });
       return docs.map((d) => d._id);
     },
     async idsByTime(tenant, field, from, to) {
@@ -287,14 +300,21 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       if (rows === 'at-purge') await marks.open(tenant, requestId);
       const wanted = new Set(ids);
       const given = new Map(known.filter((r) => wanted.has(r._id) && r.tenant === tenant).map((r) => [r._id, r]));
-      let records: MoveFrom[] = [...given.values(), ...(await getMany(tenant, [...wanted].filter((id) => !given.has(id))))];
+      let records: MoveFrom[] = [
+        ...given.values(),
+        ...(await getMany(
+          tenant,
+          [...wanted].filter((id) => !given.has(id)),
+        )),
+      ];
       let moved = 0;
       for (let round = 0; ; round++) {
         // Any live status may move to deleted; a record found deleted after a lost round was moved meanwhile.
         const live = records.filter((r) => r.status !== 'deleted' && r.status !== 'purged');
         if (round > 0) moved += records.length - live.length;
         if (live.length === 0) return moved;
-        if (round === MARK_ROUNDS) throw new Error(`${live.length} memories could not be marked deleted under contention`);
+        if (round === MARK_ROUNDS)
+          throw new Error(`${live.length} memories could not be marked deleted under contention`);
         const outcome = await claimAndApply(tenant, live, 'deleted', reason, {}, rows);
         moved += outcome.moved;
         // A concurrent move (e.g. a review) won some claims: retry those from their current state.
@@ -324,7 +344,8 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
  * any other error is among them (the caller rethrows it).
  */
 function duplicateWriteErrors(error: unknown): number[] | null {
-  const raw = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
+  const raw = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } })
+    .writeErrors;
   const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
   if (list.length === 0 || !list.every((e) => e.code === 11000)) return null;
   return list.map((e) => e.index);

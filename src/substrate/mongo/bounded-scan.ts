@@ -72,8 +72,10 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
   }
   if (!settled) {
     const rest = unique.filter((id) => !found.has(id));
-    const looked = await mapBounded(rest, options.concurrency ?? 32, (id) =>
-      collection.findOne({ _id: id } as Filter<T>, projection ? { projection } : {}) as Promise<T | null>,
+    const looked = await mapBounded(
+      rest,
+      options.concurrency ?? 32,
+      (id) => collection.findOne({ _id: id } as Filter<T>, projection ? { projection } : {}) as Promise<T | null>,
     );
     for (const doc of looked) if (doc && doc.tenant === tenant) found.set(doc._id, doc);
   }
@@ -114,7 +116,12 @@ export async function findMatching<T extends { _id: string }>(
   }
   if (!settled) {
     const looked = await mapBounded(unique, options.concurrency ?? 16, (value) =>
-      collection.find({ tenant, [field]: value } as unknown as Filter<T>, options.projection ? { projection: options.projection } : {}).toArray(),
+      collection
+        .find(
+          { tenant, [field]: value } as unknown as Filter<T>,
+          options.projection ? { projection: options.projection } : {},
+        )
+        .toArray(),
     );
     for (const doc of looked.flat()) found.set(doc._id, doc as T);
   }

@@ -29,7 +29,10 @@ export function notEndedClause(at: Date): estypes.QueryDslQueryContainer {
   if (Number.isNaN(at.getTime())) throw new RangeError('currentAt must be a valid date');
   return {
     bool: {
-      should: [{ range: { validTo: { gt: at.toISOString() } } }, { bool: { must_not: [{ exists: { field: 'validTo' } }] } }],
+      should: [
+        { range: { validTo: { gt: at.toISOString() } } },
+        { bool: { must_not: [{ exists: { field: 'validTo' } }] } },
+      ],
       minimum_should_match: 1,
     },
   };
@@ -74,6 +77,7 @@ export function buildFilterClauses(tenant: string, filters: SearchFilters): esty
   }
   if (filters.validAt !== undefined) clauses.push(validAtClause(filters.validAt));
   if (filters.currentAt !== undefined) clauses.push(notEndedClause(filters.currentAt));
-  if (filters.grants !== undefined) clauses.push(filters.grants.length === 0 ? { terms: { scope: [] } } : grantsClause(filters.grants));
+  if (filters.grants !== undefined)
+    clauses.push(filters.grants.length === 0 ? { terms: { scope: [] } } : grantsClause(filters.grants));
   return clauses;
 }

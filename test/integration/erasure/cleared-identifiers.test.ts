@@ -73,7 +73,10 @@ describe('identifiers kept after an erasure', () => {
     expect(again.statusCode, again.body).toBe(409);
     expect(again.json()).toMatchObject({ error: { message: 'legal hold: already released by counsel-1' } });
     expect(again.body).not.toContain(subject);
-    expect(await raw(Collections.holds).findOne({ _id: holdId })).toMatchObject({ active: false, scope: { subjectHash } });
+    expect(await raw(Collections.holds).findOne({ _id: holdId })).toMatchObject({
+      active: false,
+      scope: { subjectHash },
+    });
   });
 
   it('a deadline extension keeps only a keyed hash of its reason', async () => {

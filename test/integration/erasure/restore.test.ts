@@ -48,11 +48,7 @@ describe('re-applying erasures after restoring a backup', () => {
     expect(backupMemories).toHaveLength(4);
     expect(backupEvents).toHaveLength(2);
     const requestId = await fileErasure(app, graph.tenant, { subjectId: graph.subject });
-    const settled = await waitForState(app, graph.tenant, requestId, [
-      'completed',
-      'needs-operator',
-      'rejected',
-    ]);
+    const settled = await waitForState(app, graph.tenant, requestId, ['completed', 'needs-operator', 'rejected']);
     expect(settled.state).toBe('completed');
     expect(await stillThere()).toEqual({ mongo: [], index: [] });
   }, 240_000);

@@ -8,7 +8,11 @@ import fc from 'fast-check';
 import type { Collection, Db, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/app/runtime.js';
-import { createMongoLineageStore, lineageEdgeDoc, type LineageEdgeDoc } from '../../../src/substrate/lineage/lineage-store.js';
+import {
+  createMongoLineageStore,
+  lineageEdgeDoc,
+  type LineageEdgeDoc,
+} from '../../../src/substrate/lineage/lineage-store.js';
 import { findByIds, SCAN_DOCS_PER_LOOKUP, SCAN_MIN_IDS } from '../../../src/substrate/mongo/bounded-scan.js';
 import { Collections, mapBounded } from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
@@ -53,7 +57,10 @@ async function tenantWith(count: number): Promise<{ tenant: string; ids: string[
   tenants.push(tenant);
   const ids = Array.from({ length: count }, (_, n) => `${tenant}-${String(n).padStart(5, '0')}`);
   for (let i = 0; i < ids.length; i += 1000) {
-    await docs.insertMany(ids.slice(i, i + 1000).map((_id, k) => ({ _id, tenant, n: i + k })), { ordered: false });
+    await docs.insertMany(
+      ids.slice(i, i + 1000).map((_id, k) => ({ _id, tenant, n: i + k })),
+      { ordered: false },
+    );
   }
   return { tenant, ids };
 }
@@ -93,7 +100,13 @@ describe('reading many ids of a tenant', () => {
         async (mine, foreign, missing, duplicated) => {
           const half = Math.floor(foreign.length / 2);
           const gone = Array.from({ length: missing }, (_, k) => `${small.tenant}-gone-${k}`);
-          const ids = [...foreign.slice(0, half), ...mine.slice(0, 100), ...gone, ...mine.slice(100), ...foreign.slice(half)];
+          const ids = [
+            ...foreign.slice(0, half),
+            ...mine.slice(0, 100),
+            ...gone,
+            ...mine.slice(100),
+            ...foreign.slice(half),
+          ];
           if (duplicated) ids.push(mine[0]!);
           const calls: Record<string, number> = {};
           const byScan = await findByIds(counting(docs, calls), small.tenant, ids);
@@ -146,8 +159,13 @@ function layeredGraph(tenant: string, roots: number): { roots: string[]; edges: 
 describe('lineage read in one bounded pass', () => {
   const write = async (tenant: string, edges: readonly LineageEdge[]) => {
     const lineage = runtime.db.collection<LineageEdgeDoc>(Collections.lineage);
-    const unique = [...new Map(edges.map((e) => [lineageEdgeDoc(tenant, e.input, e.child)._id, lineageEdgeDoc(tenant, e.input, e.child)])).values()];
-    for (let i = 0; i < unique.length; i += 1000) await lineage.insertMany(unique.slice(i, i + 1000), { ordered: false });
+    const unique = [
+      ...new Map(
+        edges.map((e) => [lineageEdgeDoc(tenant, e.input, e.child)._id, lineageEdgeDoc(tenant, e.input, e.child)]),
+      ).values(),
+    ];
+    for (let i = 0; i < unique.length; i += 1000)
+      await lineage.insertMany(unique.slice(i, i + 1000), { ordered: false });
   };
 
   it('walks the same closure as the reference without a lookup when the tenant lineage fits the budget', async () => {
@@ -182,7 +200,10 @@ describe('lineage read in one bounded pass', () => {
     tenants.push(tenant);
     const graph = layeredGraph(tenant, 300);
     await write(tenant, graph.edges);
-    const forgotten = new Set([...graph.roots.slice(0, 150), ...graph.roots.slice(0, 150).map((r) => r.replace(':L0:', ':L2:'))]);
+    const forgotten = new Set([
+      ...graph.roots.slice(0, 150),
+      ...graph.roots.slice(0, 150).map((r) => r.replace(':L0:', ':L2:')),
+    ]);
     const store = createMongoLineageStore(runtime.db);
     const expectedGone = graph.edges.filter((e) => forgotten.has(e.input) || forgotten.has(e.child));
     // The purge's way: the edges found in one pass, then deleted by _id.

@@ -30,7 +30,12 @@ describe('bulk writes of a batch', () => {
     const records = [0, 1, 2, 3].map((n) => memoryRecord(tenant, `${tenant}-m${n}`, `fact number ${n}`));
     expect(await store.insertMany([records[1]!])).toEqual(['created']);
     const retried = { ...records[1]!, content: 'another text under the same id' };
-    expect(await store.insertMany([records[0]!, retried, records[2]!, records[3]!])).toEqual(['created', 'exists', 'created', 'created']);
+    expect(await store.insertMany([records[0]!, retried, records[2]!, records[3]!])).toEqual([
+      'created',
+      'exists',
+      'created',
+      'created',
+    ]);
     expect((await store.get(tenant, records[1]!._id))?.content).toBe('fact number 1');
     expect(await store.insertMany(records)).toEqual(['exists', 'exists', 'exists', 'exists']);
     expect(await runtime.db.collection(Collections.memories).countDocuments({ tenant })).toBe(4);
@@ -45,6 +50,8 @@ describe('bulk writes of a batch', () => {
     await lineage.registerMany(tenant, derivations);
     await lineage.registerMany(tenant, [...derivations, { child: `${tenant}-d`, inputs: [`${tenant}-c`] }]);
     expect(await runtime.db.collection(Collections.lineage).countDocuments({ tenant })).toBe(4);
-    expect(new Set((await lineage.closure(tenant, [`${tenant}-a`])).derived)).toEqual(new Set([`${tenant}-b`, `${tenant}-c`, `${tenant}-d`]));
+    expect(new Set((await lineage.closure(tenant, [`${tenant}-a`])).derived)).toEqual(
+      new Set([`${tenant}-b`, `${tenant}-c`, `${tenant}-d`]),
+    );
   });
 });

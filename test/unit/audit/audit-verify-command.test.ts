@@ -54,7 +54,9 @@ describe('lethe audit verify with a known head', () => {
   it('verifies a later range from the hash of the entry before it', async () => {
     const range = write('range.jsonl', chain.slice(3));
     expect((await lethe('audit', 'verify', range, '--from', '4', '--prev', chain[2]!.hash)).exitCode).toBe(0);
-    expect((await lethe('audit', 'verify', range, '--from', '4', '--prev', chain[1]!.hash)).exitCode).toBe(ExitCode.verificationFailed);
+    expect((await lethe('audit', 'verify', range, '--from', '4', '--prev', chain[1]!.hash)).exitCode).toBe(
+      ExitCode.verificationFailed,
+    );
   });
 
   it('refuses a malformed hash as a usage error naming the flag', async () => {

@@ -37,12 +37,21 @@ describe('what a certificate may hold', () => {
     const base = sampleInput('t-schema');
     const t1 = '2026-11-01T10:00:00.000Z';
     const t2 = '2026-11-02T10:00:00.000Z';
-    const exposed = { retrievals: 2, prompts: 1, firstRetrievedAt: t1, lastRetrievedAt: t2, firstExposedAt: t2, lastExposedAt: t2 };
+    const exposed = {
+      retrievals: 2,
+      prompts: 1,
+      firstRetrievedAt: t1,
+      lastRetrievedAt: t2,
+      firstExposedAt: t2,
+      lastExposedAt: t2,
+    };
     expect(parseCertificateInput({ ...base, exposure: exposed })).toMatchObject({ exposure: exposed });
     expect(parseCertificateInput({ ...base, exposure: { retrievals: 0, prompts: 0 } })).toMatchObject({
       exposure: { retrievals: 0, prompts: 0 },
     });
-    expect(refusal({ ...base, exposure: { retrievals: 0, prompts: 1, firstExposedAt: t1, lastExposedAt: t1 } })).toMatchObject({
+    expect(
+      refusal({ ...base, exposure: { retrievals: 0, prompts: 1, firstExposedAt: t1, lastExposedAt: t1 } }),
+    ).toMatchObject({
       field: 'exposure.prompts',
     });
     expect(refusal({ ...base, exposure: { retrievals: 2, prompts: 0 } })).toMatchObject({

@@ -19,15 +19,17 @@ const interval = fc
     validTo: length === null ? null : new Date((start + length) * DAY),
   }));
 
-const claim = fc.record({
-  id: fc.constantFrom('m1', 'm2', 'm3'),
-  status: fc.constantFrom(...MEMORY_STATUSES),
-  kind: fc.constantFrom('fact', 'preference'),
-  subjects: fc.subarray(['s1', 's2', 's3'], { minLength: 1 }),
-  attribute: fc.option(fc.constantFrom('employer', 'city'), { nil: null }),
-  contentHash: fc.constantFrom('h1', 'h2'),
-  interval,
-}).map(({ interval: i, ...rest }): ClaimView => ({ ...rest, ...i }));
+const claim = fc
+  .record({
+    id: fc.constantFrom('m1', 'm2', 'm3'),
+    status: fc.constantFrom(...MEMORY_STATUSES),
+    kind: fc.constantFrom('fact', 'preference'),
+    subjects: fc.subarray(['s1', 's2', 's3'], { minLength: 1 }),
+    attribute: fc.option(fc.constantFrom('employer', 'city'), { nil: null }),
+    contentHash: fc.constantFrom('h1', 'h2'),
+    interval,
+  })
+  .map(({ interval: i, ...rest }): ClaimView => ({ ...rest, ...i }));
 
 describe('contradictions', () => {
   it('valid-time overlap is symmetric, and a claim overlaps itself', () => {
@@ -84,12 +86,18 @@ describe('groups of claims that can meet', () => {
       fc.property(fc.array(record, { maxLength: 12 }), (raw) => {
         const records = raw.map((r, i) => ({ ...r, i }));
         const groups = claimGroups(records);
-        expect(groups.flat().map((r) => r.i).sort((a, b) => a - b)).toEqual(records.map((r) => r.i));
+        expect(
+          groups
+            .flat()
+            .map((r) => r.i)
+            .sort((a, b) => a - b),
+        ).toEqual(records.map((r) => r.i));
         const groupOf = new Map(groups.flatMap((g, n) => g.map((r) => [r.i, n] as const)));
         for (const g of groups) expect(g.map((r) => r.i)).toEqual([...g.map((r) => r.i)].sort((a, b) => a - b));
         for (const a of records) {
           for (const b of records) {
-            const meet = a.attribute !== null && a.attribute === b.attribute && a.subjects.some((s) => b.subjects.includes(s));
+            const meet =
+              a.attribute !== null && a.attribute === b.attribute && a.subjects.some((s) => b.subjects.includes(s));
             if (meet) expect(groupOf.get(a.i)).toBe(groupOf.get(b.i));
           }
         }

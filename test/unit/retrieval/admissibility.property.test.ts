@@ -103,12 +103,19 @@ describe('admissibility of a record', () => {
 
   it('shows a duty read every status short of erasure, and held records only to a reader of holds', () => {
     const statuses = (over: Partial<ReaderView>) =>
-      MEMORY_STATUSES.filter((status) => lifecycleTruth(record({ status }), view({ intent: 'history', ...over })) === 1);
+      MEMORY_STATUSES.filter(
+        (status) => lifecycleTruth(record({ status }), view({ intent: 'history', ...over })) === 1,
+      );
     expect(statuses({ duty: true })).toEqual(['candidate', 'active', 'disputed', 'superseded', 'expired', 'rejected']);
     const held = record({ restrictedBy: ['hold-1'] });
     expect(lifecycleTruth(held, view({ duty: true }))).toBe(0);
     expect(lifecycleTruth(held, view({ duty: true, readsRestricted: true }))).toBe(1);
-    expect(lifecycleTruth(record({ status: 'deleted', restrictedBy: ['hold-1'] }), view({ duty: true, readsRestricted: true }))).toBe(0);
+    expect(
+      lifecycleTruth(
+        record({ status: 'deleted', restrictedBy: ['hold-1'] }),
+        view({ duty: true, readsRestricted: true }),
+      ),
+    ).toBe(0);
   });
 
   it('answers as-of questions by valid time, half-open at validTo', () => {
@@ -132,7 +139,9 @@ describe('admissibility of a record', () => {
           const v = view({ intent, asOf: new Date('2026-03-01T00:00:00Z'), scopes: 'all' });
           const readable =
             (field === 'scope' && typeof value === 'string' && /^(tenant|principal:\S+)$/.test(value)) ||
-            (field === 'status' && typeof value === 'string' && (MEMORY_STATUSES as readonly string[]).includes(value)) ||
+            (field === 'status' &&
+              typeof value === 'string' &&
+              (MEMORY_STATUSES as readonly string[]).includes(value)) ||
             (field === 'restrictedBy' && value === undefined) ||
             (field === 'validFrom' && intent !== 'as-of');
           if (!readable) expect(judge(r, v).admissible).not.toBe(1);
