@@ -94,12 +94,11 @@ describe('the OpenAI-compatible verifier (against a local stub server)', () => {
   });
 
   it('turns a timeout into unresolved, never a label the model did not give', async () => {
+    // The stub never answers: only the audit's own deadline can end this call, and the label says it did.
     reply = () => 'hang';
-    const started = Date.now();
     expect(await auditDerivation(input, { verifier: verifier(), timeoutMs: 200 })).toMatchObject({
       label: 'unresolved',
       unresolvedBecause: 'timeout',
     });
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
