@@ -167,6 +167,11 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     const { alias, index } = names(tenant);
     if (await aliasExists(alias)) {
       await assertSameModel(tenant, 'ensure-index');
+      // Indices created before documents carried their content hash take the field now (adding a field is
+      // idempotent); their older documents are found by the text probes only.
+      await guarded('ensure-index', () =>
+        client.indices.putMapping({ index: alias, properties: { contentHash: { type: 'keyword' } } }),
+      );
       ensured.add(tenant);
       return;
     }
@@ -390,7 +395,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
 
     async probe(tenant, request) {
       const { alias, next } = names(tenant);
-      const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [] };
+      const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [], byContentHash: [] };
       const targets = await erasureTargets(tenant);
       if (targets.length === 0) return empty;
       const everywhere = targets.join(',');
@@ -466,9 +471,29 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         bySubject.push(...hitIds(response.hits.hits));
       }
 
+      const byContentHash: string[] = [];
+      for (const batch of chunks([...new Set(request.contentHashes ?? [])], PROBE_LIMIT)) {
+        const response = await guarded('probe', () =>
+          client.search({
+            index: everywhere,
+            size: PROBE_LIMIT,
+            _source: false,
+            query: { bool: { filter: [tenantFilter, { terms: { contentHash: batch } }] } },
+          }),
+        );
+        byContentHash.push(...hitIds(response.hits.hits));
+      }
+
       const unique = (ids: string[]) => [...new Set(ids)];
-      const found = unique([...byId, ...byText, ...byVector, ...bySubject]);
-      return { found, byId: unique(byId), byText: unique(byText), byVector, bySubject: unique(bySubject) };
+      const found = unique([...byId, ...byText, ...byVector, ...bySubject, ...byContentHash]);
+      return {
+        found,
+        byId: unique(byId),
+        byText: unique(byText),
+        byVector,
+        bySubject: unique(bySubject),
+        byContentHash: unique(byContentHash),
+      };
     },
 
     async dropTenant(tenant) {

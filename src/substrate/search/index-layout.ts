@@ -75,6 +75,8 @@ export function memoryIndexMapping(dims: number, embedder: string = LEGACY_EMBED
       tenant: keyword,
       namespace: keyword,
       subjects: keyword,
+      // The content's keyed hash: an erasure's verification finds a copy of erased content under another id.
+      contentHash: keyword,
       kind: keyword,
       status: keyword,
       principal: keyword,
@@ -107,6 +109,7 @@ export interface MemoryIndexDocument {
   tenant: string;
   namespace: string;
   subjects: string[];
+  contentHash: string;
   kind: string;
   status: string;
   principal: string;
@@ -131,6 +134,7 @@ export function toIndexDocument(record: MemoryRecord, embedding: number[] | null
     tenant: record.tenant,
     namespace: record.namespace,
     subjects: record.subjects,
+    contentHash: record.contentHash,
     kind: record.kind,
     status: record.status,
     principal: record.writtenBy,

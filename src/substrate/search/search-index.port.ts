@@ -83,6 +83,8 @@ export interface ProbeRequest {
   similarity?: number;
   /** Documents about any of these subjects (exact term). */
   subjects?: string[];
+  /** Documents whose content has any of these keyed hashes, whatever their id. */
+  contentHashes?: string[];
 }
 
 /** Which documents each probe still reaches; `found` is their union. Ids only. */
@@ -92,6 +94,7 @@ export interface ProbeResult {
   byText: string[];
   byVector: string[];
   bySubject: string[];
+  byContentHash: string[];
 }
 
 /** Near-duplicate threshold for vector probes: close enough to be the same text re-embedded. */

@@ -214,6 +214,7 @@ describe('Elasticsearch search index', () => {
       byText: [],
       byVector: [],
       bySubject: [],
+      byContentHash: [],
     });
     expect(await index.search(tenant, { text: canary, k: 10, filters: {} })).not.toContainEqual(
       expect.objectContaining({ id: expect.stringMatching(/^doomed-/) }),
@@ -239,6 +240,24 @@ describe('Elasticsearch search index', () => {
     expect(count.count).toBe(10);
   });
 
+  it('finds a copy of erased content under another id by its content hash, and only in its own tenant', async () => {
+    const tenant = tenantForTest();
+    const other = tenantForTest();
+    const sentence = 'the card ending 4242 belongs to the subject';
+    const original = memory(tenant, 'original', sentence);
+    const sameHash = { contentHash: original.contentHash };
+    const copy = { ...memory(tenant, 'copy-elsewhere', sentence), ...sameHash, subjects: ['someone-else'] };
+    const unrelated = memory(tenant, 'unrelated', 'an unrelated sentence about the weather');
+    const foreign = { ...memory(other, 'foreign-copy', sentence), ...sameHash };
+    await index.upsert(tenant, [original, copy, unrelated], { refresh: 'wait_for' });
+    await index.upsert(other, [foreign], { refresh: 'wait_for' });
+    await index.purge(tenant, ['original']);
+
+    const after = await index.probe(tenant, { contentHashes: [original.contentHash] });
+    expect(after.byContentHash).toEqual(['copy-elsewhere']);
+    expect(after.found).toEqual(['copy-elsewhere']);
+  });
+
   it('treats a tenant without an index as empty for purge, expunge, probe and status updates', async () => {
     const tenant = tenantForTest();
     expect(await index.purge(tenant, ['a', 'b'])).toEqual({ deleted: 0, notFound: 2 });
@@ -251,6 +270,7 @@ describe('Elasticsearch search index', () => {
       byText: [],
       byVector: [],
       bySubject: [],
+      byContentHash: [],
     });
     expect(await index.updateStatus(tenant, ['a'], 'active')).toEqual({ updated: 0, notFound: 1, failed: [] });
     const { alias } = tenantIndexNames(runtime.config.elasticsearch.indexPrefix, tenant);
