@@ -1,4 +1,5 @@
 import { erasureContext, type ErasureActivityDeps, type ErasureRef } from './erasure/erasure-context.js';
+import { createFindingsActivities } from './erasure/findings.activities.js';
 import { createPurgeActivities } from './erasure/purge.activities.js';
 import { createScopeActivities } from './erasure/scope.activities.js';
 import { createVerifyActivities } from './erasure/verify.activities.js';
@@ -20,6 +21,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
     ...createScopeActivities(deps, ctx),
     ...createPurgeActivities(deps, ctx),
     ...createVerifyActivities(deps, ctx),
+    ...createFindingsActivities(deps, ctx),
 
     async setErasureState(
       ref: ErasureRef & { state: 'running' | 'partial' | 'completed'; note?: string },

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { FindingsDecision } from '../src/governance/erasure/copy-findings.js';
 
 /** Input of an erasure workflow: ids only (the selector stays in the request store). */
 export interface ErasureInput {
@@ -8,7 +9,7 @@ export interface ErasureInput {
   receivedAt: string;
 }
 
-export type ErasurePhase = 'running' | 'partial' | 'needs-operator' | 'completed' | 'rejected';
+export type ErasurePhase = 'running' | 'partial' | 'needs-operator' | 'needs-dpo' | 'completed' | 'rejected';
 
 export interface ErasureOutcome {
   state: ErasurePhase;
@@ -28,3 +29,11 @@ export const erasurePhaseQuery = defineQuery<{ phase: ErasurePhase; dueAt: strin
 export const extendDeadlineUpdate = defineUpdate<{ dueAt: string }, [{ months: number; reasonHash: string }]>(
   'extendDeadline',
 );
+/**
+ * The DPO's decision on copies of erased content found outside the closure: erase them too (`extend`), or certify
+ * with them stated (`certify`). An Update: of two DPOs deciding at once, one is accepted and the other told.
+ */
+export const resolveFindingsUpdate = defineUpdate<
+  { state: 'running' },
+  [{ decision: FindingsDecision; reasonHash: string; decidedBy: string }]
+>('resolveFindings');

@@ -23,6 +23,7 @@ import {
   holdReleasedSignal,
   operatorRetrySignal,
   operatorRetryUpdate,
+  resolveFindingsUpdate,
   type ErasureInput,
   type ErasureOutcome,
   type ErasurePhase,
@@ -69,6 +70,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   let deadlineChanged = false;
   let retryRequested = false;
   let holdsReleased = 0;
+  let findingsDecision: { decision: 'extend' | 'certify'; reasonHash: string; decidedBy: string } | null = null;
   const certificateIds: string[] = [];
 
   setHandler(erasurePhaseQuery, () => ({ phase, dueAt, step: currentStep }));
@@ -92,6 +94,25 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     },
   );
   setHandler(holdReleasedSignal, () => void holdsReleased++);
+  setHandler(
+    resolveFindingsUpdate,
+    (decision) => {
+      findingsDecision = decision;
+      return { state: 'running' as const };
+    },
+    {
+      validator: ({ decision, reasonHash, decidedBy }) => {
+        if (phase !== 'needs-dpo')
+          throw refusal(ErrorType.Conflict, `erasure request: is ${phase}, not needs-dpo`, 'id');
+        // Set in the handler's first synchronous step: a second DPO deciding at once is refused here.
+        if (findingsDecision) throw refusal(ErrorType.Conflict, 'erasure request: another DPO already decided', 'id');
+        if (decision !== 'extend' && decision !== 'certify')
+          throw refusal(ErrorType.Validation, 'decision: extend or certify', 'decision');
+        if (!reasonHash) throw refusal(ErrorType.Validation, 'reason: required', 'reason');
+        if (!decidedBy) throw refusal(ErrorType.Validation, 'decidedBy: required', 'decidedBy');
+      },
+    },
+  );
   setHandler(
     extendDeadlineUpdate,
     async ({ months, reasonHash }) => {
@@ -207,6 +228,12 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
       }
       continue;
     }
+    if (verdict.findings > 0) {
+      // Copies of erased content under other ids: nothing is certified until the DPO extends the request to them
+      // (the next round erases them) or certifies with them stated (the next verification accepts them).
+      await waitForDpo();
+      continue;
+    }
     const held = authorised.held;
     const status = held > 0 ? 'partial' : 'complete';
     const { certificateId } = await guarded('certify', () => quick.issueCertificate({ ...ref, status }));
@@ -234,7 +261,17 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   await notify.notifyDpo({ ...ref, kind: 'completed', certificateId: certificateIds[certificateIds.length - 1]! });
   return { state: 'completed', certificateIds, erased, held: 0 };
 
-  /** Force merge until `_segments` reports no deleted documents, waiting durably between attempts. */
+  async function waitForDpo(): Promise<void> {
+    findingsDecision = null;
+    currentStep = 'verify';
+    await setPhase('needs-dpo');
+    await quick.raiseFindings(ref);
+    await condition(() => findingsDecision !== null);
+    await quick.resolveFindings({ ...ref, ...findingsDecision! });
+    await setPhase('running');
+    await quick.setErasureState({ ...ref, state: 'running' });
+  }
+
   /** Disputes over erased records are closed without a decision, and their workflows told so. */
   async function closeDisputes(): Promise<void> {
     const { disputeIds } = await disputes.closeDisputesOfErased(ref);
@@ -247,6 +284,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     }
   }
 
+  /** Force merge until `_segments` reports no deleted documents, waiting durably between attempts. */
   async function expungeUntilClean(): Promise<void> {
     for (const wait of EXPUNGE_WAITS_MS) {
       const stats = await quick.expungeIndex(ref);

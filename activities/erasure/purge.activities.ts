@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { sentenceSamples } from '../../src/governance/erasure/copy-findings.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
@@ -73,7 +74,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         events.slice(0, take).map((r) => r._id),
       ),
     ]);
-    return [...m.map((r) => r.content), ...e.map((r) => r.content)];
+    // By sentence: a copy elsewhere in the tenant repeats a sentence of the erased text, not always all of it.
+    return [...new Set([...m, ...e].flatMap((r) => sentenceSamples(r.content)))];
   }
 
   return {

@@ -1,5 +1,6 @@
 import type {
   AssuranceClaim,
+  CertificateFinding,
   CertificateInput,
   ExposureStatement,
   ProbeResult,
@@ -7,10 +8,22 @@ import type {
 } from '../../src/governance/certificates/certificate.js';
 import type { ExposureSummary } from '../../src/governance/erasure/side-records.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
+import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED } from './purge.activities.js';
 import { probeReader } from '../../src/governance/read/reader.js';
+import {
+  decideFindings,
+  mergeFindings,
+  openFindings,
+  repeats,
+  type CopyFinding,
+  type FindingProbe,
+} from '../../src/governance/erasure/copy-findings.js';
+
+/** Legal grounds whose erasures are filed by the engine itself, with no DPO to decide on copies. */
+const STATED_WITHOUT_DPO: ReadonlySet<string> = new Set(['retention-expiry', 'correction']);
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
 const PROBE_CONCURRENCY = 4;
@@ -22,6 +35,8 @@ export interface Verdict {
   /** Live records the selector or lineage reach again (a write that raced the fence): another round erases them. */
   relocated: number;
   deletedDocs: number;
+  /** Copies of erased content outside the closure, not yet decided by the DPO: the request waits for one. */
+  findings: number;
 }
 
 /** Step 6: verify by probes that cannot be satisfied by the purge's own bookkeeping, then certify what was checked. */
@@ -40,7 +55,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
      * destroyed once they prove the erasure.
      */
     async verifyErasure(ref: ErasureRef): Promise<Verdict> {
-      let verdict: Verdict = { ok: false, found: 0, relocated: 0, deletedDocs: 0 };
+      let verdict: Verdict = { ok: false, found: 0, relocated: 0, deletedDocs: 0, findings: 0 };
       await beating(() =>
         ctx.step(ref, 'verify', async () => {
           const selector = await ctx.selectorOf(ref);
@@ -59,41 +74,100 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
           results.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
 
+          // Copies: what the tenant-wide probes below reach outside the erased set, by which probe.
+          const reached = new Map<string, Set<FindingProbe>>();
+          const reach = (ids: readonly string[], probe: FindingProbe) => {
+            for (const id of ids) {
+              if (erased.has(id)) continue;
+              let by = reached.get(id);
+              if (!by) reached.set(id, (by = new Set()));
+              by.add(probe);
+            }
+          };
+          const outsideOf = (ids: readonly string[]) => ids.filter((id) => !erased.has(id));
+
           const texts = probes?.texts ?? [];
           const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
-            const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
-            const viaApi = await deps.search.search(
+            const direct = (await deps.index.probe(ref.tenant, { text })).byText;
+            // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
+            // the erased sentence is served erased content, whatever its id.
+            const served = await deps.search.search(
               ref.tenant,
               { query: text.slice(0, 2048), k: 20, intent: 'history' },
               probeReader(ref.tenant, new Date()),
               { traced: false },
             );
-            return { direct, api: viaApi.filter((r) => erased.has(r.memory.record._id)).length };
+            const api = served.filter((r) => repeats(r.memory.record.content, text)).map((r) => r.memory.record._id);
+            return { direct, api };
           });
+          const directHits = byText.flatMap((r) => r.direct);
+          const apiHits = byText.flatMap((r) => r.api);
+          reach(directHits, 'text:elasticsearch');
+          reach(apiHits, 'text:api');
+          // Events are not indexed, and a memory may not be yet: the tenant's stored contents are read for the
+          // sentences too, in one pass per collection.
+          const repeatsAny = (content: string) => texts.some((text) => repeats(content, text));
+          const storedHits =
+            texts.length === 0
+              ? []
+              : [
+                  ...(await idsWithContent(deps.db, Collections.events, ref.tenant, repeatsAny)),
+                  ...(await idsWithContent(deps.db, Collections.memories, ref.tenant, repeatsAny)),
+                ];
+          reach(storedHits, 'text:mongodb');
           results.push(
+            {
+              kind: 'text',
+              target: 'mongodb',
+              checked: texts.length,
+              found: storedHits.filter((id) => erased.has(id)).length,
+              outside: outsideOf(storedHits).length,
+            },
             {
               kind: 'text',
               target: 'elasticsearch',
               checked: texts.length,
-              found: byText.reduce((n, r) => n + r.direct, 0),
+              found: directHits.filter((id) => erased.has(id)).length,
+              outside: new Set(outsideOf(directHits)).size,
             },
-            { kind: 'text', target: 'api', checked: texts.length, found: byText.reduce((n, r) => n + r.api, 0) },
+            {
+              kind: 'text',
+              target: 'api',
+              checked: texts.length,
+              found: apiHits.filter((id) => erased.has(id)).length,
+              outside: new Set(outsideOf(apiHits)).size,
+            },
           );
 
-          // MongoDB queried by the erased contents' hashes: an owner outside the held set still carries erased bytes.
+          // The erased contents' hashes, looked up across the whole tenant in MongoDB and in the index.
           const hashes = probes?.contentHashes ?? [];
           // Many hashes (a large erasure) are checked by one bounded pass over the tenant rather than a query each.
-          const [eventOwners, memoryOwners] = await Promise.all([
+          const [eventOwners, memoryOwners, indexOwners] = await Promise.all([
             deps.events.idsByContentHashes(ref.tenant, hashes),
             deps.memories.idsByContentHashes(ref.tenant, hashes),
+            hashes.length > 0
+              ? deps.index.probe(ref.tenant, { contentHashes: hashes }).then((r) => r.byContentHash)
+              : Promise.resolve([]),
           ]);
-          const owners = [[...eventOwners, ...memoryOwners].filter((id) => erased.has(id)).length];
-          results.push({
-            kind: 'content-hash',
-            target: 'mongodb',
-            checked: hashes.length,
-            found: owners.reduce((n, f) => n + f, 0),
-          });
+          const mongoOwners = [...eventOwners, ...memoryOwners];
+          reach(mongoOwners, 'content-hash:mongodb');
+          reach(indexOwners, 'content-hash:elasticsearch');
+          results.push(
+            {
+              kind: 'content-hash',
+              target: 'mongodb',
+              checked: hashes.length,
+              found: mongoOwners.filter((id) => erased.has(id)).length,
+              outside: outsideOf(mongoOwners).length,
+            },
+            {
+              kind: 'content-hash',
+              target: 'elasticsearch',
+              checked: hashes.length,
+              found: indexOwners.filter((id) => erased.has(id)).length,
+              outside: outsideOf(indexOwners).length,
+            },
+          );
 
           const vectors = probes?.vectors ?? [];
           const byVector = await mapBounded(
@@ -132,15 +206,25 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // Read-only: the expunge step merged; this only reads what the segments say now.
           const stats = await deps.index.segmentStats(ref.tenant);
           const found = results.filter((p) => p.kind !== 'locate').reduce((n, p) => n + p.found, 0);
+          // A copy is a record outside everything this request erases, keeps under a hold, or erases next round.
+          for (const id of [...reached.keys()]) if (held.has(id) || liveIds.has(id)) reached.delete(id);
+          const req = await ctx.request(ref);
+          const merged = mergeFindings(req.findings ?? [], reached, (id) => (isEvent(id) ? 'event' : 'memory'));
+          // Expiry and correction erase records by id on a schedule: the events they came from have retention of
+          // their own, so copies there are stated in the certificate rather than put to a DPO.
+          const findings = STATED_WITHOUT_DPO.has(req.legalGround) ? decideFindings(merged, 'certify') : merged;
+          const open = openFindings(findings).length;
           await deps.requests.update(ref.tenant, ref.requestId, {
             probeResults: results,
             segmentsDeletedDocs: stats.deletedDocs,
+            findings,
           });
           verdict = {
-            ok: found === 0 && relocated === 0 && stats.deletedDocs === 0,
+            ok: found === 0 && relocated === 0 && stats.deletedDocs === 0 && open === 0,
             found,
             relocated,
             deletedDocs: stats.deletedDocs,
+            findings: open,
           };
           // The probes hold erased content: destroy them once they have proven the erasure, then rewrite their
           // collection. Otherwise they stay for the next round or the operator's retry.
@@ -148,7 +232,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             await deps.probes.destroy(ref.tenant, ref.requestId);
             await compactCollections(deps.db, [Collections.erasureProbes]);
           }
-          return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length };
+          return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length, findings: open };
         }),
       );
       return verdict;
@@ -234,11 +318,13 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           })),
         assurance: assuranceClaims({
           backend,
+          statedFindings: (req.findings ?? []).filter((f) => f.resolution === 'stated').length,
           indexName,
           probes,
           compacted: COMPACTED.filter((c) => compacted.has(c)),
         }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
+        ...certifiedFindings(req.findings, new Set(ids)),
       };
       const certificate = await deps.certificates.issue(input);
       await deps.requests.addCertificate(ref.tenant, ref.requestId, certificate.certificateId);
@@ -246,6 +332,22 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
       return { certificateId: certificate.certificateId };
     },
   };
+}
+
+/**
+ * The decided findings, as the certificate names them: copies the request went on to erase (in the closure) and
+ * copies certified as left. An extended copy that vanished before this request reached it is not claimed.
+ */
+function certifiedFindings(
+  findings: readonly CopyFinding[] | undefined,
+  closure: ReadonlySet<string>,
+): { findings?: CertificateFinding[] } {
+  const decided = (findings ?? []).flatMap((f): CertificateFinding[] =>
+    f.resolution === 'stated' || (f.resolution === 'extended' && closure.has(f.id))
+      ? [{ id: f.id, kind: f.kind, probes: [...f.probes], resolution: f.resolution }]
+      : [],
+  );
+  return decided.length > 0 ? { findings: decided } : {};
 }
 
 /** The certificate's exposure statement: counts always, times only where there was something to time. */
@@ -270,20 +372,43 @@ export function assuranceClaims(facts: {
   indexName: string;
   probes: readonly ProbeResult[];
   compacted: readonly string[];
+  /** Copies outside the closure the DPO certified as left (named in the certificate's findings). */
+  statedFindings?: number;
 }): AssuranceClaim[] {
   const { probes } = facts;
   const collections = facts.compacted.join(',') || 'none';
+  const stated = facts.statedFindings ?? 0;
+  const copies =
+    stated > 0 ? `none outside the closure but the ${stated} stated findings` : 'none outside the closure either';
   const mongoClaim: AssuranceClaim =
     facts.backend === 'postgresql'
       ? {
           place: `postgresql:${collections}`,
           level: 'L2',
-          statement: `records deleted by id; compact(force) ran VACUUM FULL, which rewrites each table without the deleted rows; ${checked(probes, 'id', 'mongodb')} ids and ${checked(probes, 'content-hash', 'mongodb')} content hashes queried afterwards found none`,
+          statement: `records deleted by id; compact(force) ran VACUUM FULL, which rewrites each table without the deleted rows; ${checked(probes, 'id', 'mongodb')} ids queried afterwards found none, and ${checked(probes, 'content-hash', 'mongodb')} content hashes and ${checked(probes, 'text', 'mongodb')} sentences looked for in every stored content of the tenant found ${copies}`,
         }
       : {
           place: `mongodb:${collections}`,
           level: 'L3',
-          statement: `records deleted by id and ${checked(probes, 'id', 'mongodb')} ids and ${checked(probes, 'content-hash', 'mongodb')} content hashes queried afterwards found none; compact(force) returns freed blocks but WiredTiger does not scrub them, so erased bytes may remain in unallocated file space`,
+          statement: `records deleted by id; ${checked(probes, 'id', 'mongodb')} ids queried afterwards found none, and ${checked(probes, 'content-hash', 'mongodb')} content hashes and ${checked(probes, 'text', 'mongodb')} sentences looked for in every stored content of the tenant found ${copies}; compact(force) returns freed blocks but WiredTiger does not scrub them, so erased bytes may remain in unallocated file space`,
+          lapses: {
+            condition:
+              'freed blocks are overwritten by later writes, or the data files are rewritten by an initial sync',
+          },
+        };
+  // The probe samples are deleted and their collection compacted like the records: the same level on each backend.
+  const probeClaim: AssuranceClaim =
+    facts.backend === 'postgresql'
+      ? {
+          place: 'postgresql:erasure_probes',
+          level: 'L2',
+          statement: 'probe samples destroyed after verification; VACUUM FULL rewrote the table without them',
+        }
+      : {
+          place: 'mongodb:erasure_probes',
+          level: 'L3',
+          statement:
+            'probe samples destroyed after verification and the collection compacted; WiredTiger does not scrub freed blocks',
           lapses: {
             condition:
               'freed blocks are overwritten by later writes, or the data files are rewritten by an initial sync',
@@ -293,19 +418,15 @@ export function assuranceClaims(facts: {
     {
       place: 'api:search',
       level: 'L1',
-      statement: `${checked(probes, 'text', 'api')} text probes through the governed search path (history intent) reach no erased record; id, vector and subject probes went to the index directly`,
+      statement: `${checked(probes, 'text', 'api')} erased sentences searched through the governed search path (history intent, a reader of every scope and sensitivity): no result is an erased record, and no result repeating one was found ${stated > 0 ? `outside the ${stated} stated findings` : 'under another id'}`,
     },
     {
       place: `elasticsearch:${facts.indexName}`,
       level: 'L2',
-      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checked(probes, 'id', 'elasticsearch')} id, ${checked(probes, 'text', 'elasticsearch')} text, ${checked(probes, 'vector', 'elasticsearch')} vector and ${checked(probes, 'subject', 'elasticsearch')} subject probes found none`,
+      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checked(probes, 'id', 'elasticsearch')} id, ${checked(probes, 'vector', 'elasticsearch')} vector and ${checked(probes, 'subject', 'elasticsearch')} subject probes found none; ${checked(probes, 'text', 'elasticsearch')} sentence and ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
     },
     mongoClaim,
-    {
-      place: 'mongodb:erasure_probes',
-      level: 'L2',
-      statement: 'probe samples destroyed after verification; collection compacted',
-    },
+    probeClaim,
     {
       place: facts.backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal',
       level: 'L3',

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { ErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
 import { selectorKind, type ErasureFiling, type ErasureRequest } from '../governance/erasure/erasure-request.js';
 import type { Principal } from '../governance/auth/principal.js';
+import type { FindingsDecision } from '../governance/erasure/copy-findings.js';
 import type { Fingerprinter } from '../substrate/fingerprint.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import { canonicalJson } from '../shared/canonical-json.js';
@@ -110,6 +111,18 @@ export function createErasureGateway(deps: {
         .executeUpdate('extendDeadline', { args: [{ months, reasonHash }] })) as { dueAt: string };
       await deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
       return extended;
+    },
+    /** The DPO's decision on copies found outside the closure; the reason is kept as a keyed hash only. */
+    async resolveFindings(
+      principal: Principal,
+      requestId: string,
+      decision: FindingsDecision,
+      reason: string,
+    ): Promise<void> {
+      const reasonHash = deps.fingerprints.of('findings-reason', principal.tenant, reason);
+      await deps.client.workflow
+        .getHandle(erasureWorkflowId(principal.tenant, requestId))
+        .executeUpdate('resolveFindings', { args: [{ decision, reasonHash, decidedBy: principal.id }] });
     },
     /** An Update, not a signal: of several operators retrying at once, one is accepted and the others refused. */
     async retry(tenant: string, requestId: string): Promise<void> {

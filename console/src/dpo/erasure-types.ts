@@ -28,13 +28,15 @@ export interface ErasureDetail extends Omit<ErasureSummary, 'overdue' | 'closedA
   progress: { purged: number; total: number };
   counts: Record<string, number>;
   note: string | null;
+  /** Copies of erased content found outside the closure (ids only), and the DPO's decision on each. */
+  findings?: { id: string; kind: string; probes: string[]; resolution: 'open' | 'extended' | 'stated' }[];
 }
 
 /** The steps the workflow records, in the order it runs them; certification shows as the certificate itself. */
 export const STEPS = ['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify'] as const;
 
 /** States after which a request changes no more without someone acting. */
-export const SETTLED = new Set(['completed', 'rejected', 'needs-operator']);
+export const SETTLED = new Set(['completed', 'rejected', 'needs-operator', 'needs-dpo']);
 
 export const LEGAL_GROUNDS: Record<string, string> = {
   'art17-1a': 'Art. 17(1)(a) — no longer necessary',

@@ -102,9 +102,84 @@ export function RequestDetail(props: { session: Session; id: string }) {
         Purge progress: {purged} of {total}
       </label>
       <progress id="purge-progress" max={Math.max(total, 1)} value={purged} />
+      {(request.findings ?? []).length > 0 && (
+        <Findings
+          session={session}
+          id={request.id}
+          findings={request.findings ?? []}
+          deciding={request.state === 'needs-dpo'}
+          onDecided={() => setTick(tick + 1)}
+        />
+      )}
       <Certificates session={session} ids={request.certificateIds} />
       {!['completed', 'rejected'].includes(request.state) && (
         <Extension session={session} id={request.id} onExtended={() => setTick(tick + 1)} />
+      )}
+    </section>
+  );
+}
+
+/** Copies of erased content under other ids: the DPO erases them too, or certifies with them named. */
+function Findings(props: {
+  session: Session;
+  id: string;
+  findings: NonNullable<ErasureDetail['findings']>;
+  deciding: boolean;
+  onDecided: () => void;
+}) {
+  const [reason, setReason] = useState('');
+  const [errors, setErrors] = useState<{ reason?: string }>({});
+  const [failure, setFailure] = useState<unknown>(null);
+  const decide = async (decision: 'extend' | 'certify') => {
+    setFailure(null);
+    if (!reason.trim()) return setErrors({ reason: 'Reason: required — say why you decide so' });
+    setErrors({});
+    try {
+      await postJson(props.session, `/erasure-requests/${encodeURIComponent(props.id)}/findings`, {
+        decision,
+        reason: reason.trim(),
+      });
+      props.onDecided();
+    } catch (e) {
+      if (e instanceof ApiError && e.field === 'reason') setErrors({ reason: e.message });
+      else setFailure(e);
+    }
+  };
+  return (
+    <section aria-labelledby="findings-heading" class="findings">
+      <h3 id="findings-heading">Copies found outside the request</h3>
+      <p>
+        After the purge, these records still carried erased content under other ids. Nothing is certified until you
+        decide.
+      </p>
+      <ul data-testid="findings">
+        {props.findings.map((f) => (
+          <li key={f.id} data-finding={f.id} data-resolution={f.resolution}>
+            {f.id}{' '}
+            <span class="muted">
+              ({f.kind}; found by {f.probes.join(', ')})
+            </span>{' '}
+            — {f.resolution}
+          </li>
+        ))}
+      </ul>
+      {props.deciding && (
+        <form onSubmit={(e) => e.preventDefault()} noValidate>
+          <Field id="findings-reason" label="Reason" error={errors.reason}>
+            <input
+              {...described('findings-reason', errors.reason)}
+              value={reason}
+              onInput={(e) => setReason(e.currentTarget.value)}
+            />
+          </Field>
+          <ErrorNotice error={failure} />
+          <button type="button" onClick={() => void decide('extend')}>
+            Erase the copies too
+          </button>{' '}
+          <button type="button" onClick={() => void decide('certify')}>
+            Certify with the copies stated
+          </button>
+        </form>
       )}
     </section>
   );

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
 import type { ErasureRequestStore } from '../../governance/erasure/erasure-request-store.js';
 import { ErasureFilingSchema, type ErasureRequest } from '../../governance/erasure/erasure-request.js';
+import { FINDINGS_DECISIONS } from '../../governance/erasure/copy-findings.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
@@ -12,6 +13,11 @@ import { callWorkflow } from '../workflow-errors.js';
 
 /** States after which a request takes no more decisions. */
 const FINISHED: ReadonlySet<string> = new Set(['completed', 'rejected']);
+
+const FindingsDecisionSchema = z.strictObject({
+  decision: z.enum(FINDINGS_DECISIONS),
+  reason: z.string().min(1).max(2000),
+});
 
 const ExtensionSchema = z.strictObject({
   months: z.number().int().min(1).max(2),
@@ -43,6 +49,8 @@ export function presentErasure(r: ErasureRequest) {
     certificateIds: r.certificateIds,
     note: r.operatorNote,
     ...(r.exposure ? { exposure: r.exposure } : {}),
+    // Ids, kinds and the probes that reached them: never the content they repeat.
+    findings: (r.findings ?? []).map((f) => ({ id: f.id, kind: f.kind, probes: f.probes, resolution: f.resolution })),
   };
 }
 
@@ -150,6 +158,33 @@ export function registerErasureRoutes(
         () => deps.erasures.extendDeadline(tenant, id, body.months, body.reason),
       );
       return { id, dueAt };
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/erasure-requests/:id/findings',
+    {
+      config: { action: 'erasure.request', reads: 'ids' },
+      schema: {
+        summary:
+          'Decide on copies of erased content found outside the closure: extend the request to them, or certify with them stated',
+        params: tenantIdParams,
+        body: jsonSchemaOf(FindingsDecisionSchema),
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const principal = principalOf(request);
+      const body = parseOrThrow(FindingsDecisionSchema, request.body);
+      const found = await deps.requests.get(principal.tenant, id);
+      if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
+      if (found.state !== 'needs-dpo')
+        throw new DomainError(ErrorType.Conflict, `erasure request: is ${found.state}, not needs-dpo`, 'id');
+      await callWorkflow({ field: 'decision', finished: 'erasure request: the request already finished' }, () =>
+        deps.erasures.resolveFindings(principal, id, body.decision, body.reason),
+      );
+      return reply.code(202).send({ id, state: 'running', decision: body.decision });
     },
   );
 

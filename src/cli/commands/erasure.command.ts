@@ -18,6 +18,7 @@ interface ErasureView {
   holdIds: string[];
   certificateIds: string[];
   note: string | null;
+  findings?: { id: string; kind: string; probes: string[]; resolution: string }[];
 }
 
 /** States a request is still being worked in; `--wait` polls until it leaves them. */
@@ -46,6 +47,9 @@ function printStatus(ctx: CliContext, view: ErasureView): void {
   if (view.holdIds.length > 0) ctx.print(`  holds      ${view.holdIds.join(', ')}`);
   if (view.certificateIds.length > 0) ctx.print(`  certificates ${view.certificateIds.join(', ')}`);
   if (view.note) ctx.print(`  note       ${view.note}`);
+  for (const f of view.findings ?? []) {
+    ctx.print(`  copy       ${f.id} (${f.kind}) ${f.resolution}, found by ${f.probes.join(', ')}`);
+  }
 }
 
 export function registerErasureCommands(program: Command, context: () => CliContext): void {
@@ -123,6 +127,23 @@ export function registerErasureCommands(program: Command, context: () => CliCont
       ctx.print(
         await ctx.api.post(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}/extension`, {
           months: Number(o.months),
+          reason: o.reason,
+        }),
+      );
+    });
+  erasure
+    .command('findings <id>')
+    .description('decide on copies of erased content found outside the closure (the request waits in needs-dpo)')
+    .option('--extend', 'erase the copies too, in another round of this request')
+    .option('--certify', 'leave the copies and certify with them named as findings')
+    .requiredOption('--reason <text>', 'why (kept as a keyed hash)')
+    .action(async (id: string, o: { extend?: boolean; certify?: boolean; reason: string }) => {
+      if (Boolean(o.extend) === Boolean(o.certify))
+        throw new CliError('decision: give exactly one of --extend, --certify', ExitCode.usage);
+      const ctx = context();
+      ctx.print(
+        await ctx.api.post(`/v1/tenants/${ctx.tenant}/erasure-requests/${encodeURIComponent(id)}/findings`, {
+          decision: o.extend ? 'extend' : 'certify',
           reason: o.reason,
         }),
       );

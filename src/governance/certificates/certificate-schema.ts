@@ -75,6 +75,13 @@ const probe = z.strictObject({
   target: z.enum(['api', 'mongodb', 'elasticsearch']),
   checked: count,
   found: count,
+  outside: count.optional(),
+});
+const finding = z.strictObject({
+  id: opaqueId,
+  kind: z.enum(['memory', 'event']),
+  probes: z.array(code).min(1).max(16),
+  resolution: z.enum(['extended', 'stated']),
 });
 const step = z.strictObject({
   step: code,
@@ -114,6 +121,7 @@ const stated = {
   steps: z.array(step).max(1_000),
   assurance: z.array(assurance).max(1_000),
   exposure: exposure.optional(),
+  findings: z.array(finding).max(100_000).optional(),
 };
 
 type Stated = Omit<CertificateInput, 'certificateId'>;
@@ -147,6 +155,16 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
     if (e.firstExposedAt && e.lastExposedAt && e.lastExposedAt < e.firstExposedAt)
       issue(['exposure', 'lastExposedAt'], 'must not be before firstExposedAt');
   }
+  const inClosure = new Set(k.ids);
+  const findingIds = new Set<string>();
+  (c.findings ?? []).forEach((f, i) => {
+    if (findingIds.has(f.id)) issue(['findings', i, 'id'], 'must not repeat a finding');
+    findingIds.add(f.id);
+    if (f.resolution === 'extended' && !inClosure.has(f.id))
+      issue(['findings', i, 'id'], 'an extended finding must be in the closure');
+    if (f.resolution === 'stated' && inClosure.has(f.id))
+      issue(['findings', i, 'id'], 'a stated finding was not erased, so it is not in the closure');
+  });
   c.assurance.forEach((a, i) => {
     if (a.level === 'L3' && !a.lapses)
       issue(['assurance', i, 'lapses'], 'is required at L3 (the date or condition on which it lapses)');
@@ -157,8 +175,12 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
       if (h.exemptedCount > 0)
         issue(['holds', i, 'exemptedCount'], 'must be 0 in a complete certificate (else status is partial)');
     });
+    const stated = (c.findings ?? []).filter((f) => f.resolution === 'stated').length;
     c.probes.forEach((p, i) => {
       if (p.found > 0) issue(['probes', i, 'found'], 'must be 0 in a complete certificate');
+      // A copy reached outside the closure is either stated as a finding or the certificate is not complete.
+      if ((p.outside ?? 0) > stated)
+        issue(['probes', i, 'outside'], 'must not exceed the stated findings in a complete certificate');
     });
     c.stores.forEach((s, i) => {
       if (s.store === 'elasticsearch' && s.deletedDocsAfter > 0) {

@@ -102,7 +102,23 @@ export interface ProbeResult {
   kind: ProbeKind;
   target: 'api' | 'mongodb' | 'elasticsearch';
   checked: number;
+  /** Erased records the probe still reached. */
   found: number;
+  /**
+   * Records outside the erased set the probe reached with erased content (copies under other ids, held records,
+   * records erased in a later round). Absent on certificates issued before probes looked across the tenant.
+   */
+  outside?: number;
+}
+
+/** A copy of erased content under another id that the probes found, and what the DPO decided. Ids only. */
+export interface CertificateFinding {
+  id: string;
+  kind: 'memory' | 'event';
+  /** `kind:target` of the probes that reached it. */
+  probes: string[];
+  /** `extended`: the request erased it too (it is in the closure); `stated`: certified with the copy left. */
+  resolution: 'extended' | 'stated';
 }
 
 /** One step of the erasure, with its timestamps (ISO 8601 UTC) and counts. */
@@ -167,6 +183,8 @@ export interface CertificateBody {
   assurance: AssuranceClaim[];
   /** Absent on certificates issued before exposure tracing existed. */
   exposure?: ExposureStatement;
+  /** Copies found outside the closure; absent when there were none (and on older certificates). */
+  findings?: CertificateFinding[];
   previousCertificateHash: string;
 }
 

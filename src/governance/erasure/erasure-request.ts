@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ExposureStatement, ProbeResult } from '../certificates/certificate.js';
+import type { CopyFinding } from './copy-findings.js';
 
 /** GDPR Art. 17(1)(a)–(f), retention expiry, and correction. */
 export const LEGAL_GROUNDS = [
@@ -41,7 +42,16 @@ export function selectorKind(selector: Selector): string {
   return Object.keys(selector)[0]!;
 }
 
-export const ERASURE_STATES = ['received', 'running', 'partial', 'needs-operator', 'completed', 'rejected'] as const;
+/** `needs-dpo`: the probes found copies of erased content outside the closure, and the DPO decides what to do. */
+export const ERASURE_STATES = [
+  'received',
+  'running',
+  'partial',
+  'needs-operator',
+  'needs-dpo',
+  'completed',
+  'rejected',
+] as const;
 export type ErasureState = (typeof ERASURE_STATES)[number];
 
 export const ERASURE_STEPS = [
@@ -100,6 +110,8 @@ export interface ErasureRequest {
   indexName?: string | null;
   segmentsDeletedDocs?: number;
   compacted?: string[];
+  /** Copies of erased content the probes found outside the closure, and what the DPO decided about each. */
+  findings?: CopyFinding[];
   /** What the last certificate stated about the erased records' exposure to agents (counts and times). */
   exposure?: ExposureStatement;
 }

@@ -1,0 +1,162 @@
+/**
+ * A copy of erased content under another id. Alice's memory and Bob's memory repeat the same sentence (a card
+ * number); erasing Alice's records must not certify that the card number is gone while Bob's copy is still served.
+ * The probes look across the tenant, the request waits for the DPO, and the certificate says what was decided.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
+import { sampleMemory, statedBatch } from '../../support/samples.js';
+
+describe('copies of erased content under other ids', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  /** Alice's record and Bob's copy of its sentence, each written by its own agent; and a control about Bob. */
+  async function aliceAndBobsCopy(tenant: string) {
+    const card = `4929 ${String(Math.floor(Math.random() * 1e4)).padStart(4, '0')} 0000 ${randomUUID().slice(0, 4)}`;
+    const sentence = `The card on file ends with the number ${card}.`;
+    const write = async (writer: string, subject: string, content: string, attribute: string) => {
+      const response = await app.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/batches`,
+        token: await app.token(tenant, ['agent'], writer),
+        payload: statedBatch([sampleMemory({ subjects: [subject], content, attribute, scope: 'tenant' })]),
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      const body = response.json<{ memories: { id: string; status: string }[]; events: { id: string }[] }>();
+      expect(body.memories[0]!.status).toBe('active');
+      return { memoryId: body.memories[0]!.id, eventId: body.events[0]!.id };
+    };
+    const alice = await write('agent-a', 'alice', sentence, 'payment-card');
+    const copy = await write(
+      'agent-b',
+      'bob',
+      `Bob was told: ${sentence} He will call back on Monday.`,
+      'payment-card',
+    );
+    const control = await write('agent-b', 'bob', 'Bob prefers to be called in the afternoon after work.', 'call-time');
+    return { card, sentence, alice, copy, control };
+  }
+
+  const dpo = async (tenant: string) => app.token(tenant, ['dpo'], 'dpo-1');
+
+  async function searchFor(tenant: string, query: string): Promise<{ id: string; content: string }[]> {
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token: await app.token(tenant, ['agent'], 'agent-b'),
+      payload: { query, k: 20, intent: 'current' },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    return response
+      .json<{ results: { memory: { id: string; content: string } }[] }>()
+      .results.map((r) => ({ id: r.memory.id, content: r.memory.content }));
+  }
+
+  async function decide(tenant: string, requestId: string, decision: string, reason = 'it is the same card') {
+    return app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/erasure-requests/${requestId}/findings`,
+      token: await dpo(tenant),
+      payload: { decision, reason },
+    });
+  }
+
+  it('stops for the DPO when a probe finds the copy, and erases it when the DPO extends the request', async () => {
+    const tenant = uniqueTenant();
+    const { card, alice, copy, control } = await aliceAndBobsCopy(tenant);
+    expect((await searchFor(tenant, card)).map((r) => r.id)).toContain(copy.memoryId);
+
+    const requestId = await fileErasure(app, tenant, { subjectId: 'alice' });
+    const waiting = await waitForState(app, tenant, requestId, ['needs-dpo', 'completed', 'needs-operator']);
+    expect(waiting.state).toBe('needs-dpo');
+    expect(waiting.certificateIds).toEqual([]);
+    const found = new Map((waiting.findings ?? []).map((f) => [f.id, f]));
+    // Bob's memory and the event it cites both repeat the sentence; the unrelated control is no finding.
+    expect([...found.keys()].sort()).toEqual([copy.eventId, copy.memoryId].sort());
+    expect(found.get(copy.memoryId)).toMatchObject({ kind: 'memory', resolution: 'open' });
+    expect(found.get(copy.memoryId)!.probes).toEqual(expect.arrayContaining(['text:elasticsearch', 'text:api']));
+    expect(found.has(control.memoryId)).toBe(false);
+
+    // The API shows the findings by id; nothing of the content.
+    const shown = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/erasure-requests/${requestId}`,
+      token: await dpo(tenant),
+    });
+    expect(shown.json()).toMatchObject({
+      state: 'needs-dpo',
+      findings: expect.arrayContaining([{ ...found.get(copy.memoryId) }]),
+    });
+    expect(shown.body).not.toContain(card);
+
+    // A decision needs a reason and one of the two choices.
+    expect((await decide(tenant, requestId, 'ignore')).statusCode).toBe(400);
+    const extended = await decide(tenant, requestId, 'extend');
+    expect(extended.statusCode, extended.body).toBe(202);
+    // A second DPO deciding after the first is told the request is no longer waiting.
+    expect((await decide(tenant, requestId, 'certify')).statusCode).toBe(409);
+
+    // Not `needs-dpo`: the request is in that state until the workflow takes up the decision.
+    const done = await waitForState(app, tenant, requestId, ['completed', 'needs-operator']);
+    expect(done.state).toBe('completed');
+    expect(await app.services.memories.getMany(tenant, [alice.memoryId, copy.memoryId])).toEqual([]);
+    expect((await app.services.memories.getMany(tenant, [control.memoryId])).length).toBe(1);
+    // Search still ranks whatever is left (the control), but nothing it serves carries the card number.
+    expect((await searchFor(tenant, card)).filter((r) => r.content.includes(card))).toEqual([]);
+
+    const [certificate] = await app.services.certificates.byRequest(tenant, requestId);
+    expect(certificate!.status).toBe('complete');
+    expect(certificate!.closure.ids).toEqual(expect.arrayContaining([copy.memoryId, copy.eventId, alice.memoryId]));
+    expect(certificate!.findings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: copy.memoryId, resolution: 'extended' })]),
+    );
+    expect(JSON.stringify(certificate)).not.toContain(card);
+  }, 300_000);
+
+  it('certifies with the copy stated when the DPO so decides, and the copy stays', async () => {
+    const tenant = uniqueTenant();
+    const { card, alice, copy } = await aliceAndBobsCopy(tenant);
+    const requestId = await fileErasure(app, tenant, { subjectId: 'alice' });
+    expect((await waitForState(app, tenant, requestId, ['needs-dpo', 'completed', 'needs-operator'])).state).toBe(
+      'needs-dpo',
+    );
+    expect(
+      (await decide(tenant, requestId, 'certify', 'a separate record of the same card, kept by contract')).statusCode,
+    ).toBe(202);
+
+    // Not `needs-dpo`: the request is in that state until the workflow takes up the decision.
+    const done = await waitForState(app, tenant, requestId, ['completed', 'needs-operator']);
+    expect(done.state).toBe('completed');
+    expect(await app.services.memories.getMany(tenant, [alice.memoryId])).toEqual([]);
+    expect((await searchFor(tenant, card)).map((r) => r.id)).toContain(copy.memoryId);
+
+    const [certificate] = await app.services.certificates.byRequest(tenant, requestId);
+    expect(certificate!.status).toBe('complete');
+    expect(certificate!.closure.ids).not.toContain(copy.memoryId);
+    expect(certificate!.findings).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: copy.memoryId, kind: 'memory', resolution: 'stated' })]),
+    );
+    // The probes that reached the copy say so, and the claims name the stated findings instead of "none".
+    const apiProbe = certificate!.probes.find((p) => p.kind === 'text' && p.target === 'api');
+    expect(apiProbe).toMatchObject({ found: 0, outside: 1 });
+    expect(certificate!.assurance.find((a) => a.place === 'api:search')!.statement).toContain('stated findings');
+  }, 300_000);
+
+  it('names the event a memory was extracted from as a copy when only the memory is erased', async () => {
+    const tenant = uniqueTenant();
+    const { alice } = await aliceAndBobsCopy(tenant);
+    const requestId = await fileErasure(app, tenant, { memoryIds: [alice.memoryId] });
+    const waiting = await waitForState(app, tenant, requestId, ['completed', 'needs-dpo', 'needs-operator']);
+    // The event states the memory's sentence and is not derived from it: outside a closure that names the memory.
+    expect(waiting.state).toBe('needs-dpo');
+    expect((waiting.findings ?? []).map((f) => f.id)).toContain(alice.eventId);
+  }, 300_000);
+});
