@@ -119,7 +119,16 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Probes first: once the records are purged their content is gone. A later round (a released hold, a
           // record that raced the fence) adds its own samples to those of earlier rounds not yet verified.
           const earlier = await deps.probes.get(ref.tenant, ref.requestId);
-          const fresh = (await sampleTexts(ref.tenant, memories, events)).filter((t) => !earlier?.texts.includes(t));
+          // Sentences of collateral records (other subjects' records swept in by lineage) are not sampled: they
+          // repeat what those subjects' own records rightly keep, and would be found as copies that are none.
+          const collateral = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'collateral')).ids);
+          const fresh = (
+            await sampleTexts(
+              ref.tenant,
+              memories.filter((m) => !collateral.has(m._id)),
+              events.filter((e) => !collateral.has(e._id)),
+            )
+          ).filter((t) => !earlier?.texts.includes(t));
           const texts = [...(earlier?.texts ?? []), ...fresh.slice(0, PROBE_SAMPLE)];
           const freshVectors =
             earlier && earlier.vectors.length >= VECTOR_SAMPLE

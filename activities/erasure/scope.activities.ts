@@ -102,9 +102,16 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Collateral: derived records none of whose subjects is a subject of a located record.
           const locatedSubjects = new Set(current.filter((r) => located.has(r.id)).flatMap((r) => r.subjects));
           const derived = current.filter((r) => !located.has(r.id));
-          const collateral = derived.filter((r) => !r.subjects.some((s) => locatedSubjects.has(s))).length;
-          // Across rounds: what earlier rounds purged counts in the request's closure as well.
+          const collateralNow = derived.filter((r) => !r.subjects.some((s) => locatedSubjects.has(s))).map((r) => r.id);
+          // Across rounds: what earlier rounds purged counts in the request's closure as well, and so does the
+          // collateral they swept in (the records are gone and cannot be described again; their ids are kept).
           const all = new Set([...purged, ...ids]);
+          const earlierCollateral = (await deps.sets.get(ref.tenant, ref.requestId, 'collateral')).ids;
+          const collateralIds = [...new Set([...earlierCollateral, ...collateralNow])].filter(
+            (id) => all.has(id) && !located.has(id),
+          );
+          await deps.sets.put(ref.tenant, ref.requestId, 'collateral', collateralIds);
+          const collateral = collateralIds.length;
           const allLocated = [...all].filter((id) => located.has(id)).length;
           const counts = {
             total: all.size,

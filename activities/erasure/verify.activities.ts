@@ -354,6 +354,7 @@ function certifiedFindings(
 function exposureStatement(e: ExposureSummary): ExposureStatement {
   return {
     retrievals: e.retrievals,
+    ...(e.retrievals > 0 ? { byRoute: e.byRoute } : {}),
     prompts: e.prompts,
     ...(e.firstRetrievedAt ? { firstRetrievedAt: e.firstRetrievedAt.toISOString() } : {}),
     ...(e.lastRetrievedAt ? { lastRetrievedAt: e.lastRetrievedAt.toISOString() } : {}),
@@ -385,7 +386,7 @@ export function assuranceClaims(facts: {
       ? {
           place: `postgresql:${collections}`,
           level: 'L2',
-          statement: `records deleted by id; compact(force) ran VACUUM FULL, which rewrites each table without the deleted rows; ${checked(probes, 'id', 'mongodb')} ids queried afterwards found none, and ${checked(probes, 'content-hash', 'mongodb')} content hashes and ${checked(probes, 'text', 'mongodb')} sentences looked for in every stored content of the tenant found ${copies}`,
+          statement: `records deleted by id; compact(force) ran VACUUM FULL, which rewrites each table without the deleted rows no open transaction could still see; ${checked(probes, 'id', 'mongodb')} ids queried afterwards found none, and ${checked(probes, 'content-hash', 'mongodb')} content hashes and ${checked(probes, 'text', 'mongodb')} sentences looked for in every stored content of the tenant found ${copies}`,
         }
       : {
           place: `mongodb:${collections}`,

@@ -123,8 +123,18 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       const [firstRetrievedAt, lastRetrievedAt] = times(all.map((e) => e.retrievedAt));
       const exposed = all.flatMap((e) => (e.exposedAt ? [e.exposedAt] : []));
       const [firstExposedAt, lastExposedAt] = times(exposed);
+      // Which route each read took (retrieve, search, a read by id): looked up on the reads themselves.
+      const retrievalIds = [...new Set(all.map((e) => e.retrievalId))];
+      const byRoute: Record<string, number> = {};
+      for (const r of await findMatching(retrievals, tenant, '_id', retrievalIds, {
+        projection: { _id: 1, route: 1 },
+      })) {
+        const route = r.route ?? 'retrieve';
+        byRoute[route] = (byRoute[route] ?? 0) + 1;
+      }
       return {
-        retrievals: new Set(all.map((e) => e.retrievalId)).size,
+        byRoute,
+        retrievals: retrievalIds.length,
         firstRetrievedAt: firstRetrievedAt ?? null,
         lastRetrievedAt: lastRetrievedAt ?? null,
         prompts: exposed.length,

@@ -193,3 +193,26 @@ export async function waitForState(
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/**
+ * Waits for a request to complete, deciding on copies found outside its closure the way the test says (a request
+ * naming memories by id finds the events they were extracted from, which state the same sentences).
+ */
+export async function completeErasure(
+  app: TestApp,
+  tenant: string,
+  requestId: string,
+  decision: 'extend' | 'certify',
+  timeoutMs = 180_000,
+) {
+  const settled = await waitForState(app, tenant, requestId, ['completed', 'needs-dpo', 'needs-operator'], timeoutMs);
+  if (settled.state !== 'needs-dpo') return settled;
+  const decided = await app.request({
+    method: 'POST',
+    url: `/v1/tenants/${tenant}/erasure-requests/${requestId}/findings`,
+    token: await app.token(tenant, ['dpo'], 'dpo-1'),
+    payload: { decision, reason: 'decided in the test' },
+  });
+  expect(decided.statusCode, decided.body).toBe(202);
+  return waitForState(app, tenant, requestId, ['completed', 'needs-operator'], timeoutMs);
+}

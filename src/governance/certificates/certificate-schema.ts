@@ -99,6 +99,7 @@ const assurance = z.strictObject({
 
 const exposure = z.strictObject({
   retrievals: count,
+  byRoute: z.partialRecord(z.enum(['retrieve', 'search', 'memory', 'event']), count).optional(),
   prompts: count,
   firstRetrievedAt: instant.optional(),
   lastRetrievedAt: instant.optional(),
@@ -146,6 +147,8 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
   if (c.exposure) {
     const e = c.exposure;
     if (e.prompts > 0 && e.retrievals === 0) issue(['exposure', 'prompts'], 'a prompt needs a retrieval');
+    if (e.byRoute && Object.values(e.byRoute).reduce((n, c) => n + c, 0) !== e.retrievals)
+      issue(['exposure', 'byRoute'], 'must add up to retrievals');
     if (e.retrievals > 0 !== (e.firstRetrievedAt !== undefined && e.lastRetrievedAt !== undefined))
       issue(['exposure', 'firstRetrievedAt'], 'times are given exactly when there were retrievals');
     if (e.prompts > 0 !== (e.firstExposedAt !== undefined && e.lastExposedAt !== undefined))

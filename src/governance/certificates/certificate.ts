@@ -149,6 +149,8 @@ export interface AssuranceClaim {
  */
 export interface ExposureStatement {
   retrievals: number;
+  /** Retrievals by route (`retrieve`, `search`, `memory`, `event`); absent on older certificates and when none. */
+  byRoute?: Partial<Record<'retrieve' | 'search' | 'memory' | 'event', number>>;
   prompts: number;
   firstRetrievedAt?: string;
   lastRetrievedAt?: string;

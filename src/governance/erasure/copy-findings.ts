@@ -8,11 +8,7 @@
 
 /** Which probe reached a copy: `kind:target`, as in the certificate's probe results. */
 export type FindingProbe =
-  | 'content-hash:mongodb'
-  | 'content-hash:elasticsearch'
-  | 'text:mongodb'
-  | 'text:elasticsearch'
-  | 'text:api';
+  'content-hash:mongodb' | 'content-hash:elasticsearch' | 'text:mongodb' | 'text:elasticsearch' | 'text:api';
 
 export interface CopyFinding {
   id: string;
@@ -62,11 +58,11 @@ export const openFindings = (findings: readonly CopyFinding[] | undefined) =>
  * at least `minWords` words (shorter ones are too common to mean a copy). A text without such a sentence is its
  * own sample.
  */
-export function sentenceSamples(text: string, minWords = 4): string[] {
+export function sentenceSamples(text: string, minWords = 5): string[] {
   const collapsed = text.replace(/\s+/g, ' ').trim();
   if (collapsed === '') return [];
   const sentences = collapsed
-    .split(/(?<=[.!?;])\s+/)
+    .split(/(?<=[.!?])\s+/)
     .map((s) => s.trim())
     .filter((s) => s.split(' ').length >= minWords);
   return sentences.length > 0 ? sentences : [collapsed];

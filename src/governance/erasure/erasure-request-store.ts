@@ -35,12 +35,26 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     id: string,
     step: ErasureStep,
     change: (s: StepStatus | undefined) => StepStatus,
+    fresh = false,
   ) => {
     const request = await requests.findOne({ _id: id, tenant });
     if (!request) return;
-    const steps = request.steps.filter((s) => s.step !== step);
-    const previous = request.steps.find((s) => s.step === step);
-    const next = change(previous);
+    // One entry per run of a step: a step that runs again in a later round (a released hold, a write that raced the
+    // fence, copies the DPO added) gets an entry of its own, so that the rounds' counts add up. A retry of an
+    // unfinished run keeps its entry.
+    const latest = request.steps.reduce<number>(
+      (at, s, i) => (s.step === step && (at < 0 || byStart(request.steps[at]!, s) <= 0) ? i : at),
+      -1,
+    );
+    const previous = latest >= 0 ? request.steps[latest] : undefined;
+    // A later round begins with a new closure: only then does a finished step start a new entry (an expunge
+    // attempted several times within one round stays one entry).
+    const startsAnew =
+      fresh &&
+      previous?.state === 'done' &&
+      (step === 'closure' || request.steps.some((s) => s.step === 'closure' && byStart(previous, s) < 0));
+    const next = change(startsAnew ? undefined : previous);
+    const steps = request.steps.filter((_, i) => startsAnew || i !== latest);
     await requests.updateOne(
       { _id: id, tenant },
       { $set: { steps: [...steps, next].sort(byStart), updatedAt: now() } },
@@ -71,13 +85,19 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     },
     async stepStarted(tenant, id, step) {
       // A retried step keeps its first start time.
-      await patchStep(tenant, id, step, (s) => ({
+      await patchStep(
+        tenant,
+        id,
         step,
-        state: 'running',
-        startedAt: s?.startedAt ?? now(),
-        finishedAt: null,
-        counts: s?.counts ?? {},
-      }));
+        (s) => ({
+          step,
+          state: 'running',
+          startedAt: s?.startedAt ?? now(),
+          finishedAt: null,
+          counts: s?.counts ?? {},
+        }),
+        true,
+      );
     },
     async stepFinished(tenant, id, step, counts) {
       await patchStep(tenant, id, step, (s) => ({

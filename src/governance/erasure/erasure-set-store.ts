@@ -3,7 +3,7 @@ import { Collections } from '../../substrate/mongo/collections.js';
 import { createMongoErasureFactsStore, type ErasureFacts } from './erasure-facts-store.js';
 
 /** The id sets an erasure works on (located, closure, to erase, held), kept out of workflow histories. */
-export type ErasureSetName = 'located' | 'closure' | 'erase' | 'held' | 'purged';
+export type ErasureSetName = 'located' | 'closure' | 'erase' | 'held' | 'purged' | 'collateral';
 
 interface SetDoc {
   _id: string;
@@ -64,7 +64,7 @@ export function createMongoErasureSetStore(db: Db): ErasureSetStore {
       return doc && doc.tenant === tenant ? { ids: doc.ids, holdOf: doc.holdOf ?? {} } : { ids: [], holdOf: {} };
     },
     async drop(tenant, requestId) {
-      for (const name of ['located', 'closure', 'erase', 'held', 'purged'] as const) {
+      for (const name of ['located', 'closure', 'erase', 'held', 'purged', 'collateral'] as const) {
         await sets.deleteOne({ _id: id(requestId, name), tenant });
       }
       await facts.drop(tenant, requestId);

@@ -32,6 +32,8 @@ export interface ExposureTrace {
 /** Counts and times of what reached agents. */
 export interface ExposureSummary {
   retrievals: number;
+  /** Retrievals by the route that served them (`retrieve`, `search`, `memory`, `event`). */
+  byRoute: Record<string, number>;
   firstRetrievedAt: Date | null;
   lastRetrievedAt: Date | null;
   prompts: number;

@@ -1,12 +1,14 @@
 import type { Db } from 'mongodb';
 
-/** Documents read per round trip while scanning a tenant's contents. */
-const SCAN_BATCH = 500;
+/** Documents read per page while scanning a tenant's contents. */
+const PAGE = 500;
 
 /**
- * Ids of a tenant's documents in `collection` whose `content` satisfies `matches`: one pass over the tenant, content
- * read in batches and never kept. For what no index can answer (a sentence repeated inside other text); the caller
- * decides what counts as a match.
+ * Ids of a tenant's documents in `collection` whose `content` satisfies `matches`: one pass over the tenant in pages
+ * by id, content read and never kept. For what no index can answer (a sentence repeated inside other text); the
+ * caller decides what counts as a match. Each page is a query of its own, exhausted in one batch: no cursor stays
+ * open between pages, so the scan holds no long-lived snapshot on the server (under FerretDB a snapshot held open
+ * would keep a concurrent `VACUUM FULL` from dropping another erasure's deleted rows).
  */
 export async function idsWithContent(
   db: Db,
@@ -14,12 +16,20 @@ export async function idsWithContent(
   tenant: string,
   matches: (content: string) => boolean,
 ): Promise<string[]> {
+  const docs = db.collection<{ _id: string; tenant: string; content?: unknown }>(collection);
   const found: string[] = [];
-  const cursor = db
-    .collection<{ _id: string; tenant: string; content?: unknown }>(collection)
-    .find({ tenant }, { projection: { _id: 1, content: 1 }, batchSize: SCAN_BATCH });
-  for await (const doc of cursor) {
-    if (typeof doc.content === 'string' && matches(doc.content)) found.push(doc._id);
+  let after: string | null = null;
+  for (;;) {
+    const page = await docs
+      .find(after === null ? { tenant } : { tenant, _id: { $gt: after } }, {
+        projection: { _id: 1, content: 1 },
+        sort: { _id: 1 },
+        limit: PAGE,
+        batchSize: PAGE,
+      })
+      .toArray();
+    for (const doc of page) if (typeof doc.content === 'string' && matches(doc.content)) found.push(doc._id);
+    if (page.length < PAGE) return found;
+    after = page[page.length - 1]!._id;
   }
-  return found;
 }

@@ -167,7 +167,10 @@ describe('provable erasure of a data subject', () => {
     };
     for (const [place, dir] of Object.entries(places)) {
       expect(fs.existsSync(dir), place).toBe(true);
-      expect(grepFiles(dir, graph.canary), place).toEqual([]);
+      const found = grepFiles(dir, graph.canary);
+      // A table file is named by its relfilenode: say which table it is, so a failure points at a collection.
+      const named = place === 'postgresTables' ? found.map((file) => `${file} (${relationOf(file)})`) : found;
+      expect(named, place).toEqual([]);
     }
   });
 
@@ -229,3 +232,31 @@ describe('provable erasure of a data subject', () => {
     expect(derived.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
   });
 });
+
+/** The table a PostgreSQL data file belongs to (FerretDB names tables after collections), for failure messages. */
+function relationOf(file: string): string {
+  try {
+    return execFileSync(
+      'runuser',
+      [
+        '-u',
+        'postgres',
+        '--',
+        '/usr/lib/postgresql/15/bin/psql',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(stack.postgres.port),
+        '-d',
+        'ferretdb',
+        '-Atc',
+        `select relname from pg_class where relfilenode = ${Number(path.basename(file).split('.')[0])}`,
+      ],
+      { stdio: 'pipe' },
+    )
+      .toString()
+      .trim();
+  } catch {
+    return 'unknown';
+  }
+}

@@ -236,6 +236,18 @@ describe('erasure under a legal hold', () => {
       expect(complete!.seq).toBe(partial!.seq + 1);
       expect(complete!.previousCertificateHash).toBe(partial!.hash);
       expect(complete!.holds).toEqual([]);
+      // Counts add up across the two rounds: the collateral the first round swept in stays counted, and each
+      // round's purge is a step of its own whose counts sum to what the stores say was deleted.
+      // The contact summary of the other subject and the segment view: both swept in by lineage in the first round.
+      expect(partial!.closure.collateral).toBe(2);
+      expect(complete!.closure.collateral).toBe(2);
+      const purges = complete!.steps.filter((s) => s.step === 'purge');
+      expect(purges).toHaveLength(2);
+      const deleted = (collection: string) =>
+        complete!.stores.find((s) => s.store === 'mongodb' && s.collection === collection)!.deleted;
+      expect(purges.reduce((n, s) => n + (s.counts.memories ?? 0), 0)).toBe(deleted('memories'));
+      expect(purges.reduce((n, s) => n + (s.counts.events ?? 0), 0)).toBe(deleted('events'));
+      expect(deleted('memories') + deleted('events')).toBe(complete!.closure.total);
       expect((await app.services.erasureRequests.get(graph.tenant, requestId))!.certificateIds).toEqual([
         partial!.certificateId,
         complete!.certificateId,

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
+import { completeErasure, fileErasure } from '../../support/erasure-fixture.js';
 import { ordinalWord, sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 
@@ -212,9 +212,18 @@ describe('governed retrieval', () => {
       .findOne({ _id: answer.retrievalId as never });
     expect(JSON.stringify(stored)).not.toContain(canary);
 
+    // A read by id is a retrieval too, and the certificate says which route each took.
+    const byId = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/memories/${first}`,
+      token: await app.token(tenant, ['agent'], 'agent-a'),
+    });
+    expect(byId.statusCode, byId.body).toBe(200);
     const retrievalsOfFirst = (await trace(first)).length;
     const requestId = await fileErasure(app, tenant, { memoryIds: [first] });
-    const done = await waitForState(app, tenant, requestId, ['completed'], 180_000);
+    // The event the memory was extracted from repeats it: the DPO leaves it, and the certificate names it.
+    const done = await completeErasure(app, tenant, requestId, 'certify');
+    expect(done.state).toBe('completed');
     // The certificate says the record had reached agents, and when: counts and times, no ids of retrievals.
     const certificate = await app.services.certificates.get(tenant, done.certificateIds!.at(-1)!);
     expect(retrievalsOfFirst).toBeGreaterThan(1);
@@ -223,6 +232,7 @@ describe('governed retrieval', () => {
       prompts: 1,
       firstExposedAt: traced!.exposedAt,
       lastExposedAt: traced!.exposedAt,
+      byRoute: { retrieve: retrievalsOfFirst - 1, memory: 1 },
     });
     expect(JSON.stringify(certificate)).not.toContain(answer.retrievalId);
     // The DPO's view of the request says the same.
