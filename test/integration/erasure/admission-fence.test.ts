@@ -11,10 +11,12 @@ import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { uniqueId } from '../../support/harness.js';
 import { startChatCompletionsStub, type ChatCompletionsStub } from '../../support/chat-completions-stub.js';
-import { admitBatch, type StagedBatch } from '../../../src/ingestion/admit-batch.js';
+import { admitBatch, type AdmissionDeps, type StagedBatch } from '../../../src/ingestion/admit-batch.js';
 import { EventInputSchema, MemoryInputSchema } from '../../../src/ingestion/write-schemas.js';
 import type { MemoryStore } from '../../../src/substrate/memories/memory-store.js';
 import type { CertificateBody } from '../../../src/governance/certificates/certificate.js';
+import { createMongoAdmissionLeaseStore } from '../../../src/governance/erasure/admission-lease-store.js';
+import { createMongoErasureFenceStore } from '../../../src/governance/erasure/erasure-fence-store.js';
 
 /** Waits on a condition (no time is asserted: the bound only keeps a broken run from hanging). */
 async function until(what: () => Promise<boolean>, label: string, timeoutMs = 120_000): Promise<void> {
@@ -130,13 +132,9 @@ describe('a retried admission refused by a fence', () => {
     await app?.close();
   });
 
-  it('takes back the events an earlier attempt of the stage wrote, as well as its memories', async () => {
-    const s = app.services;
-    const tenant = uniqueTenant();
-    const subject = uniqueId('s');
-    const stageId = `stg_${randomUUID()}`;
-    const memoryId = `mem_${randomUUID()}`;
-    const batch: StagedBatch = {
+  /** A batch of one event about the subject and one memory citing it, as the API stages it. */
+  function stagedAbout(subject: string): StagedBatch {
+    return {
       roles: ['agent'],
       events: [EventInputSchema.parse(sampleEvent({ subjects: [subject], content: 'Noted: prefers e-mail.' }))],
       memories: [
@@ -147,19 +145,29 @@ describe('a retried admission refused by a fence', () => {
               provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' },
             }),
           ),
-          id: memoryId,
+          id: `mem_${randomUUID()}`,
         },
       ],
     };
-    const { derivation: _audit, ...deps } = s;
-    // The first attempt dies after its events are written (the memory insert fails), as a worker crash would.
-    const failing: MemoryStore = {
-      ...s.memories,
-      insertMany: () => Promise.reject(new Error('connection reset')),
-    };
+  }
+
+  /** The first attempt dies after its events are written (the memory insert fails), as a worker crash would. */
+  async function attemptThatDies(deps: AdmissionDeps, tenant: string, stageId: string, batch: StagedBatch) {
+    const failing: MemoryStore = { ...deps.memories, insertMany: () => Promise.reject(new Error('connection reset')) };
     await expect(admitBatch({ ...deps, memories: failing }, tenant, 'agent-1', stageId, batch)).rejects.toThrow(
       'connection reset',
     );
+  }
+
+  it('takes back the events an earlier attempt of the stage wrote, as well as its memories', async () => {
+    const { derivation: _audit, ...deps } = app.services;
+    const s = app.services;
+    const tenant = uniqueTenant();
+    const subject = uniqueId('s');
+    const stageId = `stg_${randomUUID()}`;
+    const batch = stagedAbout(subject);
+    const memoryId = batch.memories[0]!.id;
+    await attemptThatDies(deps, tenant, stageId, batch);
     const eventIds = await s.events.idsBySubject(tenant, subject);
     expect(eventIds).toHaveLength(1);
 
@@ -176,5 +184,39 @@ describe('a retried admission refused by a fence', () => {
     } finally {
       await s.fences.lower(tenant, requestId);
     }
+  }, 60_000);
+
+  it('an attempt that died holding its lease is revoked by the next lowering, and its retry takes back its writes', async () => {
+    const { derivation: _audit, ...services } = app.services;
+    const s = app.services;
+    // A short lease, so that the dead attempt's lease expires while the lowering waits for it.
+    const leases = createMongoAdmissionLeaseStore(app.runtime.db, s.fingerprints, {
+      leaseMs: 300,
+      maxWaitMs: 60_000,
+      pollMs: 50,
+    });
+    const deps = { ...services, fences: createMongoErasureFenceStore(app.runtime.db, s.fingerprints, leases) };
+    const tenant = uniqueTenant();
+    const subject = uniqueId('s');
+    const stageId = `stg_${randomUUID()}`;
+    const batch = stagedAbout(subject);
+    await attemptThatDies(deps, tenant, stageId, batch);
+    const eventIds = await s.events.idsBySubject(tenant, subject);
+    expect(eventIds).toHaveLength(1);
+    expect(await leases.standing(tenant, stageId)).toEqual({ state: 'open' });
+
+    // An erasure's whole life passes before the retry: fence up, then down once the dead lease has expired.
+    const requestId = `era_${randomUUID()}`;
+    await deps.fences.raise(tenant, requestId, [{ kind: 'subject', value: subject }]);
+    await deps.fences.lower(tenant, requestId);
+    expect(await leases.standing(tenant, stageId)).toEqual({ state: 'revoked', requestId });
+
+    const retried = await admitBatch(deps, tenant, 'agent-1', stageId, batch);
+    expect(retried.refused).toMatchObject({ type: 'Conflict', field: 'batch' });
+    expect(retried.refused?.message).toContain(requestId);
+    expect(await s.events.getMany(tenant, eventIds)).toEqual([]);
+    expect(await s.memories.getMany(tenant, [batch.memories[0]!.id])).toEqual([]);
+    // The refused retry closed the lease: later erasures do not wait for it.
+    expect(await leases.standing(tenant, stageId)).toEqual({ state: 'missing' });
   }, 60_000);
 });
