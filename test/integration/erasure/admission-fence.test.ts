@@ -14,6 +14,7 @@ import { startChatCompletionsStub, type ChatCompletionsStub } from '../../suppor
 import { admitBatch, type AdmissionDeps, type StagedBatch } from '../../../src/ingestion/admit-batch.js';
 import { EventInputSchema, MemoryInputSchema } from '../../../src/ingestion/write-schemas.js';
 import type { MemoryStore } from '../../../src/substrate/memories/memory-store.js';
+import type { DerivationVerifier } from '../../../src/governance/derivation/verifier.port.js';
 import type { CertificateBody } from '../../../src/governance/certificates/certificate.js';
 import { createMongoAdmissionLeaseStore } from '../../../src/governance/erasure/admission-lease-store.js';
 import { createMongoErasureFenceStore } from '../../../src/governance/erasure/erasure-fence-store.js';
@@ -123,7 +124,7 @@ describe('an admission that checked before an erasure and writes after it certif
   }, 240_000);
 });
 
-describe('a retried admission refused by a fence', () => {
+describe('a refused admission takes back what any attempt of its stage wrote', () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp();
@@ -218,5 +219,53 @@ describe('a retried admission refused by a fence', () => {
     expect(await s.memories.getMany(tenant, [batch.memories[0]!.id])).toEqual([]);
     // The refused retry closed the lease: later erasures do not wait for it.
     expect(await leases.standing(tenant, stageId)).toEqual({ state: 'missing' });
+  }, 60_000);
+
+  it('an admission still running when the lowering stops waiting is revoked, and its check after writing takes its writes back', async () => {
+    const s = app.services;
+    // A lowering that waits only briefly for a lease that stays renewed.
+    const leases = createMongoAdmissionLeaseStore(app.runtime.db, s.fingerprints, {
+      leaseMs: 60_000,
+      maxWaitMs: 200,
+      pollMs: 50,
+    });
+    const fences = createMongoErasureFenceStore(app.runtime.db, s.fingerprints, leases);
+    let entered: () => void = () => undefined;
+    const inVerifier = new Promise<void>((resolve) => (entered = resolve));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Held until released, then unavailable: the audit is unresolved and the memory would be written for sign-off.
+    const held: DerivationVerifier = {
+      id: 'held',
+      version: '1',
+      async verify() {
+        entered();
+        await released;
+        throw new Error('verifier unavailable');
+      },
+    };
+    const deps: AdmissionDeps = {
+      ...s,
+      fences,
+      derivation: { ...s.derivation, mode: 'enforce', verifier: held, timeoutMs: 120_000 },
+    };
+    const tenant = uniqueTenant();
+    const subject = uniqueId('s');
+    const stageId = `stg_${randomUUID()}`;
+    const batch = stagedAbout(subject);
+    const admission = admitBatch(deps, tenant, 'agent-1', stageId, batch);
+    await inVerifier;
+
+    const requestId = `era_${randomUUID()}`;
+    await fences.raise(tenant, requestId, [{ kind: 'subject', value: subject }]);
+    await fences.lower(tenant, requestId);
+    expect(await leases.standing(tenant, stageId)).toEqual({ state: 'revoked', requestId });
+
+    release();
+    const result = await admission;
+    expect(result.refused).toMatchObject({ type: 'Conflict', field: 'batch' });
+    expect(result.refused?.message).toContain(requestId);
+    expect(await s.events.idsBySubject(tenant, subject, { includeDeleted: true })).toEqual([]);
+    expect(await s.memories.getMany(tenant, [batch.memories[0]!.id])).toEqual([]);
   }, 60_000);
 });
