@@ -86,18 +86,18 @@ export function createMongoAdmissionLeaseStore(
       for (let attempt = 0; ; attempt++) {
         try {
           // A revoked lease stays revoked: its retry must take back what the earlier attempt wrote.
-          await leases.updateOne(
-            { _id },
-            { $setOnInsert: { tenant, openedAt: new Date() }, $set: { expiresAt } },
-            { upsert: true },
+          return standingOf(
+            await leases.findOneAndUpdate(
+              { _id },
+              { $setOnInsert: { tenant, openedAt: new Date() }, $set: { expiresAt } },
+              { upsert: true, returnDocument: 'after' },
+            ),
           );
-          break;
         } catch (error) {
           // Two attempts of one stage racing the upsert: the loser's lease is the winner's.
           if (!isDuplicateKey(error) || attempt > 0) throw error;
         }
       }
-      return standingOf(await leases.findOne({ _id }));
     },
     async renew(tenant, stageId) {
       await leases.updateOne(
