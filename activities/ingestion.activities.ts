@@ -29,6 +29,8 @@ export function createIngestionActivities(deps: IngestionActivityDeps) {
 
     async discardStage(input: { tenant: string; stageId: string }): Promise<void> {
       await deps.staging.discard(input.tenant, input.stageId);
+      // No attempt of this stage runs any more: a lease a failed attempt left need not be waited for.
+      await deps.fences.admissions.close(input.tenant, input.stageId);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
-import { idempotencyKeyOf } from '../substrate/events/event-store.js';
+import { eventIdOf, idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
@@ -16,6 +16,7 @@ import type { EventInput, MemoryInput } from './write-schemas.js';
 export { admittedRecord } from './admitted-record.js';
 import { admittedRecord } from './admitted-record.js';
 import type { ErasureFenceStore, FenceKey } from '../governance/erasure/erasure-fence-store.js';
+import type { LeaseStanding } from '../governance/erasure/admission-lease-store.js';
 import {
   auditBatchDerivations,
   contradictedObligation,
@@ -95,6 +96,14 @@ function memoryTombstones(m: MemoryInput): TombstoneSpec[] {
 /**
  * Checks a whole batch before writing any of it (erasure fences, tombstones, lineage, trust), writes it,
  * checks the fences again, then makes one chained audit append keyed by stage and id.
+ *
+ * No write outlives an erasure's fence. Of the two ways to make that hold, admission takes the lease: it opens
+ * one before its first fence check and closes it after its last, and an erasure lowers its fences only once the
+ * leases open at that moment are closed or revoked (`ErasureFenceStore.lower`). So the check after writing runs
+ * while every fence raised meanwhile is still up, however long the derivation audit took; a lease the erasure
+ * had to revoke (its attempt stopped renewing it, or outlasted the wait) refuses the batch on that check or on a
+ * retry. The other way, re-checking tombstones and cited records after writing, misses a new record about the
+ * subject written while the fence stood and checked after it came down: nothing tombstoned names it.
  */
 export async function admitBatch(
   deps: AdmissionDeps,
@@ -103,17 +112,34 @@ export async function admitBatch(
   stageId: string,
   batch: StagedBatch,
 ): Promise<BatchResult> {
-  const refusal = await checkBatch(deps, tenant, batch);
+  const leases = deps.fences.admissions;
+  // Opened before the first fence check: an erasure that raises a fence after that check waits for this lease.
+  const opened = await leases.open(tenant, stageId);
+  const renewal = setInterval(() => void leases.renew(tenant, stageId).catch(() => undefined), leases.renewEveryMs);
+  renewal.unref();
+  try {
+    const result = await admitWithinLease(deps, tenant, principal, stageId, batch, opened);
+    await leases.close(tenant, stageId);
+    return result;
+  } finally {
+    // A failed attempt leaves its lease to expire: an erasure then revokes it, and the retry takes back its writes.
+    clearInterval(renewal);
+  }
+}
+
+async function admitWithinLease(
+  deps: AdmissionDeps,
+  tenant: string,
+  principal: string,
+  stageId: string,
+  batch: StagedBatch,
+  opened: LeaseStanding,
+): Promise<BatchResult> {
+  const refusal = leaseRefusal(opened) ?? (await checkBatch(deps, tenant, batch));
   if (refusal) {
-    // A fence refusal on a retry may follow an attempt that wrote this stage's memories (their ids are the
-    // stage's own) and then failed: take them back so nothing lands behind the fence.
-    if (refusal.type === 'Conflict')
-      await rollBack(
-        deps,
-        tenant,
-        batch.memories.map((m) => m.id),
-        [],
-      );
+    // A fence refusal on a retry may follow an attempt that wrote this stage's records and then failed: take them
+    // back (memories and events) so nothing lands behind the fence.
+    if (refusal.type === 'Conflict') await takeBack(deps, tenant, stageId, batch);
     return refuse(deps, tenant, principal, stageId, refusal);
   }
   const audits = deps.derivation
@@ -129,16 +155,14 @@ export async function admitBatch(
     return refuse(deps, tenant, principal, stageId, derivationRefusal(contradicted, audits[contradicted]!));
   const written = await writeBatch(deps, tenant, principal, stageId, batch, audits);
   // Checked again after writing: an erasure raises its fence before it locates, so a write either landed
-  // before the fence (and the erasure's locate sees it) or sees the fence here and takes itself back.
+  // before the fence (and the erasure's locate sees it) or sees the fence here and takes itself back. The fences
+  // are read before the lease: a fence lowered before this read was lowered after the lease was revoked.
   const repaired = audits.flatMap((a) => (a.effect === 'admit' ? a.verdict.repairedEvidenceIds : []));
-  const late = await fenceRefusal(deps, tenant, batch, repaired);
+  const late =
+    (await fenceRefusal(deps, tenant, batch, repaired)) ??
+    leaseRefusal(await deps.fences.admissions.standing(tenant, stageId));
   if (late) {
-    await rollBack(
-      deps,
-      tenant,
-      written.memories.filter((m) => m.outcome === 'created').map((m) => m.id),
-      written.events.filter((e) => e.outcome !== 'duplicate').map((e) => e.id),
-    );
+    await takeBack(deps, tenant, stageId, batch);
     return refuse(deps, tenant, principal, stageId, late);
   }
   if (written.audit.length > 0) await deps.audit.appendMany(written.audit);
@@ -150,6 +174,17 @@ export async function admitBatch(
       plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, m.sensitivity),
     }));
   return { refused: null, events: written.events, memories: written.memories, reviews };
+}
+
+/** An admission whose lease an erasure revoked (or that has none left) may have written past that erasure's fences. */
+function leaseRefusal(standing: LeaseStanding): Refusal | null {
+  if (standing.state === 'open') return null;
+  const by = standing.state === 'revoked' ? `erasure request ${standing.requestId}` : 'an erasure request';
+  return {
+    type: 'Conflict',
+    field: 'batch',
+    message: `batch: ${by} completed while this batch was being admitted; nothing of it was kept, submit it again`,
+  };
 }
 
 /** A contradicted memory is refused, naming the obligation by id and kind and the policy that refused. */
@@ -164,13 +199,21 @@ function derivationRefusal(index: number, audit: DerivationOutcome): Refusal {
   };
 }
 
-/** Removes what this admission wrote (records and the lineage edges they registered). */
-async function rollBack(deps: AdmissionDeps, tenant: string, memoryIds: string[], eventIds: string[]): Promise<void> {
+/**
+ * Removes what this stage's admission wrote, in this attempt or an earlier one: its memories (their ids are the
+ * stage's own) with the lineage edges they registered, and the events it recorded (not an equal event recorded
+ * before by another write).
+ */
+async function takeBack(deps: AdmissionDeps, tenant: string, stageId: string, batch: StagedBatch): Promise<void> {
+  const memoryIds = batch.memories.map((m) => m.id);
   if (memoryIds.length > 0) {
     await deps.memories.purge(tenant, memoryIds);
     await deps.lineage.forget(tenant, memoryIds);
   }
-  if (eventIds.length > 0) await deps.events.purge(tenant, eventIds);
+  const eventIds = batch.events.map((e) =>
+    eventIdOf(tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content))),
+  );
+  if (eventIds.length > 0) await deps.events.purgeRecordedBy(tenant, stageId, eventIds);
 }
 
 async function refuse(
@@ -232,6 +275,7 @@ async function writeBatch(
         occurredAt: new Date(e.occurredAt),
         recordedBy: principal,
         scope: e.scope === 'tenant' ? 'tenant' : principalScope(principal),
+        stageId,
       });
       recorded[i] = event;
       eventResults[i] = { id: event._id, outcome };

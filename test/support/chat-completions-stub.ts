@@ -22,41 +22,44 @@ export interface ChatCompletionsStub {
 }
 
 export async function startChatCompletionsStub(
-  reply: (request: ChatRequest) => StubReply,
+  /** May answer later (a promise): a verifier held until the test releases it. */
+  reply: (request: ChatRequest) => StubReply | Promise<StubReply>,
 ): Promise<ChatCompletionsStub> {
   const requests: ChatRequest[] = [];
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-        res.writeHead(404).end();
-        return;
-      }
-      const request = JSON.parse(body) as ChatRequest;
-      requests.push(request);
-      const r = reply(request);
-      if (r === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      if ('status' in r) {
-        res.writeHead(r.status).end();
-        return;
-      }
-      const content = 'raw' in r ? r.raw : JSON.stringify({ verdicts: r.verdicts });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: 'stub',
-          object: 'chat.completion',
-          model: request.model,
-          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-        }),
-      );
-    });
+    req.on('end', () => void answer(req, res, body));
   });
+  async function answer(req: http.IncomingMessage, res: http.ServerResponse, body: string) {
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      res.writeHead(404).end();
+      return;
+    }
+    const request = JSON.parse(body) as ChatRequest;
+    requests.push(request);
+    const r = await reply(request);
+    if (res.destroyed) return;
+    if (r === 'hang') {
+      hanging.add(res);
+      return;
+    }
+    if ('status' in r) {
+      res.writeHead(r.status).end();
+      return;
+    }
+    const content = 'raw' in r ? r.raw : JSON.stringify({ verdicts: r.verdicts });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: 'stub',
+        object: 'chat.completion',
+        model: request.model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      }),
+    );
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

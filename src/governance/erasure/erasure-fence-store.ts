@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
 import { SCAN_DOCS_PER_LOOKUP, scanWithin } from '../../substrate/mongo/bounded-scan.js';
+import { createMongoAdmissionLeaseStore, type AdmissionLeaseStore } from './admission-lease-store.js';
 
 /**
  * What a running erasure fences off: writes about its data subject, writes of its content, and derivations
@@ -32,7 +33,10 @@ export interface FenceHit {
 
 /**
  * Fences of running erasure requests. Raised before the records they protect are located (the subject) or
- * walked (the closure), lowered when the request completes; a write checks them before it writes anything.
+ * walked (the closure), lowered when the request completes; a write checks them before it writes anything and
+ * again after. Admissions hold a lease over both checks, and a fence comes down only after the admissions in
+ * flight have finished or lost their lease: so every write either lands before a fence (and the erasure locates
+ * it) or sees one on a check (and takes itself back).
  */
 export interface ErasureFenceStore {
   ensureIndexes(): Promise<void>;
@@ -43,21 +47,33 @@ export interface ErasureFenceStore {
    * equality lookups by keyed hash in parallel.
    */
   firstFenced(tenant: string, keys: readonly FenceKey[]): Promise<FenceHit | null>;
-  /** Removes every fence of the request (it completed or was rejected). */
+  /**
+   * Removes every fence of the request (it completed or was rejected), once the admissions in flight in the tenant
+   * have finished or been revoked (`admissions.drain`).
+   */
   lower(tenant: string, requestId: string): Promise<number>;
+  /** Leases of the admissions in flight, which a lowering waits for. */
+  admissions: AdmissionLeaseStore;
 }
 
 const CHUNK = 1000;
 /** Keys from which a pass over the tenant's fences is tried before a lookup per key. */
 const FENCE_SCAN_MIN = 8;
 
-export function createMongoErasureFenceStore(db: Db, fingerprints: Fingerprinter): ErasureFenceStore {
+/** `admissions`: the leases a lowering waits for (by default, in the same database with the default timing). */
+export function createMongoErasureFenceStore(
+  db: Db,
+  fingerprints: Fingerprinter,
+  admissions: AdmissionLeaseStore = createMongoAdmissionLeaseStore(db, fingerprints),
+): ErasureFenceStore {
   const fences = db.collection<FenceDoc>(Collections.erasureFences);
   const keyOf = (tenant: string, k: FenceKey) => fingerprints.of('fence', tenant, k.kind, k.value);
   return {
+    admissions,
     async ensureIndexes() {
       await fences.createIndex({ key: 1 });
       await fences.createIndex({ tenant: 1, requestId: 1 });
+      await admissions.ensureIndexes();
     },
     async raise(tenant, requestId, keys) {
       const unique = [...new Map(keys.map((k) => [keyOf(tenant, k), k])).keys()];
@@ -105,6 +121,9 @@ export function createMongoErasureFenceStore(db: Db, fingerprints: Fingerprinter
       return hits.find((h) => h !== null) ?? null;
     },
     async lower(tenant, requestId) {
+      // An admission that checked before these fences went up may still write: it must meet them on its check
+      // after writing, so they stay up until it is done (or revoked, and then it takes its writes back).
+      await admissions.drain(tenant, requestId);
       const result = await fences.deleteMany({ tenant, requestId });
       return result.deletedCount;
     },

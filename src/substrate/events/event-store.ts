@@ -17,6 +17,8 @@ export interface NewEvent {
   recordedBy: string;
   /** The owner scope: `principal:<writer>` or `tenant`. */
   scope: string;
+  /** The staged batch whose admission records it. */
+  stageId?: string;
 }
 
 export type RecordOutcome = 'created' | 'duplicate' | 'correction';
@@ -52,6 +54,8 @@ export interface EventStore {
   markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
+  /** Purges those of `ids` that the stage's admission recorded (not an equal event another write recorded first). */
+  purgeRecordedBy(tenant: string, stageId: string, ids: readonly string[]): Promise<number>;
 }
 
 /** An event's fields that scope, hold and tombstone decisions need: no content. */
@@ -86,6 +90,7 @@ export function eventRecordOf(input: NewEvent, recordedAt: Date, correctionOf: s
     correctionOf,
     recordedBy: input.recordedBy,
     scope: input.scope,
+    ...(input.stageId ? { stageId: input.stageId } : {}),
     deleted: false,
   };
 }
@@ -187,6 +192,10 @@ export function createMongoEventStore(db: Db): EventStore {
     },
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));
+      return results.reduce((n, r) => n + r.deletedCount, 0);
+    },
+    async purgeRecordedBy(tenant, stageId, ids) {
+      const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, stageId }));
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };

@@ -25,6 +25,8 @@ export interface EventRecord {
   recordedAt: Date;
   correctionOf: string | null;
   recordedBy: string;
+  /** The staged batch whose admission recorded it: a refused retry of that stage takes back exactly these. */
+  stageId?: string;
   deleted: boolean;
   /** Legal holds restricting this event to the legal role (absent when none). */
   restrictedBy?: string[];

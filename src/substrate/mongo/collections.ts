@@ -21,6 +21,7 @@ export const Collections = {
   disputeReasons: 'dispute_reasons',
   reviews: 'review_decisions',
   erasureFences: 'erasure_fences',
+  admissionLeases: 'admission_leases',
   deletionMarks: 'memory_deletion_marks',
   erasureFacts: 'erasure_facts',
 } as const;
