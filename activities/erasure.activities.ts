@@ -1,3 +1,4 @@
+import { releaseCompletedRequest } from '../src/governance/erasure/completed-request.js';
 import { erasureContext, type ErasureActivityDeps, type ErasureRef } from './erasure/erasure-context.js';
 import { createFindingsActivities } from './erasure/findings.activities.js';
 import { createPurgeActivities } from './erasure/purge.activities.js';
@@ -28,11 +29,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
     ): Promise<void> {
       await deps.requests.setState(ref.tenant, ref.requestId, ref.state, ref.note ?? null);
       if (ref.state === 'completed') {
-        // The request keeps only the selector's keyed hash once the erasure is done; writes about the subject
-        // are admitted again (and checked against its tombstones).
-        await deps.fences.lower(ref.tenant, ref.requestId);
-        await deps.requests.update(ref.tenant, ref.requestId, { selector: null });
-        await deps.sets.drop(ref.tenant, ref.requestId);
+        await releaseCompletedRequest(deps, ref.tenant, ref.requestId);
       }
     },
 

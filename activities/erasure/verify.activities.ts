@@ -440,7 +440,11 @@ export function assuranceClaims(facts: {
       place: 'backups and elasticsearch:snapshots',
       level: 'L3',
       statement:
-        'copies taken before the erasure keep the records; a restore re-applies tombstones and certificates first',
+        'copies taken before or during the erasure keep its records. Before a restored copy serves traffic, ' +
+        '`lethe restore reapply-erasures` replays this certificate: tombstones rewritten; records, lineage, index ' +
+        'documents, staged batches, review and dispute reasons, exposures, probes and facts erased again; for a ' +
+        'complete request, selector cleared, fences lowered and the holds of its partial certificates released. ' +
+        'Drilled with backups from before the erasure, after its closure and after its marking',
       lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
     },
     {

@@ -14,6 +14,12 @@ import { Collections } from '../../substrate/mongo/collections.js';
 import { compactCollections } from '../../substrate/mongo/compaction.js';
 import type { TombstoneSpec } from '../../substrate/tombstones/tombstone-store.js';
 import { TENANT_PATTERN } from '../../governance/auth/principal.js';
+import {
+  emptyRequestCounts,
+  reapplyRequest,
+  type CertifiedRequest,
+  type RequestCounts,
+} from '../restore/reapply-request.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 
 export interface ReapplyOptions {
@@ -41,6 +47,12 @@ export interface ReapplyReport {
   /** Of those, records found again in MongoDB (restored from the backup) and purged again. */
   restored: { memories: number; events: number };
   purged: { memories: number; events: number; lineage: number; indexDocs: number };
+  /**
+   * What the requests' erasures removed beyond the records, found again and removed again: side collections (as the
+   * erasure counts them), probes, facts, completed request rows still running or holding their clear selector, their
+   * fences, and holds their certificates prove released.
+   */
+  requestRecords: RequestCounts;
   /** Deleted documents `_segments` still reports after the expunge (0 once physical; re-run later if not). */
   segmentsDeletedDocs: number;
   tombstones: { before: number; written: number; after: number };
@@ -62,7 +74,8 @@ function erasedBy(certificate: DeletionCertificate): string[] {
  * deleted, re-tombstoned (its record, idempotency-key and subject-content tombstones, recomputed from the
  * restored record), purged from MongoDB and the index, and its lineage forgotten. Every erased memory id is
  * also deleted from the index (an Elasticsearch snapshot may be restored on its own), and every erased id
- * gets its record tombstone back, so nothing can be derived from it again. Idempotent.
+ * gets its record tombstone back, so nothing can be derived from it again. Then, per request, what the erasure
+ * removed beyond the records and what the request kept while it ran (see `reapplyRequest`). Idempotent.
  */
 export async function reapplyErasures(
   services: Services,
@@ -77,12 +90,13 @@ export async function reapplyErasures(
     erasedIds: 0,
     restored: { memories: 0, events: 0 },
     purged: { memories: 0, events: 0, lineage: 0, indexDocs: 0 },
+    requestRecords: emptyRequestCounts(),
     segmentsDeletedDocs: 0,
     tombstones: { before: await tombstoneDocs.countDocuments({ tenant }), written: 0, after: 0 },
     compacted: [],
     warnings: [],
   };
-  const requests = new Set<string>();
+  const requests = new Map<string, CertifiedRequest>();
   const seen = new Set<string>();
   for await (const certificate of options.certificates ?? services.certificates.list(tenant)) {
     if (certificate.tenant !== tenant) {
@@ -90,15 +104,19 @@ export async function reapplyErasures(
       continue;
     }
     report.certificates++;
-    requests.add(certificate.requestId);
-    const ids = erasedBy(certificate).filter((id) => !seen.has(id));
+    const request = certifiedRequest(requests, certificate);
+    const erased = erasedBy(certificate);
+    for (const id of erased) request.erased.add(id);
+    const ids = erased.filter((id) => !seen.has(id));
     for (const id of ids) seen.add(id);
     for (let at = 0; at < ids.length; at += CHUNK) {
-      await reapplyChunk(services, tenant, certificate.requestId, ids.slice(at, at + CHUNK), report);
+      await reapplyChunk(services, tenant, request, ids.slice(at, at + CHUNK), report);
     }
   }
   report.requests = requests.size;
   report.erasedIds = seen.size;
+  // After the records: the side records are found by the records' subjects and content hashes, read just now.
+  for (const request of requests.values()) await reapplyRequest(services, tenant, request, report.requestRecords);
   if (report.purged.indexDocs > 0) {
     const { attempts, intervalMs } = options.expunge ?? { attempts: 18, intervalMs: 5000 };
     for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -112,13 +130,8 @@ export async function reapplyErasures(
       );
     }
   }
-  if (report.purged.memories + report.purged.events + report.purged.lineage > 0) {
-    report.compacted = await compactCollections(options.db, [
-      Collections.memories,
-      Collections.events,
-      Collections.lineage,
-    ]);
-  }
+  const touched = touchedCollections(report);
+  if (touched.length > 0) report.compacted = await compactCollections(options.db, touched);
   report.tombstones.after = await tombstoneDocs.countDocuments({ tenant });
   if (report.certificates > 0 && report.tombstones.before === 0) {
     report.warnings.push(
@@ -130,13 +143,48 @@ export async function reapplyErasures(
   return report;
 }
 
+function certifiedRequest(requests: Map<string, CertifiedRequest>, certificate: DeletionCertificate) {
+  let request = requests.get(certificate.requestId);
+  if (!request) {
+    request = {
+      requestId: certificate.requestId,
+      erased: new Set(),
+      subjects: new Set(),
+      contentHashes: new Set(),
+      complete: null,
+      holdIds: new Set(),
+    };
+    requests.set(certificate.requestId, request);
+  }
+  if (certificate.status === 'complete') request.complete = certificate;
+  for (const hold of certificate.holds) request.holdIds.add(hold.holdId);
+  return request;
+}
+
+/** The collections this run removed or rewrote documents in: rewritten (compacted) so the old versions go too. */
+function touchedCollections(report: ReapplyReport): string[] {
+  const { purged, requestRecords: r } = report;
+  const changed: [string, number][] = [
+    [Collections.memories, purged.memories],
+    [Collections.events, purged.events],
+    [Collections.lineage, purged.lineage],
+    ...Object.entries(r.side),
+    [Collections.erasureProbes, r.probes],
+    [Collections.erasureFacts, r.facts],
+    [Collections.erasures, r.requests],
+    [Collections.holds, r.holds],
+  ];
+  return changed.filter(([, n]) => n > 0).map(([collection]) => collection);
+}
+
 async function reapplyChunk(
   services: Services,
   tenant: string,
-  requestId: string,
+  request: CertifiedRequest,
   ids: string[],
   report: ReapplyReport,
 ): Promise<void> {
+  const { requestId } = request;
   const memoryIds = ids.filter((id) => !isEvent(id));
   const eventIds = ids.filter(isEvent);
   const [memories, events] = await Promise.all([
@@ -145,6 +193,11 @@ async function reapplyChunk(
   ]);
   report.restored.memories += memories.length;
   report.restored.events += events.length;
+  // What the side records are found by, as the erasure's probes kept it: every subject and content hash erased.
+  for (const record of [...memories, ...events]) {
+    record.subjects.forEach((s) => request.subjects.add(s));
+    request.contentHashes.add(record.contentHash);
+  }
   // Tombstones and the deleted mark first, as in the erasure itself: nothing restored is served or re-derived meanwhile.
   const specs: TombstoneSpec[] = [
     ...ids.map((id): TombstoneSpec => ({ kind: 'record', parts: [id] })),
@@ -208,6 +261,14 @@ function printReport(r: ReapplyReport): void {
   out(
     `  tombstones              before=${r.tombstones.before} written=${r.tombstones.written} after=${r.tombstones.after}`,
   );
+  const q = r.requestRecords;
+  const side = Object.entries(q.side)
+    .map(([collection, n]) => `${collection}=${n}`)
+    .join(' ');
+  out(`  side records            ${side || 'none'}`);
+  out(
+    `  request records         probes=${q.probes} facts=${q.facts} requests=${q.requests} fences=${q.fences} holds=${q.holds}`,
+  );
   if (r.compacted.length > 0) out(`  compacted               ${r.compacted.join(', ')}`);
   if (r.purged.indexDocs > 0) out(`  segments deleted docs   ${r.segmentsDeletedDocs}`);
   for (const warning of r.warnings) process.stderr.write(`lethe: warning: ${warning}\n`);
@@ -222,7 +283,8 @@ export function registerRestoreCommands(program: Command): void {
     .command('reapply-erasures')
     .description(
       'replay every certified erasure of a tenant against the restored stores, before serving traffic: records erased ' +
-        'since the backup are tombstoned and purged again from MongoDB and Elasticsearch (uses the stores directly, from the configuration)',
+        'since the backup are tombstoned and purged again from MongoDB and Elasticsearch, with the staged batches, review and dispute ' +
+        'reasons, exposures, probes, facts, selectors and holds their erasures removed (uses the stores directly, from the configuration)',
     )
     .option('--tenant <tenant>', 'the tenant')
     .option(

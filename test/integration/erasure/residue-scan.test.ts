@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, fileErasure, waitForState, type SubjectGraph } from '../../support/erasure-fixture.js';
+import { leaveStage } from '../../support/side-records-fixture.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 
 /**
@@ -125,16 +126,8 @@ describe('a whole-store scan after an erasure', () => {
     expect(released.statusCode, released.body).toBe(200);
 
     // A stage an ingest left behind (the API stopped between staging and starting the write).
-    await app.services.staging.put({
-      _id: `stg_${randomUUID()}`,
-      tenant,
-      principal: 'agent-1',
-      body: {
-        roles: ['agent'],
-        events: [sampleEvent({ subjects: [subject], content: `Left behind: ${canary}.` })],
-        memories: [],
-      },
-      createdAt: new Date(),
+    await leaveStage(app, tenant, {
+      events: [sampleEvent({ subjects: [subject], content: `Left behind: ${canary}.` })],
     });
 
     const before = await app.services.memories.idsBySubject(tenant, subject);

@@ -9,6 +9,7 @@ import { sha256Hex } from '../../../src/substrate/fingerprint.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { disputeAbout, leaveStage, signOff, writeBatch } from '../../support/side-records-fixture.js';
 
 describe('side-record erasure', () => {
   let app: TestApp;
@@ -41,86 +42,28 @@ describe('side-record erasure', () => {
     (await raw(Collections.staging).find({ tenant: t }).toArray()).map((d) => d._id).sort();
   const reasonsOf = async (id: string) => raw(Collections.disputeReasons).countDocuments({ tenant, disputeId: id });
 
-  async function write(writer: string, payload: object) {
-    const response = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/batches`,
-      token: await app.token(tenant, ['agent'], writer),
-      payload,
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    return response.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
-  }
-
-  /** A high-impact write signed off through the API, with a reason in words. */
-  async function signOff(about: string, reason: string) {
-    const { memories } = await write('agent-1', {
-      events: [sampleEvent({ namespace: 'hr', subjects: [about] })],
-      memories: [
-        sampleMemory({
-          namespace: 'hr',
-          subjects: [about],
-          kind: 'fact',
-          attribute: 'salary',
-          content: 'Salary is 52k.',
-        }),
-      ],
-    });
-    expect(memories[0]!.status).toBe('candidate');
-    const decided = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/review-queue/${memories[0]!.id}/decision`,
-      token: await app.token(tenant, ['reviewer'], 'rita'),
-      payload: { decision: 'approve', reason },
-    });
-    expect(decided.statusCode, decided.body).toBe(200);
-    return memories[0]!.id;
-  }
-
-  /** Two writes about one subject's employer that disagree: a dispute. */
-  async function dispute(about: string) {
-    const a = await write('agent-1', {
-      events: [sampleEvent({ subjects: [about], content: 'Call note: works at Acme.' })],
-      memories: [sampleMemory({ subjects: [about], kind: 'fact', attribute: 'employer', content: 'Works at Acme.' })],
-    });
-    const b = await write('agent-2', {
-      events: [sampleEvent({ subjects: [about], content: 'Call note: works at Globex.' })],
-      memories: [sampleMemory({ subjects: [about], kind: 'fact', attribute: 'employer', content: 'Works at Globex.' })],
-    });
-    const ids = [a.memories[0]!.id, b.memories[0]!.id];
-    const [open] = await app.services.disputes.openFor(tenant, ids[0]!);
-    expect(open?.memoryIds).toEqual([...ids].sort());
-    return { ids, disputeId: open!._id };
-  }
-
   beforeAll(async () => {
     app = await startTestApp();
-    signedOff = await signOff(subject, `Approved: the payslip for ${canary} shows it.`);
-    signedOffControl = await signOff(kept, 'Approved: matches the contract.');
+    signedOff = await signOff(app, tenant, subject, `Approved: the payslip for ${canary} shows it.`);
+    signedOffControl = await signOff(app, tenant, kept, 'Approved: matches the contract.');
 
-    ({ ids: disputed, disputeId } = await dispute(subject));
+    ({ ids: disputed, disputeId } = await disputeAbout(app, tenant, subject));
     // Words kept for a resolution that never reached its workflow (the API stopped between keeping them and the
     // Update): nothing decided, nothing will remove them but the erasure.
     await app.services.disputes.keepReason(tenant, disputeId, 'h', `HR confirmed it for ${canary}`);
-    const control = await dispute(kept);
+    const control = await disputeAbout(app, tenant, kept);
     controlDisputeId = control.disputeId;
     await app.services.disputes.keepReason(tenant, controlDisputeId, 'h', 'a reason about someone else');
 
     // Stages left by ingests that never ran to the end (e.g. the API stopped between staging and starting).
-    const erased = await write('agent-1', {
+    const erased = await writeBatch(app, tenant, 'agent-1', {
       events: [sampleEvent({ subjects: [kept], content: `Delivery note ${canary}.` })],
     });
     erasedEventId = erased.events[0]!.id;
     const stored = (await app.services.events.get(tenant, erasedEventId))!;
     redelivered = { source: stored.source, externalId: stored.externalId, content: stored.content };
-    const stage = async (id: string, t: string, body: object) =>
-      app.services.staging.put({
-        _id: id,
-        tenant: t,
-        principal: 'agent-1',
-        body: { roles: ['agent'], events: [], memories: [], ...body },
-        createdAt: new Date(),
-      });
+    const stage = (id: string, t: string, body: { events?: object[]; memories?: object[] }) =>
+      leaveStage(app, t, body, id);
     await stage(stages.bySubject, tenant, {
       events: [sampleEvent({ subjects: [subject], content: `Ana's codeword is ${canary}.` })],
       memories: [

@@ -1,0 +1,30 @@
+/**
+ * The assurance claims the erasure writes into every certificate must pass the certificate's own schema (statements
+ * of at most 500 printable characters, places as codes): a claim that grows past it would stop every certificate.
+ */
+import { describe, expect, it } from 'vitest';
+import { assuranceClaims } from '../../../activities/erasure/verify.activities.js';
+import { COMPACTED } from '../../../activities/erasure/purge.activities.js';
+import { parseCertificateInput } from '../../../src/governance/certificates/certificate-schema.js';
+import type { ProbeResult } from '../../../src/governance/certificates/certificate.js';
+import { sampleInput } from './certificate-fixtures.js';
+
+describe('assurance claims', () => {
+  // Counts as large as a certificate can state, so every number in a statement has its widest form.
+  const probes: ProbeResult[] = (['id', 'text', 'vector', 'content-hash', 'subject'] as const).map((kind) => ({
+    kind,
+    target: kind === 'content-hash' ? 'mongodb' : 'elasticsearch',
+    checked: 1_000_000_000,
+    found: 0,
+  }));
+
+  it.each(['postgresql', 'wiredtiger'] as const)('on %s, every claim fits the certificate schema', (backend) => {
+    const assurance = assuranceClaims({
+      backend,
+      indexName: 'lethe-mem-t-0123456789ab-v1',
+      probes,
+      compacted: COMPACTED,
+    });
+    expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance })).not.toThrow();
+  });
+});
