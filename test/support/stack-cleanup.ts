@@ -39,7 +39,12 @@ export interface CleanupReport {
   mail: number;
 }
 
-export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupReport> {
+/** `collections`: where to look for the run's documents (every collection of the database by default). */
+export async function cleanUpTestRun(
+  since: Date,
+  run: string,
+  options: { collections?: string[] } = {},
+): Promise<CleanupReport> {
   const config = testConfig();
   const report: CleanupReport = {
     indices: 0,
@@ -110,7 +115,7 @@ export async function cleanUpTestRun(since: Date, run: string): Promise<CleanupR
     const registered = await sweeps.find({}, { projection: { _id: 1, registeredAt: 1 } }).toArray();
     const ids = registered.filter((r) => cleanable(r._id, TEST_TENANT, r.registeredAt, since, run)).map((r) => r._id);
     if (ids.length > 0) report.registrations = (await sweeps.deleteMany({ _id: { $in: ids } })).deletedCount;
-    const documents = await deleteRunDocuments(mongo.db(config.mongo.dbName), run);
+    const documents = await deleteRunDocuments(mongo.db(config.mongo.dbName), run, options);
     report.tenants = documents.tenants;
     report.documents = documents.documents;
   } finally {

@@ -181,8 +181,17 @@ describe('provable erasure of a data subject', () => {
     expect(certificate.status).toBe('complete');
     expect(certificate.closure).toMatchObject({ located: 5, derived: 2, collateral: 2, total: 7 });
     // Every kind of probe ran over something, and found nothing: a certificate with no probes proves nothing.
-    expect(certificate.probes.filter((p) => p.checked > 0).map((p) => p.kind)).toEqual(
-      expect.arrayContaining(['id', 'text', 'content-hash', 'vector', 'locate']),
+    expect(certificate.probes.filter((p) => p.checked > 0).map((p) => `${p.kind}:${p.target}`)).toEqual(
+      expect.arrayContaining([
+        'id:mongodb',
+        'id:elasticsearch',
+        'text:elasticsearch',
+        'text:api',
+        'content-hash:mongodb',
+        'vector:elasticsearch',
+        'locate:mongodb',
+        'subject:elasticsearch',
+      ]),
     );
     for (const p of certificate.probes) expect(p.found, `${p.kind} probe of ${p.target}`).toBe(0);
     expect(certificate.assurance.find((a) => a.place.includes('postgresql:wal'))).toMatchObject({ level: 'L3' });

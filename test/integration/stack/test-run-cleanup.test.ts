@@ -3,7 +3,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../../support/harness.js';
 import { claimRunTag, releaseRunTag } from '../../support/run-tag.js';
-import { deleteRunDocuments } from '../../support/stack-cleanup.js';
+import { cleanUpTestRun, deleteRunDocuments } from '../../support/stack-cleanup.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -18,6 +18,8 @@ describe("a test run's cleanup of its MongoDB documents", () => {
   let db: Db;
   let run: string;
   let other: string;
+  /** A run whose teardown this test runs. */
+  let ended: string;
   const collections = [Collections.memories, Collections.lineage, Collections.tombstones];
   let ours: string[] = [];
   let theirs: string[] = [];
@@ -28,6 +30,7 @@ describe("a test run's cleanup of its MongoDB documents", () => {
     db = mongo.db(config.mongo.dbName);
     run = await claimRunTag();
     other = await claimRunTag();
+    ended = await claimRunTag();
     ours = [`t-${run}${hex(4)}`, `scan-lin-${run}${hex(4)}`];
     // Another run's tenant, and names that carry the tag but are not a name `uniqueId` made in the run.
     theirs = [`t-${other}${hex(4)}`, `t-${run}${hex(4)}0`, `ctl${run}${hex(4)}`, `t-${other}${run}${hex(2)}`];
@@ -37,6 +40,7 @@ describe("a test run's cleanup of its MongoDB documents", () => {
       for (const tenant of [...ours, ...theirs]) await db.collection(name).deleteMany({ tenant });
     await releaseRunTag(run);
     await releaseRunTag(other);
+    await releaseRunTag(ended);
     await mongo.close();
   });
 
@@ -59,7 +63,27 @@ describe("a test run's cleanup of its MongoDB documents", () => {
     }
     // Idempotent.
     expect(await deleteRunDocuments(db, run, { collections })).toEqual({ tenants: 0, documents: 0 });
-  });
+    // Each `distinct` reads its whole collection on FerretDB: a minute on a shared stack under load.
+  }, 180_000);
+
+  it('is done by the teardown: a finished run leaves no document of its tenants', async () => {
+    const tenants = [`t-${ended}${hex(4)}`, `scan-lin-${ended}${hex(4)}`];
+    ours.push(...tenants);
+    for (const name of collections) {
+      await db
+        .collection<{ _id: string; tenant: string }>(name)
+        .insertMany(
+          tenants.flatMap((tenant) => Array.from({ length: 3 }, (_, i) => ({ _id: `${tenant}-${i}`, tenant }))),
+        );
+    }
+    // The teardown itself, for a run of this test's own that made nothing else (on the three collections: reading
+    // every collection of a shared database takes minutes under load).
+    const report = await cleanUpTestRun(new Date(), ended, { collections });
+    expect(report).toMatchObject({ tenants: tenants.length, documents: tenants.length * collections.length * 3 });
+    for (const name of collections) {
+      for (const tenant of tenants) expect(await db.collection(name).countDocuments({ tenant }), tenant).toBe(0);
+    }
+  }, 120_000);
 
   it('claims a run tag no other run holds', async () => {
     expect(run).toMatch(/^[0-9a-f]{4}$/);
