@@ -1,5 +1,5 @@
 /**
- * Faults injected into the local stack's own stores: a pause (SIGSTOP, later SIGCONT: the process keeps its
+ * Faults injected into the local stack's own servers: a pause (SIGSTOP, later SIGCONT: the process keeps its
  * sockets, every request to it hangs) or a stop and a restart through the stack's own start functions, so the
  * server comes back on the same port over the same data directory. Only servers the stack started are touched
  * (never one someone else runs on the port).
@@ -9,15 +9,19 @@ import { loadStackConfig } from '../../stack/stack-config.js';
 import { stackServices, type StackService } from '../../stack/services.js';
 import { waitFor } from '../../stack/processes.js';
 
-/** The stores an erasure writes to, as the stack names their servers. */
-export type FaultyStore = 'elasticsearch' | 'ferretdb';
+/**
+ * The servers an erasure depends on, as the stack names them: the two stores (FerretDB and the PostgreSQL that
+ * holds its data, Elasticsearch), Temporal's dev server, and the SMTP server notifications go to.
+ */
+export type FaultyServer = 'elasticsearch' | 'ferretdb' | 'postgres' | 'temporal' | 'smtp';
 
-/** One store of the local stack, with the faults a reliability test can inject into it. */
-export interface StoreUnderTest {
-  readonly name: FaultyStore;
+/** One server of the local stack, with the faults a reliability test can inject into it. */
+export interface ServerUnderTest {
+  readonly name: FaultyServer;
   /** The pid of the running server (throws when the stack did not start it: no fault can be injected). */
   pid(): number;
-  pause(): void;
+  /** Stops the server and every process it started (PostgreSQL serves each connection from a child). */
+  pause(): Promise<void>;
   resume(): void;
   stop(): Promise<void>;
   /** Starts it with the stack's own start function and waits until it answers its health check. */
@@ -40,12 +44,34 @@ export function processState(pid: number): string | undefined {
   }
 }
 
-export function storeUnderTest(name: FaultyStore): StoreUnderTest {
+/** The process and its children (one level: PostgreSQL's backends and workers are the postmaster's children). */
+function withChildren(pid: number): number[] {
+  try {
+    const children = fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+    return [pid, ...children];
+  } catch {
+    return [pid];
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+export function serverUnderTest(name: FaultyServer): ServerUnderTest {
   const { services } = stackServices(loadStackConfig());
   const service = services.find((s) => s.name === name) as ConfirmableService | undefined;
   if (!service) throw new Error(`the stack manages no ${name} (LETHE_STACK_SERVICES?)`);
-  /** The pid last paused, so that it is resumed even if the pid file changes in between. */
-  let paused: number | undefined;
+  /** The pids last paused, so that they are resumed even if the pid file changes in between. */
+  let paused: number[] = [];
 
   const pid = () => {
     const own = service.ownPid();
@@ -57,29 +83,36 @@ export function storeUnderTest(name: FaultyStore): StoreUnderTest {
     return own;
   };
   const waitHealthy = async (what: string) => {
-    if (!(await waitFor(() => service.healthy(), service.startTimeoutMs, 500))) {
+    if (!(await waitFor(() => service.healthy().catch(() => false), service.startTimeoutMs, 500))) {
       throw new Error(
         `${name} did not answer its health check within ${service.startTimeoutMs / 1000} s after ${what} (log: ${service.logFile})`,
       );
     }
   };
 
-  const store: StoreUnderTest = {
+  const server: ServerUnderTest = {
     name,
     pid,
-    pause() {
-      const target = pid();
-      process.kill(target, 'SIGSTOP');
-      paused = target;
+    async pause() {
+      const targets = withChildren(pid());
+      // The parent first, so that it starts no new child while its children are being stopped.
+      for (const target of targets) signal(target, 'SIGSTOP');
+      paused = targets;
+      // The kernel stops a process asynchronously: wait until /proc says so.
+      const stopped = () => Promise.resolve(targets.every((t) => [undefined, 'T'].includes(processState(t))));
+      if (!(await waitFor(stopped, 5000, 20))) throw new Error(`${name} (pids ${targets.join(' ')}) did not stop`);
     },
     resume() {
-      const target = paused ?? service.ownPid();
-      paused = undefined;
-      if (target !== undefined && processState(target) !== undefined) process.kill(target, 'SIGCONT');
+      // Children first: a parent resumed before them could find them unresponsive and restart them.
+      for (const target of [...paused].reverse()) signal(target, 'SIGCONT');
+      paused = [];
     },
     async stop() {
-      pid();
+      const target = pid();
       await service.stop();
+      if (!(await waitFor(() => Promise.resolve(processState(target) === undefined), 30_000, 50))) {
+        throw new Error(`${name} (pid ${target}) is still running after its stop`);
+      }
     },
     async start() {
       await service.start(await service.build());
@@ -89,12 +122,12 @@ export function storeUnderTest(name: FaultyStore): StoreUnderTest {
     healthy: () => service.healthy().catch(() => false),
     async heal() {
       // A stopped process cannot act on SIGTERM: resume before anything else.
-      store.resume();
+      server.resume();
       const running = service.ownPid();
-      if (running !== undefined && processState(running) === 'T') process.kill(running, 'SIGCONT');
-      if (running === undefined) await store.start();
+      if (running !== undefined) for (const target of withChildren(running)) signal(target, 'SIGCONT');
+      if (running === undefined) await server.start();
       else await waitHealthy('resuming it');
     },
   };
-  return store;
+  return server;
 }
