@@ -29,7 +29,7 @@ import { fileErasure } from '../support/erasure-fixture.js';
 import { sampleEvent, sampleMemory } from '../support/samples.js';
 import { stepGate } from '../support/step-gate.js';
 import { activityAttempts, type ActivityAttempts } from '../support/activity-attempts.js';
-import { serverUnderTest, type FaultyServer, type ServerUnderTest } from '../support/store-faults.js';
+import { serverUnderTest, type FaultyServer, type ServerUnderTest } from '../support/server-faults.js';
 
 const stack = loadStackConfig();
 const RUNBOOK = 'runbooks/stuck-erasure.md';
