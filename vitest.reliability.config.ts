@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Reliability tests pause and restart the shared local servers: one file at a time, one test at a time, in a
- * single fork, never beside `npm test`. `LETHE_RELIABILITY=reduced` runs the CI subset.
+ * Reliability tests pause and restart the local servers (stores, Temporal, SMTP): one file at a time, one test at
+ * a time, in a single fork, never beside `npm test`. `LETHE_RELIABILITY=reduced` runs the CI subset.
  */
 export default defineConfig({
   test: {
