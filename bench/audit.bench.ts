@@ -14,6 +14,7 @@ import { sealEntry, GENESIS_HASH, verifyChain } from '../src/governance/audit/au
 import type { AuditEntry, AuditEntryInput } from '../src/governance/audit/audit-log.port.js';
 import { auditEntryId, createMongoAuditLog } from '../src/governance/audit/mongo-audit-log.js';
 import { Collections, mapBounded } from '../src/substrate/mongo/collections.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const N = Number(process.env.BENCH_ENTRIES ?? 3000);
 const CONCURRENCY = 8;
@@ -58,7 +59,7 @@ async function median(runs: number, fn: () => Promise<unknown>): Promise<number>
 }
 
 const rate = (count: number, ms: number): number => Math.round((count / ms) * 1000);
-const tenantId = (label: string): string => `bench-${label}-${randomUUID().slice(0, 6)}`;
+const tenantId = (label: string): string => benchName(`${label}-${randomUUID().slice(0, 6)}`);
 
 async function inParallel(workers: number, perWorker: number, fn: (worker: number, i: number) => Promise<unknown>) {
   await Promise.all(
@@ -231,4 +232,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await runBench(main);

@@ -18,6 +18,7 @@ import { createMinilmEmbedder } from '../src/substrate/search/minilm-embedder.js
 import type { SearchHit, SearchIndex } from '../src/substrate/search/search-index.port.js';
 import { paraphraseDataset, type ParaphraseQuery } from './lib/paraphrase-dataset.js';
 import { memoryRecordFor } from './lib/bench-records.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 200);
 const THROUGHPUT = Number(process.env.BENCH_THROUGHPUT ?? 512);
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
   const tenants: [SearchIndex, string][] = [];
   try {
     for (const setup of setups) {
-      const tenant = `bench-emb-${randomUUID().slice(0, 8)}`;
+      const tenant = benchName(`emb-${randomUUID().slice(0, 8)}`);
       const index = createElasticsearchSearchIndex(runtime.es, { prefix, embedder: setup.embedder });
       tenants.push([index, tenant]);
       started = performance.now();
@@ -178,7 +179,4 @@ async function main(): Promise<void> {
   out(`dense MiniLM / BM25 recall@1: ${(dense / Math.max(bm25, 1e-9)).toFixed(2)}×`);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench:embeddings failed: ${(error as Error).message}\n`);
-  process.exitCode = 1;
-});
+await runBench(main);

@@ -41,6 +41,7 @@ import {
 import { ACTIVITY_TIMEOUT_MS, runLethe, type LetheRun } from './lib/erasure-lethe.js';
 import { plainErasure, segmentStats, type PlainResult } from './lib/erasure-plain.js';
 import { num, ratio } from './lib/stack-report.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const INDEX_SETTINGS = { 'index.soft_deletes.retention_lease.sync_interval': '1s' };
 const SUBJECT_EVENTS = 300;
@@ -225,7 +226,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...env, MONGODB_URI: uri.toString() });
   const runtime = createRuntime(config, 'lethe-bench');
   const suffix = randomUUID().slice(0, 6);
-  const taskQueue = `bench-erasure-${suffix}`;
+  const taskQueue = benchName(`erasure-${suffix}`);
   const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
   const tenants: string[] = [];
   const workflowIds: string[] = [];
@@ -272,7 +273,7 @@ async function main(): Promise<void> {
       };
       /** One side on a fresh tenant holding the same seeded dataset; the tenant is removed afterwards. */
       const side = async (kind: 'lethe' | 'plain', run: number) => {
-        const tenant = `bench-era-${kind[0]}${i}r${run}-${suffix}`;
+        const tenant = benchName(`era-${kind[0]}${i}r${run}-${suffix}`);
         tenants.push(tenant);
         progress(`${label}, run ${run}: writing the ${kind} tenant's dataset`);
         const data = buildDataset(tenant, plan, seed);
@@ -379,10 +380,4 @@ async function main(): Promise<void> {
   }
 }
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

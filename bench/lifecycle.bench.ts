@@ -68,6 +68,7 @@ import {
   activityDurations,
 } from './lib/lifecycle-admission.js';
 import { median, num, ratio, table } from './lib/stack-report.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const RECORDS = Number(process.env.BENCH_RETENTION_RECORDS ?? 100_000);
 const FULL = Number(process.env.BENCH_RETENTION_FULL ?? 2000);
@@ -214,9 +215,9 @@ async function admissionSection(
   const config = withDatabase(base, 'bench_lifecycle_admit', { LETHE_INDEX_PREFIX: 'lethe-bench-adm' });
   const runtime: Runtime = createRuntime(config, 'lethe-bench');
   const suffix = randomUUID().slice(0, 6);
-  const tenant = `bench-adm-wf-${suffix}`;
-  const directTenant = `bench-adm-direct-${suffix}`;
-  const taskQueue = `bench-admission-${suffix}`;
+  const tenant = benchName(`adm-wf-${suffix}`);
+  const directTenant = benchName(`adm-direct-${suffix}`);
+  const taskQueue = benchName(`admission-${suffix}`);
   const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
   const writer = 'bench-agent';
   try {
@@ -404,8 +405,8 @@ async function admissionSection(
 async function retentionPartA(base: Config, connection: NativeConnection): Promise<void> {
   const config = withDatabase(base, 'bench_retention_a');
   const runtime = createRuntime(config, 'lethe-bench');
-  const tenant = `bench-ret-a-${randomUUID().slice(0, 6)}`;
-  const taskQueue = `bench-retention-a-${randomUUID().slice(0, 6)}`;
+  const tenant = benchName(`ret-a-${randomUUID().slice(0, 6)}`);
+  const taskQueue = benchName(`retention-a-${randomUUID().slice(0, 6)}`);
   try {
     const db = runtime.db;
     await createMongoMemoryStore(db).ensureIndexes();
@@ -577,8 +578,8 @@ async function retentionPartB(
 ): Promise<void> {
   const config = withDatabase(base, 'bench_retention_b', { LETHE_INDEX_PREFIX: 'lethe-bench-ret' });
   const runtime: Runtime = createRuntime(config, 'lethe-bench');
-  const tenant = `bench-ret-b-${randomUUID().slice(0, 6)}`;
-  const taskQueue = `bench-retention-b-${randomUUID().slice(0, 6)}`;
+  const tenant = benchName(`ret-b-${randomUUID().slice(0, 6)}`);
+  const taskQueue = benchName(`retention-b-${randomUUID().slice(0, 6)}`);
   const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
   try {
     await services.ensureIndexes();
@@ -696,7 +697,8 @@ async function main(): Promise<void> {
 
 // ── Main ──────────────────────────────────────────────────────────────────────────────────────────────────────
 
-TemporalRuntime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: 'ERROR' } } });
-await main();
-// Stray handles (pools, timers) must not keep the process alive.
-process.exit(0);
+// runBench exits when main is done: stray handles (pools, timers) do not keep the process alive.
+await runBench(async () => {
+  TemporalRuntime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: 'ERROR' } } });
+  await main();
+});

@@ -56,6 +56,7 @@ import { generateDataset, READER_SENSITIVITIES, type BenchQuery } from './lib/re
 import { addAnswer, emptyTally, TAU, viewOf, type Tally } from './lib/retrieval-metrics.js';
 import { profilingClient, vectorOperations } from './lib/retrieval-profile.js';
 import { markdownTable, num, percentile, ratio } from './lib/stack-report.js';
+import { runBench } from './lib/bench-run.js';
 
 const envInt = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -450,4 +451,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await runBench(main);

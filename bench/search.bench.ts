@@ -16,6 +16,7 @@ import {
 } from '../src/substrate/search/elasticsearch-search-index.js';
 import { tenantIndexNames } from '../src/substrate/search/index-layout.js';
 import { buildFilterClauses } from '../src/substrate/search/search-filters.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 2000);
 const DIMS = 256;
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
   const embedder = createHashingEmbedder({ dims: DIMS });
   const prefix = config.elasticsearch.indexPrefix;
   const index = createElasticsearchSearchIndex(client, { prefix, embedder });
-  const tenant = `bench-${randomUUID().slice(0, 8)}`;
+  const tenant = benchName(`search-${randomUUID().slice(0, 8)}`);
   const { alias } = tenantIndexNames(prefix, tenant);
   try {
     await index.ensureTenantIndex(tenant);
@@ -154,4 +155,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await runBench(main);

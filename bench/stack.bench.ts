@@ -32,6 +32,7 @@ import {
   summarise,
   type TemporalPlan,
 } from './lib/stack-temporal.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const TEMPORAL: TemporalPlan = { steps: 10, passes: 4, sequentialPerPass: 2, warmupPerPass: 1, concurrency: 20 };
 const MONGO: MongoPlan = { sizes: [10_000, 100_000], parallel: 100, rounds: 3, sequential: 20 };
@@ -299,7 +300,7 @@ async function mongoSection(): Promise<void> {
 
 async function elasticsearchSection(): Promise<void> {
   const client = new EsClient({ node: config.elasticsearch.url, requestTimeout: 120_000 });
-  const index = `lethe-bench-stack-${randomUUID().slice(0, 8)}`;
+  const index = benchName(`stack-${randomUUID().slice(0, 8)}`);
   try {
     progress(`elasticsearch: indexing ${ES.docs} documents into ${index} and querying`);
     const f = await measureElasticsearch(client, index, ES, seeded(11));
@@ -370,4 +371,4 @@ async function main(): Promise<void> {
   progress(`done in ${num((performance.now() - started) / 1000)} s`);
 }
 
-await main();
+await runBench(main);

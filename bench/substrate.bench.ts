@@ -37,6 +37,7 @@ import type { EventRecord, MemoryRecord } from '../src/substrate/model/records.j
 import { fmt, median, percentile, rate, rng, sentenceMaker, timed } from './lib/substrate-measure.js';
 import { ingestBatches, storedDocuments, type IngestBatch } from './lib/substrate-samples.js';
 import { PLAIN_BFS_CONCURRENCY, layeredGraph, plainClosure } from './lib/substrate-graph.js';
+import { benchName, runBench } from './lib/bench-run.js';
 
 const BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 4);
 const BATCH_SIZE = Number(process.env.BENCH_BATCH_SIZE ?? 500);
@@ -339,12 +340,12 @@ async function main(): Promise<void> {
   const runtime = createRuntime(config, 'lethe-bench');
   const suffix = randomUUID().slice(0, 6);
   const tenants = {
-    ingest: `bench-ingest-${suffix}`,
-    raw: `bench-raw-${suffix}`,
-    lineage: `bench-lineage-${suffix}`,
-    audit: `bench-audit-${suffix}`,
+    ingest: benchName(`ingest-${suffix}`),
+    raw: benchName(`raw-${suffix}`),
+    lineage: benchName(`lineage-${suffix}`),
+    audit: benchName(`audit-${suffix}`),
   };
-  const services = createServices(runtime, { taskQueue: `bench-substrate-${suffix}` });
+  const services = createServices(runtime, { taskQueue: benchName(`substrate-${suffix}`) });
   const bench: Bench = { runtime, services, suffix };
   const started = performance.now();
   try {
@@ -378,4 +379,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await runBench(main);

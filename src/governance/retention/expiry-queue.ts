@@ -21,7 +21,8 @@ export interface QueuedEntry {
  * The retention queue over the memories collection. Every read is one equality query on (tenant, expiryBucket);
  * every slot change is a conditional `updateOne` by `_id` that also checks the record is still in the slot it was read
  * from, and every status change the memory store's guarded compare-and-set, so that concurrent or retried sweeps never
- * move a record twice.
+ * move a record twice. A slot change rewrites the whole row on the local server, so it is followed by the store's
+ * `settle`, which makes again any status move it undid.
  */
 export interface ExpiryQueue {
   ensureIndexes(): Promise<void>;
@@ -64,6 +65,7 @@ export function createExpiryQueue(db: Db): ExpiryQueue {
       if (!(await store.transition(tenant, id, 'active', 'expired', reason))) return false;
       // A crash here leaves an expired record in its hour bucket; the next page moves it on as `pending`.
       await memories.updateOne({ _id: id, tenant, expiryBucket: slot }, { $set: { expiryBucket: ERASURE_PENDING } });
+      await store.settle(tenant, [id]);
       return true;
     },
     async expireMany(tenant, entries, slot, reason) {
@@ -79,10 +81,12 @@ export function createExpiryQueue(db: Db): ExpiryQueue {
       await mapBounded(unpatched, 16, (id) =>
         memories.updateOne({ _id: id, tenant, expiryBucket: slot }, { $set: { expiryBucket: ERASURE_PENDING } }),
       );
+      await store.settle(tenant, unpatched);
       return { expired: moved, retry };
     },
     async move(tenant, id, from, to) {
       const result = await memories.updateOne({ _id: id, tenant, expiryBucket: from }, { $set: { expiryBucket: to } });
+      if (result.matchedCount === 1) await store.settle(tenant, [id]);
       return result.modifiedCount === 1;
     },
   };

@@ -12,6 +12,8 @@ export interface TransitionGuard {
   to: MemoryStatus;
   reason: string | null;
   at: Date;
+  /** The other fields the move set (e.g. the retention slot), so that whoever finishes the move makes all of it. */
+  patch?: Record<string, unknown>;
 }
 
 export const guardIdOf = (record: Pick<MemoryRecord, '_id' | 'version'>) => `${record._id}:${record.version}`;

@@ -38,7 +38,8 @@ export interface MemoryStore {
    * `transition` for many records at once, each from the version and status it was read at: the guards are claimed
    * with one unordered insert per thousand, then each owned move is one conditional update (with `patch`). Returns
    * the ids moved, and those to read again (they changed since they were read, or another mover owns the version).
-   * `unpatched`: moved ids finished forward from an earlier attempt's guard, without `patch`.
+   * `unpatched`: moved ids finished forward from an earlier attempt's guard, with that guard's patch (none if it
+   * recorded none).
    */
   transitionMany(
     tenant: string,
@@ -83,12 +84,19 @@ export interface MemoryStore {
   purge(tenant: string, ids: readonly string[]): Promise<number>;
   /** Flags a superseding record that dropped qualifiers of the one it replaced (idempotent; not a status move). */
   flagQualifierDrift(tenant: string, id: string, drift: { from: string; dropped: string[] }): Promise<void>;
+  /**
+   * Finishes forward every claimed move a concurrent write undid on these records' rows. Every write of a memory row
+   * made outside this store (the retention queue's slot moves) must be followed by it; the store's own writes are.
+   */
+  settle(tenant: string, ids: readonly string[]): Promise<void>;
 }
 
 /** Rounds of `markDeleted` before it gives up on records that other movers keep moving. */
 const MARK_ROUNDS = 5;
 /** Guards per `insertMany`. */
 const GUARD_CHUNK = 1000;
+/** Rounds of `settle` before it gives up on rows that other writers keep rewriting. */
+const SETTLE_ROUNDS = 10;
 
 /** A record's fields that scope, hold and tombstone decisions need: no content. */
 export type MemoryFacts = Pick<
@@ -122,6 +130,30 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
   const getMany = async (tenant: string, ids: readonly string[]) =>
     effective(tenant, await findByIds(memories, tenant, ids));
   /**
+   * The local server (FerretDB 1.x) updates a document by reading it, then writing the whole document back by `_id`,
+   * with nothing held in between: a write made from an older read can land after a newer guarded move and put the row
+   * back to the version before it (the filter and the `$set` do not help, both were applied to the older read). So
+   * every writer of a row reads it again after its write and, while a guard claims the row's version, makes that move
+   * again. The writer of the last write to land then sees the final row, so no claimed move stays undone.
+   */
+  const settle = async (tenant: string, ids: readonly string[]) => {
+    let pending = [...new Set(ids)];
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === SETTLE_ROUNDS)
+        throw new Error(`${pending.length} memories kept losing their moves to other writes`);
+      const rows = await findByIds(memories, tenant, pending, { projection: { version: 1, status: 1 } });
+      const claimed = new Map(
+        (await findByIds(guards, tenant, rows.map(guardIdOf), { scan: false })).map((g) => [g._id, g]),
+      );
+      const behind = rows.filter((row) => claimed.has(guardIdOf(row)));
+      await mapBounded(behind, 32, (row) => {
+        const guard = claimed.get(guardIdOf(row))!;
+        return apply(row, guard.to, guard.reason, guard.patch ?? {});
+      });
+      pending = behind.map((row) => row._id);
+    }
+  };
+  /**
    * Moves many records at once with the same guard as `transition`: one `insertMany` (unordered) of the
    * (id, version) guards per chunk, where a duplicate key on an item means another mover owns that version.
    * An owned move is applied; a lost one is finished forward from its winner's guard, and counts as ours
@@ -138,13 +170,27 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     const at = new Date();
     const claims = records.map((record) => ({
       record,
-      guard: { _id: guardIdOf(record), tenant, from: record.status, to, reason, at } satisfies TransitionGuard,
+      guard: {
+        _id: guardIdOf(record),
+        tenant,
+        from: record.status,
+        to,
+        reason,
+        at,
+        ...(Object.keys(patch).length > 0 ? { patch } : {}),
+      } satisfies TransitionGuard,
     }));
     const lost = new Set<number>();
     for (let i = 0; i < claims.length; i += GUARD_CHUNK) {
       const chunk = claims.slice(i, i + GUARD_CHUNK);
       for (const index of await insertGuards(chunk.map((c) => c.guard))) lost.add(i + index);
     }
+    const written: string[] = [];
+    const write = async (record: MoveFrom, move: Pick<TransitionGuard, 'to' | 'reason' | 'patch'>) => {
+      const applied = await apply(record, move.to, move.reason, move.patch ?? {});
+      if (applied.matchedCount === 1) written.push(record._id);
+      return applied;
+    };
     const results = await mapBounded(
       claims.map((_, i) => i),
       32,
@@ -153,11 +199,11 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
         if (!lost.has(i)) {
           // The row is purged next: the guard alone says the move was made (see `markDeleted`).
           if (rows === 'at-purge') return 'moved';
-          const applied = await apply(record, to, reason, patch);
+          const applied = await write(record, guard);
           if (applied.matchedCount === 1) return 'moved';
           // Nothing matched: the record left `version` since it was read. Only a move claimed by this guard can take
-          // it from there (every version bump is a guarded move), so a loser finished this move for us, without
-          // `patch`. Read it to be sure rather than count a move that may not be there.
+          // it from there (every version bump is a guarded move), so a loser finished this move for us, with the
+          // patch its guard records. Read it to be sure rather than count a move that may not be there.
           const now = await memories.findOne({ _id: record._id }, { projection: { version: 1 } });
           return now === null || now.version > record.version ? 'finished' : 'retry';
         }
@@ -167,15 +213,16 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
         // An earlier attempt of this same marking claimed it: its row, too, waits for the purge.
         if (same && rows === 'at-purge') return 'finished';
         // The winner may have crashed before applying its move: finish it (recover forward).
-        await apply(record, winner.to, winner.reason, {});
+        await write(record, winner);
         return same ? 'finished' : 'retry';
       },
     );
+    await settle(tenant, written);
     return {
       moved: results.filter((r) => r !== 'retry').length,
       retry: claims.filter((_, i) => results[i] === 'retry').map((c) => c.record._id),
       movedIds: claims.filter((_, i) => results[i] !== 'retry').map((c) => c.record._id),
-      // Moves finished forward from an earlier mover's guard: they carry the winner's status, not `patch`.
+      // Moves finished forward from an earlier mover's guard: they carry its status and patch, not necessarily `patch`.
       finishedIds: claims.filter((_, i) => results[i] === 'finished').map((c) => c.record._id),
     };
   };
@@ -243,7 +290,15 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       if (!record || record.tenant !== tenant || record.status !== from) return false;
       // The local server does not make a conditional update atomic under concurrency, but a unique _id is:
       // the one insert of (id, version) that succeeds owns the move from that version.
-      const guard: TransitionGuard = { _id: `${id}:${record.version}`, tenant, from, to, reason, at: new Date() };
+      const guard: TransitionGuard = {
+        _id: `${id}:${record.version}`,
+        tenant,
+        from,
+        to,
+        reason,
+        at: new Date(),
+        ...(Object.keys(patch).length > 0 ? { patch } : {}),
+      };
       try {
         await guards.insertOne(guard);
       } catch (error) {
@@ -251,10 +306,12 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
         const winner = await guards.findOne({ _id: guard._id });
         if (!winner) throw error;
         // The winner may have crashed before applying its move: finish it (recover forward).
-        await apply(record, winner.to, winner.reason, {});
+        await apply(record, winner.to, winner.reason, winner.patch ?? {});
+        await settle(tenant, [id]);
         return winner.to === to && winner.reason === reason;
       }
       await apply(record, to, reason, patch);
+      await settle(tenant, [id]);
       return true;
     },
     async transitionMany(tenant, records, to, reason, patch = {}) {
@@ -327,10 +384,13 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     async restrict(tenant, ids, holdId) {
       const update = { $addToSet: { restrictedBy: holdId } } as unknown as UpdateFilter<MemoryRecord>;
       await mapBounded([...ids], 32, (id) => memories.updateOne({ _id: id, tenant }, update));
+      await settle(tenant, ids);
     },
     async flagQualifierDrift(tenant, id, drift) {
       await memories.updateOne({ _id: id, tenant }, { $set: { qualifierDrift: drift } });
+      await settle(tenant, [id]);
     },
+    settle,
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => memories.deleteOne({ _id: id, tenant }));
       return results.reduce((n, r) => n + r.deletedCount, 0);
