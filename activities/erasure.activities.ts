@@ -29,7 +29,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
         // The request keeps only the selector's keyed hash once the erasure is done; writes about the subject
         // are admitted again (and checked against its tombstones).
         await deps.fences.lower(ref.tenant, ref.requestId);
-        await deps.requests.update(ref.tenant, ref.requestId, { selector: null });
+        await deps.requests.dropSelector(ref.tenant, ref.requestId);
         await deps.sets.drop(ref.tenant, ref.requestId);
       }
     },

@@ -9,7 +9,7 @@ import type { ExposureSummary } from '../../src/governance/erasure/side-records.
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
-import { COMPACTED } from './purge.activities.js';
+import { COMPACTED, forgetSelector, REQUEST_RECORDS } from './purge.activities.js';
 import { probeReader } from '../../src/governance/read/reader.js';
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
@@ -156,6 +156,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
 
     /** Step 6b: the signed, chained certificate, anchored in the audit chain; it states only what was checked. */
     async issueCertificate(ref: ErasureRef & { status: 'complete' | 'partial' }): Promise<{ certificateId: string }> {
+      const selectors = ref.status === 'complete' ? await beating(() => forgetSelector(deps, ref)) : 0;
       const req = await ctx.request(ref);
       const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
       const held = await deps.sets.get(ref.tenant, ref.requestId, 'held');
@@ -181,6 +182,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         mongo(Collections.staging, sum(`side:${Collections.staging}`)),
         mongo(Collections.reviews, sum(`side:${Collections.reviews}`)),
         mongo(Collections.disputeReasons, sum(`side:${Collections.disputeReasons}`)),
+        ...REQUEST_RECORDS.map((c) => mongo(c, c === Collections.erasureSelectors ? selectors : 0)),
         {
           store: 'mongodb',
           collection: Collections.exposures,
