@@ -15,7 +15,8 @@ import {
 import type { DisputeStore } from '../src/governance/disputes/dispute-store.js';
 import type { ErasureSetStore } from '../src/governance/erasure/erasure-set-store.js';
 import type { ErasureFenceStore, FenceKey } from '../src/governance/erasure/erasure-fence-store.js';
-import { eventRecordOf, type EventStore, type NewEvent } from '../src/substrate/events/event-store.js';
+import { idempotencyKeyOf, type EventStore, type NewEvent } from '../src/substrate/events/event-store.js';
+import { sha256Hex } from '../src/substrate/fingerprint.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
@@ -283,7 +284,8 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       };
       // The resolution is derived from both records: registered first (invariant 3), under the id the event store
       // will give it, so that an erasure of either record reaches the reason and subjects it carries.
-      await deps.lineage.register(tenant, eventRecordOf(resolution, at, null)._id, dispute.memoryIds);
+      const resolutionKey = idempotencyKeyOf(resolution.source, resolution.externalId, sha256Hex(resolution.content));
+      await deps.lineage.register(tenant, deps.events.idOf(tenant, resolutionKey), dispute.memoryIds);
       const { event, outcome: recorded } = await deps.events.record(resolution);
       if (await fenced()) {
         // The erasure's fence rose while the event was written; it either reaches the event through the lineage

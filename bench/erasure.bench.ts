@@ -276,7 +276,7 @@ async function main(): Promise<void> {
         const tenant = benchName(`era-${kind[0]}${i}r${run}-${suffix}`);
         tenants.push(tenant);
         progress(`${label}, run ${run}: writing the ${kind} tenant's dataset`);
-        const data = buildDataset(tenant, plan, seed);
+        const data = buildDataset(services.tenantMacs, tenant, plan, seed);
         const setup = await writeDataset(runtime.db, services, data, progress);
         progress(`${label}, run ${run}: ${kind} erasure (load ${load()})`);
         const loadBefore = load();

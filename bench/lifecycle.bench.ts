@@ -242,7 +242,7 @@ async function admissionSection(
         throw new Error(`admission indexed ${result.indexed} of ${batch.memories.length}`);
     };
     const direct = async (batch: ReturnType<typeof admissionBatch>): Promise<void> => {
-      const docs = directDocuments(directTenant, writer, batch, policies);
+      const docs = directDocuments(services.tenantMacs, directTenant, writer, batch, policies);
       await eventsCollection.insertMany(docs.events, { ordered: false });
       await memoriesCollection.insertMany(docs.memories, { ordered: false });
       const { indexed, failed } = await services.index.upsert(directTenant, docs.memories, { refresh: 'wait_for' });

@@ -39,7 +39,7 @@ import { createMongoExposureStore } from '../src/retrieval/exposure-store.js';
 import { createRetrievalService, type RetrievalService } from '../src/retrieval/retrieval-service.js';
 import { createReadTrace } from '../src/retrieval/read-trace.js';
 import type { Reader } from '../src/governance/read/reader.js';
-import { createFingerprinter } from '../src/substrate/fingerprint.js';
+import { createFingerprinter, createTenantMacs } from '../src/substrate/fingerprint.js';
 import { createMongoMemoryStore, type MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../src/substrate/model/records.js';
 import { principalScope } from '../src/substrate/model/records.js';
@@ -221,7 +221,7 @@ async function main(): Promise<void> {
   const exposures = createMongoExposureStore(runtime.db, fingerprints);
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, { prefix, embedder });
-  const trace = createReadTrace({ exposures, fingerprints });
+  const trace = createReadTrace({ exposures, macs: createTenantMacs(config.secrets.fingerprintSecret) });
   const retrieval = createRetrievalService({ index, memories, disputes, trace });
   const profiled = profilingClient(runtime.es);
   const profiledIndex = createElasticsearchSearchIndex(profiled.client, { prefix, embedder });

@@ -115,7 +115,7 @@ async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Pro
     };
     const [warmup] = ingestBatches(1, 20, 99);
     await post(warmup!);
-    await raw(storedDocuments(rawTenant, warmup!));
+    await raw(storedDocuments(services.tenantMacs, rawTenant, warmup!));
     embedMs = 0;
     const batches = ingestBatches(BATCHES, BATCH_SIZE, 7);
     const perBatch: number[] = [];
@@ -123,7 +123,7 @@ async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Pro
     // Alternating, so that load from elsewhere on the machine falls on both paths alike.
     for (const batch of batches) {
       perBatch.push(await timed(() => post(batch)));
-      const docs = storedDocuments(rawTenant, batch);
+      const docs = storedDocuments(services.tenantMacs, rawTenant, batch);
       rawMs += await timed(() => raw(docs));
     }
     const workflowMs = perBatch.reduce((sum, ms) => sum + ms, 0);

@@ -108,9 +108,10 @@ export function erasureContext(deps: ErasureActivityDeps) {
   }
 
   async function selectorOf(ref: ErasureRef): Promise<Selector> {
-    const req = await request(ref);
-    if (!req.selector) throw ApplicationFailure.nonRetryable('the request has no selector left', ErrorType.Conflict);
-    return req.selector;
+    await request(ref);
+    const selector = await deps.requests.selectorOf(ref.tenant, ref.requestId);
+    if (!selector) throw ApplicationFailure.nonRetryable('the request has no selector left', ErrorType.Conflict);
+    return selector;
   }
 
   async function step<T extends Record<string, number>>(

@@ -41,6 +41,27 @@ export const COMPACTED = [
   Collections.exposures,
 ];
 
+/**
+ * The request's own records: its clear selector (until it completes), the request, rewritten at every step, and
+ * the holds, rewritten at a release. Request and hold rows keep keyed hashes only, but one filed or placed before
+ * they did may still name the subject in an old row version.
+ */
+export const REQUEST_RECORDS = [Collections.erasureSelectors, Collections.erasures, Collections.holds];
+
+/**
+ * Once the request will certify `complete`, its clear selector is no longer needed: it is deleted and the request's
+ * records compacted (after the request's last rewrite that could matter and after any release of its holds).
+ * Returns how many selectors were deleted; records what was compacted on the request. Idempotent.
+ */
+export async function forgetSelector(deps: ErasureActivityDeps, ref: ErasureRef): Promise<number> {
+  const kept = (await deps.requests.selectorOf(ref.tenant, ref.requestId)) ? 1 : 0;
+  await deps.requests.dropSelector(ref.tenant, ref.requestId);
+  const now = await compactCollections(deps.db, REQUEST_RECORDS);
+  const before = (await deps.requests.get(ref.tenant, ref.requestId))?.compacted ?? [];
+  await deps.requests.update(ref.tenant, ref.requestId, { compacted: [...new Set([...before, ...now])] });
+  return kept;
+}
+
 /** Steps 4 and 5: mark and tombstone, purge, expunge the index, compact the collections. */
 export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
   const chunk = deps.purgeChunk ?? 500;

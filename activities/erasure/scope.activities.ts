@@ -1,5 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import { holdSubjectHash } from '../../src/governance/holds/hold-store.js';
 import { holdCovers } from '../../src/governance/holds/legal-hold.js';
+import { Collections } from '../../src/substrate/mongo/collections.js';
+import { compactCollections } from '../../src/substrate/mongo/compaction.js';
 import { evaluatePolicy } from '../../src/governance/policy/evaluate.js';
 import {
   beating,
@@ -161,8 +164,9 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const holds = await deps.holds.active(ref.tenant);
         const holdOf: Record<string, string> = {};
         if (holds.length > 0) {
+          const subjectHash = (subject: string) => holdSubjectHash(deps.fingerprints, ref.tenant, subject);
           for (const record of await ctx.describe(ref.tenant, closure)) {
-            const hold = holds.find((h) => holdCovers(h, record));
+            const hold = holds.find((h) => holdCovers(h, record, subjectHash));
             if (hold) holdOf[record.id] = hold._id;
           }
         }
@@ -186,9 +190,11 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
       });
       if (!result.allowed) {
         await deps.requests.setState(ref.tenant, ref.requestId, 'rejected', 'not authorised by policy');
-        // Nothing will be erased: the fences come down and the selector is kept only as its keyed hash.
+        // Nothing will be erased: the fences come down and the selector is kept only as its keyed hash (its
+        // clear row rewritten away).
         await deps.fences.lower(ref.tenant, ref.requestId);
-        await deps.requests.update(ref.tenant, ref.requestId, { selector: null });
+        await deps.requests.dropSelector(ref.tenant, ref.requestId);
+        await compactCollections(deps.db, [Collections.erasureSelectors]);
         await deps.sets.drop(ref.tenant, ref.requestId);
       }
       return result;

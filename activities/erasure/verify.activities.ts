@@ -11,7 +11,7 @@ import { Collections, mapBounded } from '../../src/substrate/mongo/collections.j
 import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
-import { COMPACTED } from './purge.activities.js';
+import { COMPACTED, forgetSelector, REQUEST_RECORDS } from './purge.activities.js';
 import { probeReader } from '../../src/governance/read/reader.js';
 import {
   decideFindings,
@@ -240,6 +240,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
 
     /** Step 6b: the signed, chained certificate, anchored in the audit chain; it states only what was checked. */
     async issueCertificate(ref: ErasureRef & { status: 'complete' | 'partial' }): Promise<{ certificateId: string }> {
+      const selectors = ref.status === 'complete' ? await beating(() => forgetSelector(deps, ref)) : 0;
       const req = await ctx.request(ref);
       const purged = (await deps.sets.get(ref.tenant, ref.requestId, 'purged')).ids;
       const held = await deps.sets.get(ref.tenant, ref.requestId, 'held');
@@ -265,6 +266,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         mongo(Collections.staging, sum(`side:${Collections.staging}`)),
         mongo(Collections.reviews, sum(`side:${Collections.reviews}`)),
         mongo(Collections.disputeReasons, sum(`side:${Collections.disputeReasons}`)),
+        ...REQUEST_RECORDS.map((c) => mongo(c, c === Collections.erasureSelectors ? selectors : 0)),
         {
           store: 'mongodb',
           collection: Collections.exposures,

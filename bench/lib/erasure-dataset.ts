@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Services } from '../../src/app/services.js';
+import type { TenantMacs } from '../../src/substrate/fingerprint.js';
 import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
 import { sha256Hex } from '../../src/substrate/fingerprint.js';
 import { lineageEdgeDoc, type LineageEdgeDoc } from '../../src/substrate/lineage/lineage-store.js';
@@ -53,7 +54,7 @@ export interface Dataset {
 
 const NAMESPACES = ['crm', 'support', 'sales', 'ops', 'product', 'marketing', 'success', 'docs'];
 
-export function buildDataset(tenant: string, plan: DatasetPlan, seed: number): Dataset {
+export function buildDataset(macs: TenantMacs, tenant: string, plan: DatasetPlan, seed: number): Dataset {
   const random = rng(seed);
   const sentence = sentenceMaker(random);
   const subject = `subject-bench-${seed}`;
@@ -68,7 +69,7 @@ export function buildDataset(tenant: string, plan: DatasetPlan, seed: number): D
     const externalId = `ext-${seed}-${k}`;
     const idempotencyKey = idempotencyKeyOf('bench', externalId, contentHash);
     return {
-      _id: eventIdOf(tenant, idempotencyKey),
+      _id: eventIdOf(macs, tenant, idempotencyKey),
       tenant,
       namespace: NAMESPACES[k % NAMESPACES.length]!,
       source: 'bench',

@@ -3,6 +3,7 @@
  * preferences, each with the event it was learned from), the documents admission stores for it built directly
  * (what a plain insert writes), and the per-activity timings read back from an ingestion workflow's history.
  */
+import type { TenantMacs } from '../../src/substrate/fingerprint.js';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { PolicyDocument } from '../../src/governance/policy/evaluate.js';
@@ -77,6 +78,7 @@ export function admissionBatch(batch: number, size: number): WriteBatch {
  * class from the same policies admission evaluates.
  */
 export function directDocuments(
+  macs: TenantMacs,
   tenant: string,
   writer: string,
   batch: WriteBatch,
@@ -85,6 +87,7 @@ export function directDocuments(
   const now = new Date();
   const events = batch.events.map((e): EventRecord =>
     eventRecordOf(
+      macs,
       {
         ...e,
         tenant,

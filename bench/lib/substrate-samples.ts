@@ -2,6 +2,7 @@
  * Writes for the ingest comparison: the API batch a client sends, and the documents the governed path ends
  * up storing for it, built directly (what a raw `insertMany` + `_bulk` writes).
  */
+import type { TenantMacs } from '../../src/substrate/fingerprint.js';
 import { randomUUID } from 'node:crypto';
 import { eventRecordOf } from '../../src/substrate/events/event-store.js';
 import { sha256Hex } from '../../src/substrate/fingerprint.js';
@@ -61,12 +62,14 @@ export function ingestBatches(batches: number, size: number, seed: number): Inge
 
 /** The event and memory documents the governed path stores for a batch (same fields, same ids scheme). */
 export function storedDocuments(
+  macs: TenantMacs,
   tenant: string,
   batch: IngestBatch,
 ): { events: EventRecord[]; memories: MemoryRecord[] } {
   const now = new Date();
   const events = batch.events.map((e): EventRecord =>
     eventRecordOf(
+      macs,
       { ...e, tenant, occurredAt: new Date(e.occurredAt), recordedBy: 'bench-raw', scope: 'principal:bench-raw' },
       now,
       null,

@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import { createMongoExposureStore } from '../retrieval/exposure-store.js';
 import { createRetrievalService } from '../retrieval/retrieval-service.js';
 import type { Runtime } from './runtime.js';
-import { createFingerprinter } from '../substrate/fingerprint.js';
+import { createFingerprinter, createTenantMacs } from '../substrate/fingerprint.js';
 import { createMongoEventStore } from '../substrate/events/event-store.js';
 import { createMongoMemoryStore } from '../substrate/memories/memory-store.js';
 import { createMongoLineageStore } from '../substrate/lineage/lineage-store.js';
@@ -46,11 +46,12 @@ export interface ServiceOptions {
 export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const { config, db } = runtime;
   const fingerprints = createFingerprinter(config.secrets.fingerprintSecret);
-  const events = createMongoEventStore(db);
+  const tenantMacs = createTenantMacs(config.secrets.fingerprintSecret);
+  const events = createMongoEventStore(db, tenantMacs);
   const memories = createMongoMemoryStore(db);
   const lineage = createMongoLineageStore(db);
   const tombstones = createMongoTombstoneStore(db, fingerprints);
-  const staging = createMongoStagingStore(db);
+  const staging = createMongoStagingStore(db, tenantMacs);
   const audit = createMongoAuditLog(db);
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, {
@@ -70,7 +71,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const claims = createClaimLookup(db);
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const exposures = createMongoExposureStore(db, fingerprints);
-  const trace = createReadTrace({ exposures, fingerprints });
+  const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
   const retrieval = createRetrievalService({ index, memories, disputes, trace });
   // The hourly retention sweep of each tenant, created when the tenant first writes.
@@ -91,6 +92,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   };
   return {
     fingerprints,
+    /** Keyed hashes under each tenant's own key: event and request ids, retrieval query hashes. */
+    tenantMacs,
     events,
     /** The write-time derivation audit: its mode, verifier and policy. */
     derivation,
@@ -145,7 +148,13 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       embedder,
       ...(options.indexSettings ? { indexSettings: options.indexSettings } : {}),
     }),
-    erasures: createErasureGateway({ requests: erasureRequests, client: temporalClient, taskQueue, fingerprints }),
+    erasures: createErasureGateway({
+      requests: erasureRequests,
+      client: temporalClient,
+      taskQueue,
+      fingerprints,
+      macs: tenantMacs,
+    }),
     /** Creates every index the queries need; idempotent, run at start-up. */
     async ensureIndexes() {
       await events.ensureIndexes();

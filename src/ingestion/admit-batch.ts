@@ -1,7 +1,7 @@
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
-import { eventIdOf, idempotencyKeyOf } from '../substrate/events/event-store.js';
+import { idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
@@ -211,7 +211,7 @@ async function takeBack(deps: AdmissionDeps, tenant: string, stageId: string, ba
     await deps.lineage.forget(tenant, memoryIds);
   }
   const eventIds = batch.events.map((e) =>
-    eventIdOf(tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content))),
+    deps.events.idOf(tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content))),
   );
   if (eventIds.length > 0) await deps.events.purgeRecordedBy(tenant, stageId, eventIds);
 }

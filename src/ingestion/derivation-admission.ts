@@ -6,7 +6,7 @@
 import { auditDerivation, type DerivationVerdict } from '../governance/derivation/derivation-audit.js';
 import type { DerivationVerifier, EvidencePassage } from '../governance/derivation/verifier.port.js';
 import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
-import { eventIdOf, idempotencyKeyOf, type EventStore } from '../substrate/events/event-store.js';
+import { idempotencyKeyOf, type EventStore } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { DerivationAuditRecord, EventRecord } from '../substrate/model/records.js';
@@ -37,8 +37,8 @@ export interface DerivationOutcome {
 const BATCH_REF = /^#(\d+)$/;
 
 /** The id an event of this batch gets when it is recorded (the event store's own scheme). */
-function batchEventId(tenant: string, e: EventInput): string {
-  return eventIdOf(tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content)));
+function batchEventId(events: EventStore, tenant: string, e: EventInput): string {
+  return events.idOf(tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content)));
 }
 
 const passageOf = (e: EventRecord): EvidencePassage => ({ id: e._id, text: e.content, at: e.occurredAt });
@@ -51,7 +51,7 @@ export async function auditBatchDerivations(
   now: Date,
 ): Promise<DerivationOutcome[]> {
   const local: EvidencePassage[] = batch.events.map((e) => ({
-    id: batchEventId(tenant, e),
+    id: batchEventId(deps.events, tenant, e),
     text: e.content,
     at: new Date(e.occurredAt),
   }));

@@ -5,7 +5,7 @@
  * reached a reader, whichever route it took.
  */
 import { randomUUID } from 'node:crypto';
-import type { Fingerprinter } from '../substrate/fingerprint.js';
+import type { TenantMacs } from '../substrate/fingerprint.js';
 import type { Reader } from '../governance/read/reader.js';
 import type { ExposureStore, ReadRoute } from './exposure-store.js';
 
@@ -14,7 +14,7 @@ export interface ReadTrace {
   recordRead(reader: Reader, route: ReadRoute, query: string, ids: readonly string[]): Promise<string>;
 }
 
-export function createReadTrace(deps: { exposures: ExposureStore; fingerprints: Fingerprinter }): ReadTrace {
+export function createReadTrace(deps: { exposures: ExposureStore; macs: TenantMacs }): ReadTrace {
   return {
     async recordRead(reader, route, query, ids) {
       const tenant = reader.principal.tenant;
@@ -27,7 +27,8 @@ export function createReadTrace(deps: { exposures: ExposureStore; fingerprints: 
           purpose: reader.purpose,
           intent: reader.intent,
           route,
-          queryHash: deps.fingerprints.of('retrieval-query', tenant, query),
+          // Under the tenant's own key: equal queries of two tenants hash apart.
+          queryHash: deps.macs.of(tenant, 'retrieval-query', query),
           returned: ids.length,
           at: new Date(),
         },

@@ -3,8 +3,7 @@ import type { ErasureRequestStore } from '../governance/erasure/erasure-request-
 import { selectorKind, type ErasureFiling, type ErasureRequest } from '../governance/erasure/erasure-request.js';
 import type { Principal } from '../governance/auth/principal.js';
 import type { FindingsDecision } from '../governance/erasure/copy-findings.js';
-import type { Fingerprinter } from '../substrate/fingerprint.js';
-import { sha256Hex } from '../substrate/fingerprint.js';
+import type { Fingerprinter, TenantMacs } from '../substrate/fingerprint.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
 import type { ErasureInput } from '../../workflows/erasure.definitions.js';
@@ -15,12 +14,34 @@ export function erasureWorkflowId(tenant: string, requestId: string): string {
   return `erasure-${tenant}-${requestId}`;
 }
 
+/**
+ * A request's id: from the client's request key, or else from the selector's keyed hash and the legal ground, keyed
+ * under the tenant's key (a certificate or audit export naming it confirms no guessed key). `generation` counts
+ * the requests filed again after an earlier one finished. Derived once, at filing.
+ */
+export function erasureRequestId(
+  macs: TenantMacs,
+  tenant: string,
+  filing: Pick<ErasureFiling, 'requestKey' | 'legalGround'>,
+  selectorHash: string,
+  generation: number,
+): string {
+  const base = (
+    filing.requestKey !== undefined
+      ? macs.of(tenant, 'erasure-request-key', filing.requestKey)
+      : macs.of(tenant, 'erasure-request', selectorHash, filing.legalGround)
+  ).slice(0, 24);
+  return `era_${base}${generation > 1 ? `-${generation}` : ''}`;
+}
+
 /** Files erasure requests (idempotently) and starts one workflow per request. */
 export function createErasureGateway(deps: {
   requests: ErasureRequestStore;
   client: Client;
   taskQueue: string;
   fingerprints: Fingerprinter;
+  /** Request ids are keyed under the tenant's key: a certificate or audit export naming one confirms no guess. */
+  macs: TenantMacs;
 }) {
   async function start(request: ErasureRequest): Promise<void> {
     const input: ErasureInput = {
@@ -55,11 +76,8 @@ export function createErasureGateway(deps: {
      */
     async file(principal: Principal, filing: ErasureFiling): Promise<{ request: ErasureRequest; created: boolean }> {
       const selectorHash = deps.fingerprints.of('erasure-selector', principal.tenant, canonicalJson(filing.selector));
-      const base = sha256Hex(
-        `${principal.tenant}\u0000${filing.requestKey ?? `${selectorHash}\u0000${filing.legalGround}`}`,
-      ).slice(0, 24);
       for (let generation = 1; ; generation++) {
-        const id = `era_${base}${generation > 1 ? `-${generation}` : ''}`;
+        const id = erasureRequestId(deps.macs, principal.tenant, filing, selectorHash, generation);
         const receivedAt = new Date();
         const dueAt = new Date(receivedAt);
         dueAt.setUTCMonth(dueAt.getUTCMonth() + 1);

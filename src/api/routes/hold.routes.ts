@@ -14,7 +14,7 @@ import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js
 import { jsonSchemaOf } from './json-schema.js';
 import { callWorkflow } from '../workflow-errors.js';
 
-/** A hold without its scope's clear values; a released subject hold shows the subject's keyed hash. */
+/** A hold without its scope's clear values; a subject hold shows the subject's keyed hash. */
 function presentHold(h: LegalHold) {
   return {
     id: h._id,
@@ -104,7 +104,7 @@ export function registerHoldRoutes(
         releasedBy: null,
         releasedAt: null,
       };
-      await deps.holds.place(hold);
+      const stored = await deps.holds.place(hold);
       await deps.audit.append({
         tenant: hold.tenant,
         actor: principal.id,
@@ -113,7 +113,7 @@ export function registerHoldRoutes(
         outcome: 'ok',
         details: { scopeKind: holdScopeKind(hold.scope) },
       });
-      return reply.code(201).send(presentHold(hold));
+      return reply.code(201).send(presentHold(stored));
     },
   );
 

@@ -1,13 +1,26 @@
 import type { Db } from 'mongodb';
 import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
-import type { ErasureRequest, ErasureState, ErasureStep, StepStatus } from './erasure-request.js';
+import type { ErasureRequest, ErasureState, ErasureStep, Selector, StepStatus } from './erasure-request.js';
+
+const FINISHED: readonly ErasureState[] = ['completed', 'rejected'];
+
+interface SelectorDoc {
+  _id: string;
+  tenant: string;
+  selector: Selector;
+}
 
 /** Erasure requests and their step-by-step progress (what `GET …/erasure-requests/{id}` shows). */
 export interface ErasureRequestStore {
   ensureIndexes(): Promise<void>;
-  /** Idempotent by id: filing the same request again returns the stored one. */
+  /**
+   * Idempotent by id: filing the same request again returns the stored one. The request's `selector` is stored
+   * apart from it (see `selectorOf`); the request itself keeps its kind and keyed hash.
+   */
   create(request: ErasureRequest): Promise<{ request: ErasureRequest; created: boolean }>;
   get(tenant: string, id: string): Promise<ErasureRequest | null>;
+  /** The clear selector of a request that has not finished, or null once it was dropped. */
+  selectorOf(tenant: string, id: string): Promise<Selector | null>;
   setState(tenant: string, id: string, state: ErasureState, note?: string | null): Promise<void>;
   stepStarted(tenant: string, id: string, step: ErasureStep): Promise<void>;
   stepFinished(tenant: string, id: string, step: ErasureStep, counts: Record<string, number>): Promise<void>;
@@ -15,8 +28,9 @@ export interface ErasureRequestStore {
   update(tenant: string, id: string, patch: Partial<ErasureRequest>): Promise<void>;
   addCertificate(tenant: string, id: string, certificateId: string): Promise<void>;
   /**
-   * Forgets the selector's clear values, keeping its kind and keyed hash: for a request that will not run on
-   * (rejected, or its workflow failed). Idempotent.
+   * Forgets the selector's clear values, keeping its kind and keyed hash: for a request that has finished or will
+   * not run on (rejected, or its workflow failed). Idempotent. Its old row is gone only once `erasure_selectors` is
+   * compacted.
    */
   dropSelector(tenant: string, id: string): Promise<void>;
   /** Requests of a tenant in a state (e.g. those waiting on a hold). */
@@ -29,6 +43,7 @@ export interface ErasureRequestStore {
 
 export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
   const requests = db.collection<ErasureRequest>(Collections.erasures);
+  const selectors = db.collection<SelectorDoc>(Collections.erasureSelectors);
   const now = () => new Date();
   const patchStep = async (
     tenant: string,
@@ -65,20 +80,39 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       await requests.createIndex({ tenant: 1, state: 1 });
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
     },
-    async create(request) {
+    async create({ selector, ...request }) {
+      let stored: { request: ErasureRequest; created: boolean };
       try {
         await requests.insertOne(request);
-        return { request, created: true };
+        stored = { request, created: true };
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         const existing = await requests.findOne({ _id: request._id });
         if (!existing || existing.tenant !== request.tenant) throw error;
-        return { request: existing, created: false };
+        stored = { request: existing, created: false };
       }
+      // Written once, never rewritten. An open request filed again with the same selector gets it back if a crash
+      // came between the two inserts; a finished one never does.
+      const open = !FINISHED.includes(stored.request.state) && stored.request.selectorHash === request.selectorHash;
+      if (selector && open) {
+        await selectors.updateOne(
+          { _id: request._id },
+          { $setOnInsert: { tenant: request.tenant, selector } },
+          { upsert: true },
+        );
+      }
+      return stored;
     },
     async get(tenant, id) {
       const request = await requests.findOne({ _id: id });
       return request && request.tenant === tenant ? request : null;
+    },
+    async selectorOf(tenant, id) {
+      const kept = await selectors.findOne({ _id: id });
+      if (kept) return kept.tenant === tenant ? kept.selector : null;
+      // A request filed before selectors were kept apart holds its own.
+      const request = await requests.findOne({ _id: id }, { projection: { tenant: 1, selector: 1 } });
+      return request?.tenant === tenant ? (request.selector ?? null) : null;
     },
     async setState(tenant, id, state, note = null) {
       await requests.updateOne({ _id: id, tenant }, { $set: { state, operatorNote: note, updatedAt: now() } });
@@ -121,7 +155,10 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       );
     },
     async dropSelector(tenant, id) {
-      await requests.updateOne({ _id: id, tenant }, { $set: { selector: null, updatedAt: now() } });
+      await selectors.deleteOne({ _id: id, tenant });
+      const request = await requests.findOne({ _id: id, tenant }, { projection: { selector: 1 } });
+      if (request?.selector)
+        await requests.updateOne({ _id: id, tenant }, { $set: { selector: null, updatedAt: now() } });
     },
     async idsInState(tenant, state) {
       const docs = await requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();

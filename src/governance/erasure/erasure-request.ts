@@ -75,13 +75,15 @@ export interface StepStatus {
 }
 
 /**
- * The stored request. The selector is kept in the clear only until the erasure finishes (or is rejected); then
- * only its keyed hash.
+ * The stored request: the selector's kind and keyed hash only. The clear selector the steps need is kept apart
+ * (`erasure_selectors`), written once and deleted when the request finishes, so that no rewrite of the request at
+ * a step leaves a copy of it in an old row version. `selector` is read from requests filed before that split.
  */
 export interface ErasureRequest {
   _id: string;
   tenant: string;
-  selector: Selector | null;
+  /** On filing, the selector to keep apart; on a request stored before the split, its clear selector (or null). */
+  selector?: Selector | null;
   selectorKind: string;
   selectorHash: string;
   legalGround: LegalGround;

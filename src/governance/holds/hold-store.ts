@@ -3,7 +3,7 @@ import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import type { LegalHold, StoredHoldScope } from './legal-hold.js';
 
-/** The keyed hash a released subject hold keeps in place of the subject (HMAC with the fingerprint secret). */
+/** The keyed hash a subject hold keeps in place of the subject (HMAC with the fingerprint secret). */
 export function holdSubjectHash(fingerprints: Fingerprinter, tenant: string, subjectId: string): string {
   return fingerprints.of('hold-subject', tenant, subjectId);
 }
@@ -11,7 +11,8 @@ export function holdSubjectHash(fingerprints: Fingerprinter, tenant: string, sub
 /** Legal holds per tenant; a tenant has few active holds, so they are read whole. */
 export interface HoldStore {
   ensureIndexes(): Promise<void>;
-  place(hold: LegalHold): Promise<void>;
+  /** Stores a subject hold with only the subject's keyed hash; returns the hold as stored. */
+  place(hold: LegalHold): Promise<LegalHold>;
   get(tenant: string, id: string): Promise<LegalHold | null>;
   active(tenant: string): Promise<LegalHold[]>;
   /**
@@ -33,7 +34,9 @@ export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldS
       await holds.createIndex({ tenant: 1, active: 1 });
     },
     async place(hold) {
-      await holds.insertOne(hold);
+      const stored = { ...hold, scope: hashedScope(fingerprints, hold.tenant, hold.scope) };
+      await holds.insertOne(stored);
+      return stored;
     },
     get,
     async active(tenant) {
@@ -42,11 +45,9 @@ export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldS
     async release(tenant, id, by) {
       const hold = await get(tenant, id);
       if (!hold?.active) return false;
-      // Two releases racing compute the same hash, so whichever write lands last leaves the same scope.
-      const scope: StoredHoldScope =
-        'subjectId' in hold.scope
-          ? { subjectHash: holdSubjectHash(fingerprints, tenant, hold.scope.subjectId) }
-          : hold.scope;
+      // A hold placed before subjects were hashed at placement is hashed now. Two releases racing compute the same
+      // hash, so whichever write lands last leaves the same scope.
+      const scope = hashedScope(fingerprints, tenant, hold.scope);
       // The release is claimed by a unique insert first: the local server does not make a conditional update
       // atomic, so two releases racing could both see `active: true`. Only the claim's winner reports it.
       let won = true;
@@ -68,4 +69,8 @@ export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldS
       return won;
     },
   };
+}
+
+function hashedScope(fingerprints: Fingerprinter, tenant: string, scope: StoredHoldScope): StoredHoldScope {
+  return 'subjectId' in scope ? { subjectHash: holdSubjectHash(fingerprints, tenant, scope.subjectId) } : scope;
 }

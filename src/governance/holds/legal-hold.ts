@@ -8,13 +8,16 @@ export const HoldScopeSchema = z.union([
 ]);
 export type HoldScope = z.output<typeof HoldScopeSchema>;
 
-/** A released subject hold keeps only a keyed hash of the subject: it covers nothing any more. */
-export interface ReleasedSubjectScope {
+/**
+ * A subject hold as stored: only a keyed hash of the subject, from its placement on, so that no version of its row
+ * (released or not) names the subject. It covers the records whose subjects hash to it while it is active.
+ */
+export interface SubjectHashScope {
   subjectHash: string;
 }
 
-/** The scope as stored: as placed while the hold is active, only the subject's keyed hash once a subject hold is released. */
-export type StoredHoldScope = HoldScope | ReleasedSubjectScope;
+/** The scope as stored; a subject hold placed before subjects were hashed at placement may still name its subject. */
+export type StoredHoldScope = HoldScope | SubjectHashScope;
 
 export const HoldPlacementSchema = z.strictObject({
   scope: HoldScopeSchema,
@@ -38,14 +41,15 @@ export interface LegalHold {
   releasedAt: Date | null;
 }
 
-/** Whether a hold covers a record with these subjects and namespace. */
+/** Whether a hold covers a record with these subjects and namespace (`subjectHash` keys a subject as holds do). */
 export function holdCovers(
   hold: LegalHold,
   record: { id: string; subjects: readonly string[]; namespace: string },
+  subjectHash: (subject: string) => string,
 ): boolean {
   if (!hold.active) return false;
   const scope = hold.scope;
-  if ('subjectHash' in scope) return false;
+  if ('subjectHash' in scope) return record.subjects.some((s) => subjectHash(s) === scope.subjectHash);
   if ('subjectId' in scope) return record.subjects.includes(scope.subjectId);
   if ('recordIds' in scope) return scope.recordIds.includes(record.id);
   return record.namespace === scope.namespace;

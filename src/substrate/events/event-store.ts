@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { EventRecord, Sensitivity } from '../model/records.js';
-import { sha256Hex } from '../fingerprint.js';
+import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
@@ -29,6 +29,8 @@ export interface EventStore {
   /** Idempotent: a re-delivery returns the existing event; new content for a known external id is a correction. */
   record(event: NewEvent): Promise<{ event: EventRecord; outcome: RecordOutcome }>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
+  /** The id an event of this idempotency key is recorded under in the tenant (see `eventIdOf`). */
+  idOf(tenant: string, idempotencyKey: string): string;
   /** Ids of the tenant's events that name the subject: live ones, or also those marked deleted but not yet purged. */
   idsBySubject(tenant: string, subject: string, options?: { includeDeleted?: boolean }): Promise<string[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
@@ -70,11 +72,16 @@ export function idempotencyKeyOf(source: string, externalId: string, contentHash
 }
 
 /** The stored form of a new event: its id and idempotency key by the scheme above. Pure. */
-export function eventRecordOf(input: NewEvent, recordedAt: Date, correctionOf: string | null): EventRecord {
+export function eventRecordOf(
+  macs: TenantMacs,
+  input: NewEvent,
+  recordedAt: Date,
+  correctionOf: string | null,
+): EventRecord {
   const contentHash = sha256Hex(input.content);
   const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
   return {
-    _id: eventIdOf(input.tenant, idempotencyKey),
+    _id: eventIdOf(macs, input.tenant, idempotencyKey),
     tenant: input.tenant,
     namespace: input.namespace,
     source: input.source,
@@ -95,11 +102,16 @@ export function eventRecordOf(input: NewEvent, recordedAt: Date, correctionOf: s
   };
 }
 
-export function eventIdOf(tenant: string, idempotencyKey: string): string {
-  return `evt_${sha256Hex(`${tenant}\u0000${idempotencyKey}`).slice(0, 32)}`;
+/**
+ * An event's id: keyed under the tenant's own key, so that one who holds a certificate or an audit export that
+ * names it cannot confirm a guessed (source, external id, content). Derived once, when the event is written; an
+ * event written before ids were keyed keeps its plain-hash id, and is found again by its idempotency key.
+ */
+export function eventIdOf(macs: TenantMacs, tenant: string, idempotencyKey: string): string {
+  return `evt_${macs.of(tenant, 'event-id', idempotencyKey).slice(0, 32)}`;
 }
 
-export function createMongoEventStore(db: Db): EventStore {
+export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
   const events = db.collection<EventRecord>(Collections.events);
   return {
     async ensureIndexes() {
@@ -111,25 +123,26 @@ export function createMongoEventStore(db: Db): EventStore {
     async record(input) {
       const contentHash = sha256Hex(input.content);
       const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
-      const _id = eventIdOf(input.tenant, idempotencyKey);
-      const existing = await events.findOne({ _id });
+      // By idempotency key, not id: a re-delivery of an event written under the earlier id scheme is a duplicate.
+      const existing = await events.findOne({ tenant: input.tenant, idempotencyKey });
       if (existing) return { event: existing, outcome: 'duplicate' };
       const earlier = await events
         .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
         .sort({ recordedAt: -1 })
         .limit(1)
         .next();
-      const event = eventRecordOf(input, new Date(), earlier?._id ?? null);
+      const event = eventRecordOf(macs, input, new Date(), earlier?._id ?? null);
       try {
         await events.insertOne(event);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
-        const winner = await events.findOne({ _id });
+        const winner = await events.findOne({ tenant: input.tenant, idempotencyKey });
         if (winner) return { event: winner, outcome: 'duplicate' };
         throw error;
       }
       return { event, outcome: event.correctionOf ? 'correction' : 'created' };
     },
+    idOf: (tenant, idempotencyKey) => eventIdOf(macs, tenant, idempotencyKey),
     async get(tenant, id) {
       const event = await events.findOne({ _id: id });
       return event && event.tenant === tenant ? event : null;

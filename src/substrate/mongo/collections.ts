@@ -12,6 +12,8 @@ export const Collections = {
   holds: 'legal_holds',
   holdReleases: 'legal_hold_releases',
   erasures: 'erasure_requests',
+  /** The clear selector of an open erasure request, apart from the request (deleted and compacted when it finishes). */
+  erasureSelectors: 'erasure_selectors',
   retrievals: 'retrievals',
   exposures: 'exposures',
   erasureSets: 'erasure_sets',

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { sha256Hex } from '../fingerprint.js';
+import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
 import { Collections, mapBounded } from '../mongo/collections.js';
 
@@ -38,7 +38,7 @@ export interface StagingStore {
  * of write: `subjects`, `id`, `eventIds`, `parentIds` and `content` wherever they are, and the id an event
  * (`source`, `externalId`, `content`) will be recorded under. Pure.
  */
-export function stageMentions(tenant: string, body: unknown, mentions: StageMentions): boolean {
+export function stageMentions(macs: TenantMacs, tenant: string, body: unknown, mentions: StageMentions): boolean {
   const subjects = new Set(mentions.subjects);
   const ids = new Set(mentions.ids);
   const hashes = new Set(mentions.contentHashes);
@@ -55,7 +55,7 @@ export function stageMentions(tenant: string, body: unknown, mentions: StageMent
       const hash = sha256Hex(o.content);
       if (hashes.has(hash)) return true;
       if (typeof o.source === 'string' && typeof o.externalId === 'string') {
-        if (ids.has(eventIdOf(tenant, idempotencyKeyOf(o.source, o.externalId, hash)))) return true;
+        if (ids.has(eventIdOf(macs, tenant, idempotencyKeyOf(o.source, o.externalId, hash)))) return true;
       }
     }
     return Object.values(o).some(visit);
@@ -63,7 +63,7 @@ export function stageMentions(tenant: string, body: unknown, mentions: StageMent
   return visit(body);
 }
 
-export function createMongoStagingStore(db: Db): StagingStore {
+export function createMongoStagingStore(db: Db, macs: TenantMacs): StagingStore {
   const staging = db.collection<StagedWrite<unknown>>(Collections.staging);
   return {
     async ensureIndexes() {
@@ -85,7 +85,7 @@ export function createMongoStagingStore(db: Db): StagingStore {
       // and it finds mentions nested in a body, which the local server would not filter on.
       const matching: string[] = [];
       for await (const write of staging.find({ tenant }, { batchSize: 1000 })) {
-        if (stageMentions(tenant, write.body, mentions)) matching.push(write._id);
+        if (stageMentions(macs, tenant, write.body, mentions)) matching.push(write._id);
       }
       const removed = await mapBounded(matching, 16, (id) => staging.deleteOne({ _id: id, tenant }));
       return removed.reduce((n, r) => n + r.deletedCount, 0);

@@ -1,7 +1,7 @@
 /**
- * Records about an erasure that outlive it keep no clear identifiers or words: a released subject hold keeps a
- * keyed hash of the subject, a deadline extension a keyed hash of its reason, and a request that will not run
- * (rejected, or its workflow failed) can drop its selector while keeping the selector's keyed hash.
+ * Records about an erasure that outlive it keep no clear identifiers or words: a subject hold keeps a keyed hash
+ * of the subject from its placement, a deadline extension a keyed hash of its reason, and a request keeps its
+ * selector's keyed hash, its clear selector apart until it finishes (or is dropped when it will not run).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,19 +51,18 @@ describe('identifiers kept after an erasure', () => {
       token: await app.token(tenant, ['legal'], 'counsel-1'),
     });
 
-  it('a released subject hold keeps only a keyed hash of the subject', async () => {
+  it('a subject hold keeps only a keyed hash of the subject, placed and released', async () => {
     const tenant = uniqueTenant();
     const subject = `subject-${randomUUID()}`;
     const holdId = await placeSubjectHold(tenant, subject);
-    // While the hold is active it names the subject: that is how it covers the subject's records.
-    expect(await raw(Collections.holds).findOne({ _id: holdId })).toMatchObject({
-      active: true,
-      scope: { subjectId: subject },
-    });
+    const subjectHash = holdSubjectHash(app.services.fingerprints, tenant, subject);
+    // While the hold is active it covers the records whose subjects hash to it: no version of it names the subject.
+    const placed = await raw(Collections.holds).findOne({ _id: holdId });
+    expect(placed).toMatchObject({ active: true, scope: { subjectHash } });
+    expect(JSON.stringify(placed)).not.toContain(subject);
 
     const released = await release(tenant, holdId);
     expect(released.statusCode, released.body).toBe(200);
-    const subjectHash = holdSubjectHash(app.services.fingerprints, tenant, subject);
     expect(released.json()).toMatchObject({ id: holdId, active: false, scopeKind: 'subject', subjectHash });
     const hold = await raw(Collections.holds).findOne({ _id: holdId });
     expect(hold).toMatchObject({ active: false, releasedBy: 'counsel-1', scope: { subjectHash } });
@@ -109,13 +108,13 @@ describe('identifiers kept after an erasure', () => {
     expect((await waitForState(app, tenant, requestId, ['completed', 'needs-operator'])).state).toBe('completed');
   }, 240_000);
 
-  it("a request that will not run drops its selector on demand, keeping the selector's keyed hash", async () => {
+  it("a request keeps its clear selector apart, and one that will not run drops it on demand, keeping the selector's keyed hash", async () => {
     const tenant = uniqueTenant();
     const selector = { subjectId: `subject-${randomUUID()}` };
     const selectorHash = app.services.fingerprints.of('erasure-selector', tenant, canonicalJson(selector));
     const requestId = `era_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
     const at = new Date();
-    // As the store holds a request whose workflow failed before it finished: the selector still in the clear.
+    // As the store holds a request whose workflow failed before it finished: its selector still kept in the clear.
     await app.services.erasureRequests.create({
       _id: requestId,
       tenant,
@@ -129,7 +128,7 @@ describe('identifiers kept after an erasure', () => {
       dueAt: new Date(at.getTime() + 30 * 86_400_000),
       extensionMonths: 0,
       extensionReasonHash: null,
-      state: 'rejected',
+      state: 'running',
       steps: [],
       progress: { purged: 0, total: 0 },
       counts: {},
@@ -138,21 +137,30 @@ describe('identifiers kept after an erasure', () => {
       operatorNote: null,
       updatedAt: at,
     });
-    expect(await raw(Collections.erasures).findOne({ _id: requestId })).toMatchObject({ selector, selectorHash });
+    // The request keeps the keyed hash; the clear selector is kept apart.
+    expect(JSON.stringify(await raw(Collections.erasures).findOne({ _id: requestId }))).not.toContain(
+      selector.subjectId,
+    );
+    expect(await raw(Collections.erasureSelectors).findOne({ _id: requestId })).toMatchObject({ tenant, selector });
+    expect(await app.services.erasureRequests.selectorOf(tenant, requestId)).toEqual(selector);
+    expect(await app.services.erasureRequests.selectorOf(uniqueTenant(), requestId)).toBeNull();
 
-    await app.services.erasureRequests.dropSelector(tenant, requestId);
-    // Idempotent, and confined to its tenant.
-    await app.services.erasureRequests.dropSelector(tenant, requestId);
+    // Confined to its tenant, and idempotent.
     await app.services.erasureRequests.dropSelector(uniqueTenant(), requestId);
+    expect(await app.services.erasureRequests.selectorOf(tenant, requestId)).toEqual(selector);
+    await app.services.erasureRequests.dropSelector(tenant, requestId);
+    await app.services.erasureRequests.dropSelector(tenant, requestId);
 
     const request = await raw(Collections.erasures).findOne({ _id: requestId });
-    expect(request).toMatchObject({ state: 'rejected', selector: null, selectorKind: 'subjectId', selectorHash });
+    expect(request).toMatchObject({ state: 'running', selectorKind: 'subjectId', selectorHash });
     expect(JSON.stringify(request)).not.toContain(selector.subjectId);
+    expect(await raw(Collections.erasureSelectors).findOne({ _id: requestId })).toBeNull();
+    expect(await app.services.erasureRequests.selectorOf(tenant, requestId)).toBeNull();
     const shown = await app.request({
       method: 'GET',
       url: `/v1/tenants/${tenant}/erasure-requests/${requestId}`,
       token: await app.token(tenant, ['dpo'], 'dpo-1'),
     });
-    expect(shown.json()).toMatchObject({ state: 'rejected', selectorKind: 'subjectId', selectorHash });
+    expect(shown.json()).toMatchObject({ state: 'running', selectorKind: 'subjectId', selectorHash });
   });
 });
