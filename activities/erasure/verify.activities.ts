@@ -10,6 +10,7 @@ import { Collections, mapBounded } from '../../src/substrate/mongo/collections.j
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED } from './purge.activities.js';
+import { checkedOn, otherIndices } from './index-reach.js';
 import { probeReader } from '../../src/governance/read/reader.js';
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
@@ -49,19 +50,28 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           const held = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids);
           const memoryIds = [...erased].filter((id) => !isEvent(id));
           const results: ProbeResult[] = [];
+          // The concrete indices the text and vector probes ran on, named in their results.
+          const ranOn = { text: new Set<string>(), vector: new Set<string>() };
 
           const remaining = [
             ...(await deps.memories.getMany(ref.tenant, memoryIds)),
             ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
           ];
           results.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
-          const esById =
-            memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
-          results.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
+          const esById = memoryIds.length > 0 ? await deps.index.probe(ref.tenant, { ids: memoryIds }) : null;
+          results.push({
+            kind: 'id',
+            target: 'elasticsearch',
+            indices: esById?.ranOn.id ?? [],
+            checked: memoryIds.length,
+            found: esById?.byId.length ?? 0,
+          });
 
           const texts = probes?.texts ?? [];
           const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
-            const direct = (await deps.index.probe(ref.tenant, { text })).byText.filter((id) => erased.has(id)).length;
+            const probed = await deps.index.probe(ref.tenant, { text });
+            probed.ranOn.text.forEach((index) => ranOn.text.add(index));
+            const direct = probed.byText.filter((id) => erased.has(id)).length;
             const viaApi = await deps.search.search(
               ref.tenant,
               { query: text.slice(0, 2048), k: 20, intent: 'history' },
@@ -74,6 +84,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             {
               kind: 'text',
               target: 'elasticsearch',
+              indices: [...ranOn.text],
               checked: texts.length,
               found: byText.reduce((n, r) => n + r.direct, 0),
             },
@@ -96,15 +107,15 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           });
 
           const vectors = probes?.vectors ?? [];
-          const byVector = await mapBounded(
-            vectors,
-            PROBE_CONCURRENCY,
-            async (vector) =>
-              (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length,
-          );
+          const byVector = await mapBounded(vectors, PROBE_CONCURRENCY, async (vector) => {
+            const probed = await deps.index.probe(ref.tenant, { vector });
+            probed.ranOn.vector.forEach((index) => ranOn.vector.add(index));
+            return probed.byVector.filter((id) => erased.has(id)).length;
+          });
           results.push({
             kind: 'vector',
             target: 'elasticsearch',
+            indices: [...ranOn.vector],
             checked: vectors.length,
             found: byVector.reduce((n, f) => n + f, 0),
           });
@@ -120,10 +131,12 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // The index looked up by the subject itself, not only by the ids this request erased. A document of a
           // live record that raced the fence is the next round's; any other is a residue.
           if ('subjectId' in selector) {
-            const bySubject = (await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] })).bySubject;
+            const probed = await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] });
+            const bySubject = probed.bySubject;
             results.push({
               kind: 'subject',
               target: 'elasticsearch',
+              indices: probed.ranOn.subject,
               checked: 1,
               found: bySubject.filter((id) => !held.has(id) && !liveIds.has(id)).length,
             });
@@ -135,6 +148,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           await deps.requests.update(ref.tenant, ref.requestId, {
             probeResults: results,
             segmentsDeletedDocs: stats.deletedDocs,
+            segmentsByIndex: stats.indices,
           });
           verdict = {
             ok: found === 0 && relocated === 0 && stats.deletedDocs === 0,
@@ -195,6 +209,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           deleted: sum('indexDocs'),
           deletedDocsAfter: req.segmentsDeletedDocs ?? 0,
         },
+        ...otherIndices(req, indexName),
       ];
       const holdIds = [...new Set(Object.values(held.holdOf))];
       const probes = req.probeResults ?? [];
@@ -235,6 +250,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         assurance: assuranceClaims({
           backend,
           indexName,
+          otherIndices: otherIndices(req, indexName).map((s) => s.index),
           probes,
           compacted: COMPACTED.filter((c) => compacted.has(c)),
         }),
@@ -268,6 +284,8 @@ function checked(probes: readonly ProbeResult[], kind: ProbeResult['kind'], targ
 export function assuranceClaims(facts: {
   backend: StorageBackend;
   indexName: string;
+  /** Indices the erasure reached besides the live one (a re-embedding's copy, an orphan). */
+  otherIndices?: readonly string[];
   probes: readonly ProbeResult[];
   compacted: readonly string[];
 }): AssuranceClaim[] {
@@ -295,11 +313,11 @@ export function assuranceClaims(facts: {
       level: 'L1',
       statement: `${checked(probes, 'text', 'api')} text probes through the governed search path (history intent) reach no erased record; id, vector and subject probes went to the index directly`,
     },
-    {
-      place: `elasticsearch:${facts.indexName}`,
+    ...[facts.indexName, ...(facts.otherIndices ?? [])].map((index): AssuranceClaim => ({
+      place: `elasticsearch:${index}`,
       level: 'L2',
-      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checked(probes, 'id', 'elasticsearch')} id, ${checked(probes, 'text', 'elasticsearch')} text, ${checked(probes, 'vector', 'elasticsearch')} vector and ${checked(probes, 'subject', 'elasticsearch')} subject probes found none`,
-    },
+      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checkedOn(probes, 'id', index)} id, ${checkedOn(probes, 'text', index)} text, ${checkedOn(probes, 'vector', index)} vector and ${checkedOn(probes, 'subject', index)} subject probes ran on this index and found none`,
+    })),
     mongoClaim,
     {
       place: 'mongodb:erasure_probes',

@@ -64,6 +64,13 @@ export interface StepStatus {
   counts: Record<string, number>;
 }
 
+/** A concrete index an erasure step reached, why it holds the tenant's documents, and what was deleted there. */
+export interface IndexReach {
+  index: string;
+  role: string;
+  deleted: number;
+}
+
 /**
  * The stored request. The selector is kept in the clear only until the erasure finishes (or is rejected); then
  * only its keyed hash.
@@ -98,7 +105,16 @@ export interface ErasureRequest {
   indexDeletedAtMark?: Record<string, number>;
   /** The concrete Elasticsearch index the purge and the probes went to. */
   indexName?: string | null;
+  /**
+   * Every concrete index each round's marking and purge reached (live, a re-embedding's copy, an orphan), with the
+   * documents deleted there, keyed by round number.
+   */
+  indexReach?: Record<string, { mark?: IndexReach[]; purge?: IndexReach[] }>;
+  /** Every concrete index an expunge merged. */
+  indicesExpunged?: string[];
   segmentsDeletedDocs?: number;
+  /** Deleted documents `_segments` reported per concrete index at the last verification. */
+  segmentsByIndex?: { index: string; role: string; deletedDocs: number }[];
   compacted?: string[];
   /** What the last certificate stated about the erased records' exposure to agents (counts and times). */
   exposure?: ExposureStatement;
