@@ -4,10 +4,10 @@
  * an assurance claim per index that counts only the probes that ran there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReembedActivities, type ReembedPage } from '../../../activities/reembed.activities.js';
 import type { ElasticsearchStoreResult } from '../../../src/governance/certificates/certificate.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, fileErasure, waitForState } from '../../support/erasure-fixture.js';
+import { beginAndCopy } from '../../support/reembed-copy.js';
 
 let app: TestApp;
 beforeAll(async () => void (app = await startTestApp()), 60_000);
@@ -17,18 +17,7 @@ describe('the certificate of an erasure during a re-embedding', () => {
   it("names the re-embedding's index among the stores and the index each probe ran on", async () => {
     const tenant = uniqueTenant();
     const graph = await buildSubjectGraph(app, tenant, `canary-${Date.now().toString(36)}`);
-    const acts = createReembedActivities({
-      memories: app.services.memories,
-      index: app.services.index,
-      reembedder: app.services.reembedder,
-      audit: app.services.audit,
-    });
-    const start = await acts.reembedBegin({ tenant, generation: 'cert1' });
-    for (let after: string | null = null; ;) {
-      const page: ReembedPage = await acts.reembedCopyPage({ tenant, after, pageSize: 100 });
-      if (page.done) break;
-      after = page.last;
-    }
+    const { acts, start } = await beginAndCopy(app, tenant, 'cert1');
     const live = (await app.services.index.indexOf(tenant))!;
 
     const requestId = await fileErasure(app, tenant, { subjectId: graph.subject });
