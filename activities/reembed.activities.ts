@@ -2,7 +2,7 @@ import type { AuditLog } from '../src/governance/audit/audit-log.port.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../src/substrate/model/records.js';
 import type { ReembedStart, Reembedder } from '../src/substrate/search/elasticsearch-reembedder.js';
-import { indexUnlessErased } from '../src/substrate/search/index-unless-erased.js';
+import { indexUnlessErased, withdrawLate } from '../src/substrate/search/index-unless-erased.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
 
 export type { ReembedStart } from '../src/substrate/search/elasticsearch-reembedder.js';
@@ -35,8 +35,8 @@ export function createReembedActivities(deps: ReembedActivityDeps) {
   const page = (size: number) => Math.min(Math.max(1, Math.floor(size)), MAX_PAGE);
 
   /**
-   * Copies, then reads the page again and deletes whatever an erasure marked meanwhile (from both indices:
-   * the adapter's purge reaches the copy). Either the erasure's purge comes after the copy and removes it, or
+   * Copies, then reads the page again and deletes and expunges whatever an erasure marked meanwhile (from both
+   * indices: the adapter's purge reaches the copy). Either the erasure's purge comes after the copy and removes it, or
    * this second look sees the mark: the same argument as every other index write.
    */
   async function copyPage(input: { tenant: string; after: string | null; pageSize: number }): Promise<ReembedPage> {
@@ -52,7 +52,8 @@ export function createReembedActivities(deps: ReembedActivityDeps) {
       ).map((r) => [r._id, r]),
     );
     const gone = live.filter((r) => erased(now.get(r._id))).map((r) => r._id);
-    if (gone.length > 0) await deps.index.purge(input.tenant, gone);
+    // The erasure that marked them may already be complete: the withdrawal expunges its own deleted documents.
+    if (gone.length > 0) await withdrawLate(deps.index, input.tenant, gone);
     return {
       seen: records.length,
       written: indexed - gone.length,
@@ -91,7 +92,7 @@ export function createReembedActivities(deps: ReembedActivityDeps) {
     const ids = await deps.reembedder.liveIds(input.tenant, input.after, page(input.pageSize));
     const found = new Map((await deps.memories.getMany(input.tenant, ids)).map((r) => [r._id, r]));
     const gone = ids.filter((id) => erased(found.get(id)));
-    if (gone.length > 0) await deps.index.purge(input.tenant, gone);
+    if (gone.length > 0) await withdrawLate(deps.index, input.tenant, gone);
     return {
       seen: ids.length,
       written: 0,

@@ -5,6 +5,7 @@ import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
 import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
 import type { Selector } from '../../src/governance/erasure/erasure-request.js';
+import type { PurgeResult, ReachedIndex } from '../../src/substrate/search/search-index.port.js';
 import {
   beating,
   isEvent,
@@ -191,13 +192,14 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
               )))(),
             memoryIds.length > 0
               ? deps.index.purge(ref.tenant, memoryIds)
-              : Promise.resolve({ deleted: 0, notFound: 0 }),
+              : Promise.resolve({ deleted: 0, notFound: 0, indices: [] }),
           );
           // A retry finds the documents its predecessor deleted gone: every record of the set was read just now, so
           // each missing document counts as this request's (the purge's own retries count the same way).
           const indexDocs = Context.current().info.attempt > 1 ? index.deleted + index.notFound : index.deleted;
           await deps.requests.update(ref.tenant, ref.requestId, {
             [`indexDeletedAtMark.${ref.round ?? 1}`]: indexDocs,
+            [`indexReach.${ref.round ?? 1}.mark`]: index.indices,
           } as Record<string, unknown>);
           // Used: the facts go (they name subjects and content hashes); a retried marking reads what it needs.
           await deps.sets.dropFacts(ref.tenant, ref.requestId);
@@ -238,6 +240,15 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // by this request and counts as such (lineage edges already removed cannot be counted again).
         const retried = activity.info.attempt > 1;
         let issued = 0;
+        // Every concrete index the purge reached, with what it deleted there (for the certificate).
+        const reached = new Map<string, ReachedIndex>();
+        const reach = (result: PurgeResult): number => {
+          for (const r of result.indices) {
+            const seen = reached.get(r.index);
+            reached.set(r.index, { ...r, deleted: (seen?.deleted ?? 0) + r.deleted });
+          }
+          return result.deleted;
+        };
         // Between chunks too (the pass over the lineage below, the side collections after the loop) the activity
         // says it is alive, repeating the last cursor: at a large closure on a loaded machine those take longer than
         // the heartbeat timeout, and every retry would time out at the same place.
@@ -255,7 +266,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             const eventIds = slice.filter(isEvent);
             // Index first: once a record is gone from MongoDB, nothing else would point at its document. The marking
             // deleted the documents already; what is found here was indexed again since (a write that raced it).
-            if (memoryIds.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, memoryIds)).deleted;
+            if (memoryIds.length > 0) totals.indexDocs += reach(await deps.index.purge(ref.tenant, memoryIds));
             const memories = await deps.memories.purge(ref.tenant, memoryIds);
             totals.memories += retried ? memoryIds.length : memories;
             const events = await deps.events.purge(ref.tenant, eventIds);
@@ -278,7 +289,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
           // request): no record names them any more, so only the selector reaches them.
           const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));
-          if (orphans.length > 0) totals.indexDocs += (await deps.index.purge(ref.tenant, orphans)).deleted;
+          if (orphans.length > 0) totals.indexDocs += reach(await deps.index.purge(ref.tenant, orphans));
           const probes = await deps.probes.get(ref.tenant, ref.requestId);
           const side = await deps.sideRecords.erase(ref.tenant, {
             ids,
@@ -297,6 +308,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           };
           await deps.requests.update(ref.tenant, ref.requestId, {
             [`purgeRounds.${ref.round}`]: counts,
+            [`indexReach.${ref.round}.purge`]: [...reached.values()],
             indexName: await deps.index.indexOf(ref.tenant),
           } as Record<string, unknown>);
           return counts;
@@ -310,6 +322,10 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
     async expungeIndex(ref: ErasureRef): Promise<{ deletedDocs: number; segments: number }> {
       return ctx.step(ref, 'expunge', async () => {
         const stats = await deps.index.expungeDeleted(ref.tenant);
+        const expunged = (await ctx.request(ref)).indicesExpunged ?? [];
+        await deps.requests.update(ref.tenant, ref.requestId, {
+          indicesExpunged: [...new Set([...expunged, ...stats.indices.map((i) => i.index)])],
+        });
         return { deletedDocs: stats.deletedDocs, segments: stats.segments };
       });
     },

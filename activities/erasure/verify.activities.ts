@@ -12,6 +12,7 @@ import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED, forgetSelector, REQUEST_RECORDS } from './purge.activities.js';
+import { checkedOn, otherIndices } from './index-reach.js';
 import { probeReader } from '../../src/governance/read/reader.js';
 import {
   decideFindings,
@@ -64,15 +65,22 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           const held = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'held')).ids);
           const memoryIds = [...erased].filter((id) => !isEvent(id));
           const results: ProbeResult[] = [];
+          // The concrete indices the text and vector probes ran on, named in their results.
+          const ranOn = { text: new Set<string>(), vector: new Set<string>() };
 
           const remaining = [
             ...(await deps.memories.getMany(ref.tenant, memoryIds)),
             ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
           ];
           results.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
-          const esById =
-            memoryIds.length > 0 ? (await deps.index.probe(ref.tenant, { ids: memoryIds })).byId.length : 0;
-          results.push({ kind: 'id', target: 'elasticsearch', checked: memoryIds.length, found: esById });
+          const esById = memoryIds.length > 0 ? await deps.index.probe(ref.tenant, { ids: memoryIds }) : null;
+          results.push({
+            kind: 'id',
+            target: 'elasticsearch',
+            indices: esById?.ranOn.id ?? [],
+            checked: memoryIds.length,
+            found: esById?.byId.length ?? 0,
+          });
 
           // Copies: what the tenant-wide probes below reach outside the erased set, by which probe.
           const reached = new Map<string, Set<FindingProbe>>();
@@ -88,7 +96,9 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
 
           const texts = probes?.texts ?? [];
           const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
-            const direct = (await deps.index.probe(ref.tenant, { text })).byText;
+            const probed = await deps.index.probe(ref.tenant, { text });
+            probed.ranOn.text.forEach((index) => ranOn.text.add(index));
+            const direct = probed.byText;
             // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
             // the erased sentence is served erased content, whatever its id.
             const served = await deps.search.search(
@@ -126,6 +136,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             {
               kind: 'text',
               target: 'elasticsearch',
+              indices: [...ranOn.text],
               checked: texts.length,
               found: directHits.filter((id) => erased.has(id)).length,
               outside: new Set(outsideOf(directHits)).size,
@@ -170,15 +181,15 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           );
 
           const vectors = probes?.vectors ?? [];
-          const byVector = await mapBounded(
-            vectors,
-            PROBE_CONCURRENCY,
-            async (vector) =>
-              (await deps.index.probe(ref.tenant, { vector })).byVector.filter((id) => erased.has(id)).length,
-          );
+          const byVector = await mapBounded(vectors, PROBE_CONCURRENCY, async (vector) => {
+            const probed = await deps.index.probe(ref.tenant, { vector });
+            probed.ranOn.vector.forEach((index) => ranOn.vector.add(index));
+            return probed.byVector.filter((id) => erased.has(id)).length;
+          });
           results.push({
             kind: 'vector',
             target: 'elasticsearch',
+            indices: [...ranOn.vector],
             checked: vectors.length,
             found: byVector.reduce((n, f) => n + f, 0),
           });
@@ -194,10 +205,12 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // The index looked up by the subject itself, not only by the ids this request erased. A document of a
           // live record that raced the fence is the next round's; any other is a residue.
           if ('subjectId' in selector) {
-            const bySubject = (await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] })).bySubject;
+            const probed = await deps.index.probe(ref.tenant, { subjects: [selector.subjectId] });
+            const bySubject = probed.bySubject;
             results.push({
               kind: 'subject',
               target: 'elasticsearch',
+              indices: probed.ranOn.subject,
               checked: 1,
               found: bySubject.filter((id) => !held.has(id) && !liveIds.has(id)).length,
             });
@@ -218,6 +231,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             probeResults: results,
             segmentsDeletedDocs: stats.deletedDocs,
             findings,
+            segmentsByIndex: stats.indices,
           });
           verdict = {
             ok: found === 0 && relocated === 0 && stats.deletedDocs === 0 && open === 0,
@@ -281,6 +295,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           deleted: sum('indexDocs'),
           deletedDocsAfter: req.segmentsDeletedDocs ?? 0,
         },
+        ...otherIndices(req, indexName),
       ];
       const holdIds = [...new Set(Object.values(held.holdOf))];
       const probes = req.probeResults ?? [];
@@ -322,6 +337,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           backend,
           statedFindings: (req.findings ?? []).filter((f) => f.resolution === 'stated').length,
           indexName,
+          otherIndices: otherIndices(req, indexName).map((s) => s.index),
           probes,
           compacted: COMPACTED.filter((c) => compacted.has(c)),
         }),
@@ -373,6 +389,8 @@ function checked(probes: readonly ProbeResult[], kind: ProbeResult['kind'], targ
 export function assuranceClaims(facts: {
   backend: StorageBackend;
   indexName: string;
+  /** Indices the erasure reached besides the live one (a re-embedding's copy, an orphan). */
+  otherIndices?: readonly string[];
   probes: readonly ProbeResult[];
   compacted: readonly string[];
   /** Copies outside the closure the DPO certified as left (named in the certificate's findings). */
@@ -423,11 +441,11 @@ export function assuranceClaims(facts: {
       level: 'L1',
       statement: `${checked(probes, 'text', 'api')} erased sentences searched through the governed search path (history intent, a reader of every scope and sensitivity): no result is an erased record, and no result repeating one was found ${stated > 0 ? `outside the ${stated} stated findings` : 'under another id'}`,
     },
-    {
-      place: `elasticsearch:${facts.indexName}`,
+    ...[facts.indexName, ...(facts.otherIndices ?? [])].map((index): AssuranceClaim => ({
+      place: `elasticsearch:${index}`,
       level: 'L2',
-      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checked(probes, 'id', 'elasticsearch')} id, ${checked(probes, 'vector', 'elasticsearch')} vector and ${checked(probes, 'subject', 'elasticsearch')} subject probes found none; ${checked(probes, 'text', 'elasticsearch')} sentence and ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
-    },
+      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checkedOn(probes, 'id', index)} id, ${checkedOn(probes, 'text', index)} text, ${checkedOn(probes, 'vector', index)} vector and ${checkedOn(probes, 'subject', index)} subject probes ran on this index and found no erased record; ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
+    })),
     mongoClaim,
     probeClaim,
     {

@@ -110,7 +110,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerSearchRoutes(app, { search: services.search, ...reading });
     registerRetrievalRoutes(app, { retrieval: services.retrieval, exposures: services.exposures, ...reading });
     registerAuditRoutes(app, { audit: services.audit });
-    registerIndexRoutes(app, { reembeds: services.reembeds });
+    registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerHoldRoutes(app, {
       holds: services.holds,

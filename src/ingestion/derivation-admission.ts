@@ -3,6 +3,7 @@
  * earlier history of its subjects, audit it, and let the derivation-admission policy decide what the label does.
  * Content is read here and goes no further: the result holds ids, labels and counts.
  */
+import { createStemCache } from '../governance/derivation/bm25.js';
 import { auditDerivation, type DerivationVerdict } from '../governance/derivation/derivation-audit.js';
 import type { DerivationVerifier, EvidencePassage } from '../governance/derivation/verifier.port.js';
 import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
@@ -67,6 +68,8 @@ export async function auditBatchDerivations(
       async (s) => [s, await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, HISTORY_POOL_BYTES)] as const,
     ),
   );
+  // The batch's stems die with the batch: no process-wide cache keeps a passage an erasure removes later.
+  const stems = createStemCache();
   return mapBounded([...batch.memories.entries()], AUDIT_CONCURRENCY, async ([i, m]) => {
     const storedIds = m.provenance.eventIds.filter((ref) => !BATCH_REF.test(ref));
     const stored = await deps.events.getMany(tenant, storedIds);
@@ -91,7 +94,7 @@ export async function auditBatchDerivations(
     });
     const verdict = await auditDerivation(
       { content: m.content, cited, pool: [...pool.values()], before: cutoffs[i]!, poolTruncated: truncated },
-      { verifier: deps.derivation.verifier, timeoutMs: deps.derivation.timeoutMs },
+      { verifier: deps.derivation.verifier, timeoutMs: deps.derivation.timeoutMs, stems },
     );
     const decision = evaluatePolicy(deps.derivation.policy, { label: verdict.label });
     const outcome = decision.outcome as DerivationOutcome['effect'];

@@ -1,10 +1,42 @@
 import type { FastifyInstance } from 'fastify';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import type { SearchIndex } from '../../substrate/search/search-index.port.js';
 import type { ReembedGateway } from '../../temporal/reembed-gateway.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantParams } from './route-schemas.js';
 
 /** Operations on a tenant's search index: re-embedding with the deployment's current embedder. */
-export function registerIndexRoutes(app: FastifyInstance, deps: { reembeds: ReembedGateway }): void {
+export function registerIndexRoutes(
+  app: FastifyInstance,
+  deps: { reembeds: ReembedGateway; index: SearchIndex; audit: AuditLog },
+): void {
+  app.post(
+    '/v1/tenants/:tenant/index/reconcile',
+    {
+      config: { action: 'index.reembed', reads: 'ids' },
+      schema: {
+        summary:
+          "Delete the tenant's orphaned indices (behind neither alias, e.g. left by a re-embedding whose old-index delete failed); erasure reaches them until then",
+        params: tenantParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const dropped = await deps.index.dropOrphans(principal.tenant);
+      if (dropped.length > 0) {
+        await deps.audit.append({
+          tenant: principal.tenant,
+          actor: principal.id,
+          action: 'index.reconciled',
+          target: dropped.join(','),
+          outcome: 'ok',
+          details: { dropped: dropped.length },
+        });
+      }
+      return { dropped };
+    },
+  );
   app.post(
     '/v1/tenants/:tenant/reembed',
     {

@@ -73,6 +73,7 @@ const store = z.discriminatedUnion('store', [
 const probe = z.strictObject({
   kind: z.enum(['id', 'text', 'vector', 'content-hash', 'subject', 'locate']),
   target: z.enum(['api', 'mongodb', 'elasticsearch']),
+  indices: uniqueIds(100).optional(),
   checked: count,
   found: count,
   outside: count.optional(),

@@ -101,6 +101,11 @@ export interface ProbeResult {
    */
   kind: ProbeKind;
   target: 'api' | 'mongodb' | 'elasticsearch';
+  /**
+   * The concrete Elasticsearch indices the probe ran on (a vector probe runs only where the vectors are of the
+   * verifying process's model). Absent on certificates issued before probes named them.
+   */
+  indices?: string[];
   checked: number;
   /** Erased records the probe still reached. */
   found: number;

@@ -2,33 +2,44 @@
 import { contentStems } from './text-cues.js';
 
 const K1 = 1.2;
-/** Passages tokenised recently: a batch audits many memories of one subject against the same history. */
-const STEMS_CACHE_LIMIT = 20_000;
-const stemsCache = new Map<string, Set<string>>();
+const B = 0.75;
 
-/** A passage's content stems (which include its entities' stems), cached. */
-export function stemsOf(text: string): Set<string> {
-  let stems = stemsCache.get(text);
+/**
+ * Stems of passages by passage id, for one batch of audits: the batch audits many memories of one subject against
+ * the same history, so each passage is tokenised once. The cache lives as long as the batch that created it, and
+ * nothing process-wide keeps a passage's text or stems: a passage erased after its batch is in no memory of ours.
+ */
+export type StemCache = Map<string, Set<string>>;
+
+export function createStemCache(): StemCache {
+  return new Map();
+}
+
+/** A passage's content stems (which include its entities' stems), from the batch's cache when given one. */
+export function stemsOf(passage: { id: string; text: string }, cache?: StemCache): Set<string> {
+  let stems = cache?.get(passage.id);
   if (!stems) {
-    if (stemsCache.size >= STEMS_CACHE_LIMIT) stemsCache.clear();
-    stems = new Set(contentStems(text));
-    stemsCache.set(text, stems);
+    stems = new Set(contentStems(passage.text));
+    cache?.set(passage.id, stems);
   }
   return stems;
 }
-const B = 0.75;
 
 export interface Scored<T> {
   item: T;
   score: number;
 }
 
-/** Pool items ranked by BM25 against the query, best first; items sharing no term with it are left out. */
-export function rankBm25<T>(query: string, pool: readonly T[], textOf: (item: T) => string): Scored<T>[] {
+/** Passages ranked by BM25 against the query, best first; passages sharing no term with it are left out. */
+export function rankBm25<T extends { id: string; text: string }>(
+  query: string,
+  pool: readonly T[],
+  cache?: StemCache,
+): Scored<T>[] {
   const terms = contentStems(query);
   if (terms.length === 0 || pool.length === 0) return [];
   const docs = pool.map((item) => {
-    const stems = stemsOf(textOf(item)); // unique stems: term frequency saturates quickly in short passages
+    const stems = stemsOf(item, cache); // unique stems: term frequency saturates quickly in short passages
     return { item, stems, length: stems.size };
   });
   const avg = docs.reduce((n, d) => n + d.length, 0) / docs.length || 1;

@@ -5,7 +5,7 @@
 import { anchorsOf, decompose, type Obligation, type ObligationKind } from './obligations.js';
 import { admissionLabel, combineLabels, type ObligationLabel, type RecordLabel } from './labels.js';
 import { bytesOf, evidenceViews, MAX_EVIDENCE_BYTES } from './evidence-scope.js';
-import { stemsOf } from './bm25.js';
+import { stemsOf, type StemCache } from './bm25.js';
 import type { DerivationVerifier, EvidencePassage, ObligationVerdict } from './verifier.port.js';
 import type { RelationKind } from './text-cues.js';
 
@@ -58,6 +58,8 @@ export interface AuditInput {
 export interface AuditOptions {
   verifier: DerivationVerifier;
   timeoutMs: number;
+  /** Stems of passages already tokenised by this batch (see `StemCache`). */
+  stems?: StemCache;
 }
 
 class VerifierTimeout extends Error {}
@@ -95,9 +97,9 @@ async function bounded(
 }
 
 /** A left-out passage bears on an obligation when it mentions at least half of the obligation's anchor words. */
-function bearsOn(anchors: string[], passage: EvidencePassage): boolean {
+function bearsOn(anchors: string[], passage: EvidencePassage, cache?: StemCache): boolean {
   if (anchors.length === 0) return false;
-  const stems = stemsOf(passage.text);
+  const stems = stemsOf(passage, cache);
   return anchors.filter((a) => stems.has(a)).length >= Math.ceil(anchors.length / 2);
 }
 
@@ -113,7 +115,7 @@ function outcomes(obligations: Obligation[], verdicts: ObligationVerdict[]): Obl
 
 export async function auditDerivation(input: AuditInput, options: AuditOptions): Promise<DerivationVerdict> {
   const obligations = decompose(input.content);
-  const views = evidenceViews(input.content, input.cited, input.pool, input.before);
+  const views = evidenceViews(input.content, input.cited, input.pool, input.before, options.stems);
   const base = {
     verifier: { id: options.verifier.id, version: options.verifier.version },
     evidenceIds: views.expanded.map((p) => p.id),
@@ -154,7 +156,7 @@ export async function auditDerivation(input: AuditInput, options: AuditOptions):
   const expanded = expandedVerdicts.map((v, i): ObligationVerdict => {
     if (v.label !== 'insufficient') return v;
     const anchors = anchorsOf(obligations, obligations[i]!);
-    if (input.poolTruncated || views.leftOut.some((p) => bearsOn(anchors, p))) {
+    if (input.poolTruncated || views.leftOut.some((p) => bearsOn(anchors, p, options.stems))) {
       budgetLimited = true;
       return { ...v, label: 'unresolved' };
     }

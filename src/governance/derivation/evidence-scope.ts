@@ -5,7 +5,7 @@
  * pool already limited to earlier events of the subject (earlier memories are never in it: derived from the
  * same history, they are not independent evidence).
  */
-import { rankBm25 } from './bm25.js';
+import { rankBm25, type StemCache } from './bm25.js';
 import type { EvidencePassage } from './verifier.port.js';
 
 export const RETRIEVED_PASSAGES = 12;
@@ -34,10 +34,11 @@ export function evidenceViews(
   cited: readonly EvidencePassage[],
   pool: readonly EvidencePassage[],
   before: Date,
+  stems?: StemCache,
 ): EvidenceViews {
   const citedIds = new Set(cited.map((c) => c.id));
   const candidates = pool.filter((p) => !citedIds.has(p.id) && p.at.getTime() <= before.getTime());
-  const ranked = rankBm25(content, candidates, (p) => p.text).map((s) => s.item);
+  const ranked = rankBm25(content, candidates, stems).map((s) => s.item);
   const room = Math.max(0, Math.min(RETRIEVED_PASSAGES, TOTAL_PASSAGES - cited.length));
   const retrieved: EvidencePassage[] = [];
   const leftOut: EvidencePassage[] = [];

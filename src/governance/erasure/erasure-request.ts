@@ -74,6 +74,13 @@ export interface StepStatus {
   counts: Record<string, number>;
 }
 
+/** A concrete index an erasure step reached, why it holds the tenant's documents, and what was deleted there. */
+export interface IndexReach {
+  index: string;
+  role: string;
+  deleted: number;
+}
+
 /**
  * The stored request: the selector's kind and keyed hash only. The clear selector the steps need is kept apart
  * (`erasure_selectors`), written once and deleted when the request finishes, so that no rewrite of the request at
@@ -110,7 +117,16 @@ export interface ErasureRequest {
   indexDeletedAtMark?: Record<string, number>;
   /** The concrete Elasticsearch index the purge and the probes went to. */
   indexName?: string | null;
+  /**
+   * Every concrete index each round's marking and purge reached (live, a re-embedding's copy, an orphan), with the
+   * documents deleted there, keyed by round number.
+   */
+  indexReach?: Record<string, { mark?: IndexReach[]; purge?: IndexReach[] }>;
+  /** Every concrete index an expunge merged. */
+  indicesExpunged?: string[];
   segmentsDeletedDocs?: number;
+  /** Deleted documents `_segments` reported per concrete index at the last verification. */
+  segmentsByIndex?: { index: string; role: string; deletedDocs: number }[];
   compacted?: string[];
   /** Copies of erased content the probes found outside the closure, and what the DPO decided about each. */
   findings?: CopyFinding[];

@@ -83,8 +83,10 @@ export function createElasticsearchReembedder(client: Client, options: Reembedde
         return { target, previous: [], model: embedder.model };
       }
       try {
+        // Created behind `next` in the same call: an index of the tenant behind no alias is an orphan to reconcile.
         await client.indices.create({
           index: target,
+          aliases: { [next]: { is_write_index: true } },
           settings: memoryIndexSettings(options.indexSettings),
           mappings: memoryIndexMapping(embedder.dims, embedder.model),
         });

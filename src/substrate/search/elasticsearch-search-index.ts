@@ -9,6 +9,7 @@ import { validationError } from '../../shared/errors.js';
 import { isZeroVector, vectorsOrNull, type Embedder } from './embedder.port.js';
 import {
   indexEmbedderOf,
+  isTenantIndexName,
   memoryIndexMapping,
   memoryIndexSettings,
   tenantIndexNames,
@@ -19,9 +20,12 @@ import { admitsNothing, buildFilterClauses } from './search-filters.js';
 import { SearchIndexError, esErrorType, guarded, isIndexNotFound, toSearchIndexError } from './search-index-error.js';
 import {
   DEFAULT_PROBE_SIMILARITY,
+  type IndexRole,
   type ItemFailure,
+  type ReachedIndex,
   type SearchHit,
   type SearchIndex,
+  type SegmentStats,
   type UpdateStatusResult,
 } from './search-index.port.js';
 
@@ -103,11 +107,33 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
   const aliasExists = (alias: string): Promise<boolean> =>
     guarded('exists-alias', () => client.indices.existsAlias({ name: alias }));
 
-  /** The live alias, and the re-embedding's alias while one fills: what erasure must reach. */
-  async function erasureTargets(tenant: string): Promise<string[]> {
+  /**
+   * Every concrete index of the tenant, live first: behind the live alias, behind the re-embedding's alias, and any
+   * other index named as the tenant's (an orphan a failed re-embedding left behind). Erasure reaches them all, so
+   * no copy outlives a purge while an orphan waits for the reconcile that deletes it.
+   */
+  async function erasureTargets(tenant: string): Promise<{ index: string; role: IndexRole }[]> {
     const { alias, next } = names(tenant);
-    const [live, filling] = await Promise.all([aliasExists(alias), aliasExists(next)]);
-    return [...(live ? [alias] : []), ...(filling ? [next] : [])];
+    let response: Record<string, { aliases?: Record<string, unknown> }>;
+    try {
+      response = await client.indices.getAlias({
+        index: `${alias},${alias}-v*,${alias}.e*`,
+        ignore_unavailable: true,
+        allow_no_indices: true,
+      });
+    } catch (error) {
+      if (isIndexNotFound(error)) return [];
+      throw toSearchIndexError('get-alias', error);
+    }
+    const rank: Record<IndexRole, number> = { live: 0, reembedding: 1, orphan: 2 };
+    return Object.entries(response)
+      .flatMap(([index, { aliases = {} }]): { index: string; role: IndexRole }[] => {
+        if (alias in aliases) return [{ index, role: 'live' }];
+        if (next in aliases) return [{ index, role: 'reembedding' }];
+        // The wildcard also matches a tenant whose id extends this one's (`t-v2` for `t`): only exact names count.
+        return isTenantIndexName(alias, index) ? [{ index, role: 'orphan' }] : [];
+      })
+      .sort((a, b) => rank[a.role] - rank[b.role] || a.index.localeCompare(b.index));
   }
 
   /** The embedder of the index behind the tenant's alias, or null when the tenant has no index yet. */
@@ -318,15 +344,15 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     },
 
     async purge(tenant, ids) {
-      const { alias } = names(tenant);
       const unique = [...new Set(ids)];
-      if (unique.length === 0) return { deleted: 0, notFound: 0 };
+      if (unique.length === 0) return { deleted: 0, notFound: 0, indices: [] };
       const targets = await erasureTargets(tenant);
-      if (targets.length === 0) return { deleted: 0, notFound: unique.length };
+      if (targets.length === 0) return { deleted: 0, notFound: unique.length, indices: [] };
       let deleted = 0;
       let notFound = 0;
       const failed: ItemFailure[] = [];
-      for (const target of targets) {
+      const reached: ReachedIndex[] = [];
+      for (const [n, { index: target, role }] of targets.entries()) {
         let removed = 0;
         for (const batch of chunks(unique, 1000)) {
           const response = await guarded('purge', () =>
@@ -334,8 +360,8 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
           );
           response.items.forEach((raw, i) => {
             const item = bulkItem(raw);
-            // The counts are the live alias's; a re-embedding's copy only has to lose the documents too.
-            const counted = target === alias || !targets.includes(alias);
+            // The counts are the live index's; a copy (a re-embedding's, an orphan) only has to lose the documents too.
+            const counted = n === 0;
             if (item.result === 'deleted') {
               removed++;
               deleted += counted ? 1 : 0;
@@ -348,6 +374,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         // to delete changed nothing a search could see (the purge after the marking, usually) and needs none; a
         // call with failed items refreshes anyway, so that what it did delete is unseen before its retry.
         if (removed > 0 || failed.length > 0) await refresh(target, 'purge');
+        reached.push({ index: target, role, deleted: removed });
       }
       const first = failed[0];
       if (first !== undefined) {
@@ -360,13 +387,13 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
           `${failed.length} of ${unique.length} failed`,
         );
       }
-      return { deleted, notFound };
+      return { deleted, notFound, indices: reached };
     },
 
     async expungeDeleted(tenant) {
       const targets = await erasureTargets(tenant);
-      if (targets.length === 0) return { deletedDocs: 0, segments: 0 };
-      const index = targets.join(',');
+      if (targets.length === 0) return { deletedDocs: 0, segments: 0, indices: [] };
+      const index = targets.map((t) => t.index).join(',');
       await refresh(index, 'expunge');
       // Also set at creation; repeated for indices created before it was.
       await guarded('expunge', () =>
@@ -377,13 +404,25 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       );
       await refresh(index, 'expunge');
       await guarded('expunge', () => client.indices.flush({ index, wait_if_ongoing: true }));
-      return countSegments(await guarded('segments', () => client.indices.segments({ index })));
+      return segmentsOf(targets, await guarded('segments', () => client.indices.segments({ index })));
     },
 
     async segmentStats(tenant) {
       const targets = await erasureTargets(tenant);
-      if (targets.length === 0) return { deletedDocs: 0, segments: 0 };
-      return countSegments(await guarded('segments', () => client.indices.segments({ index: targets.join(',') })));
+      if (targets.length === 0) return { deletedDocs: 0, segments: 0, indices: [] };
+      const index = targets.map((t) => t.index).join(',');
+      return segmentsOf(targets, await guarded('segments', () => client.indices.segments({ index })));
+    },
+
+    async orphans(tenant) {
+      return (await erasureTargets(tenant)).filter((t) => t.role === 'orphan').map((t) => t.index);
+    },
+
+    async dropOrphans(tenant) {
+      const orphans = (await erasureTargets(tenant)).filter((t) => t.role === 'orphan').map((t) => t.index);
+      if (orphans.length === 0) return [];
+      await guarded('drop-orphans', () => client.indices.delete({ index: orphans, ignore_unavailable: true }));
+      return orphans;
     },
 
     async indexOf(tenant) {
@@ -394,15 +433,17 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     },
 
     async probe(tenant, request) {
-      const { alias, next } = names(tenant);
-      const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [], byContentHash: [] };
-      const targets = await erasureTargets(tenant);
-      if (targets.length === 0) return empty;
+      const ranOn = { id: [], text: [], vector: [], subject: [] };
+      const empty = { found: [], byId: [], byText: [], byVector: [], bySubject: [], byContentHash: [], ranOn };
+      const reached = await erasureTargets(tenant);
+      if (reached.length === 0) return empty;
+      const targets = reached.map((t) => t.index);
       const everywhere = targets.join(',');
+      const live = reached.find((t) => t.role === 'live')?.index;
+      const filling = reached.find((t) => t.role === 'reembedding')?.index;
       // Vectors compare only within one model: the live index when it is this process's model, else the copy
       // being filled with it (which is this process's by construction); no such index means wait for the swap.
-      const vectorTarget =
-        (await matchesModel(tenant)) && targets.includes(alias) ? alias : targets.includes(next) ? next : null;
+      const vectorTarget = (await matchesModel(tenant)) && live ? live : (filling ?? null);
       if (request.vector && vectorTarget === null) await assertSameModel(tenant, 'probe');
       // A probe must see every write so far, not only what the last periodic refresh published.
       await refresh(everywhere, 'probe');
@@ -493,16 +534,18 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         byVector,
         bySubject: unique(bySubject),
         byContentHash: unique(byContentHash),
+        ranOn: {
+          id: request.ids?.length ? targets : [],
+          text: text !== undefined && text.trim() !== '' ? targets : [],
+          vector: vector !== undefined && !isZeroVector(vector) && vectorTarget !== null ? [vectorTarget] : [],
+          subject: subjects.length > 0 ? targets : [],
+        },
       };
     },
 
     async dropTenant(tenant) {
       const { index } = names(tenant);
-      const targets = new Set([index]);
-      for (const name of await erasureTargets(tenant)) {
-        const response = await guarded('drop-tenant', () => client.indices.getAlias({ name }));
-        for (const concrete of Object.keys(response)) targets.add(concrete);
-      }
+      const targets = new Set([index, ...(await erasureTargets(tenant)).map((t) => t.index)]);
       try {
         await client.indices.delete({ index: [...targets], ignore_unavailable: true });
       } catch (error) {
@@ -514,19 +557,39 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
   };
 }
 
-/** Segments and deleted documents over every shard copy of an `_segments` answer. Pure. */
-export function countSegments(response: estypes.IndicesSegmentsResponse): { deletedDocs: number; segments: number } {
+/** Segments and deleted documents over every shard copy of an `_segments` answer, and deleted documents per index. Pure. */
+export function countSegments(response: estypes.IndicesSegmentsResponse): {
+  deletedDocs: number;
+  segments: number;
+  byIndex: Record<string, number>;
+} {
   let deletedDocs = 0;
   let segments = 0;
-  for (const indexSegments of Object.values(response.indices)) {
+  const byIndex: Record<string, number> = {};
+  for (const [index, indexSegments] of Object.entries(response.indices)) {
+    byIndex[index] = 0;
     for (const copies of Object.values(indexSegments.shards)) {
       for (const copy of Array.isArray(copies) ? copies : [copies]) {
         for (const segment of Object.values(copy.segments)) {
           segments++;
           deletedDocs += segment.deleted_docs;
+          byIndex[index] += segment.deleted_docs;
         }
       }
     }
   }
-  return { deletedDocs, segments };
+  return { deletedDocs, segments, byIndex };
+}
+
+/** Segment statistics of the reached indices, each with its role. */
+function segmentsOf(
+  targets: readonly { index: string; role: IndexRole }[],
+  response: estypes.IndicesSegmentsResponse,
+): SegmentStats {
+  const { deletedDocs, segments, byIndex } = countSegments(response);
+  return {
+    deletedDocs,
+    segments,
+    indices: targets.map((t) => ({ index: t.index, role: t.role, deletedDocs: byIndex[t.index] ?? 0 })),
+  };
 }

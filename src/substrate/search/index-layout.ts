@@ -30,6 +30,15 @@ export function reembedIndexName(alias: string, generation: string): string {
   return `${alias}.e${generation}`;
 }
 
+/**
+ * Whether a concrete index is one of the tenant's (its first index, a later version, or a re-embedding's): the
+ * exact forms only, since a tenant id may extend another's (`t-v2` begins like `t`'s `t-v1`).
+ */
+export function isTenantIndexName(alias: string, index: string): boolean {
+  if (!index.startsWith(alias)) return false;
+  return /^(?:-v\d+|\.e[a-z0-9]{1,32})$/.test(index.slice(alias.length));
+}
+
 export function assertTenant(tenant: string): void {
   if (!TENANT_PATTERN.test(tenant)) throw validationError('tenant', 'must match ' + String(TENANT_PATTERN));
 }

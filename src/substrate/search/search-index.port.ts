@@ -62,15 +62,33 @@ export interface UpdateStatusResult {
   failed: ItemFailure[];
 }
 
+/**
+ * Why a concrete index holds the tenant's documents: behind the live alias, the copy a re-embedding fills, or an
+ * orphan behind neither (a re-embedding whose old index could not be deleted): erasure reaches all three.
+ */
+export type IndexRole = 'live' | 'reembedding' | 'orphan';
+
+/** A concrete index an erasure step reached, with what it found there. */
+export interface ReachedIndex {
+  index: string;
+  role: IndexRole;
+  deleted: number;
+}
+
 export interface PurgeResult {
+  /** The live index's counts (the copies elsewhere are the same records). */
   deleted: number;
   notFound: number;
+  /** Every concrete index the purge went to. */
+  indices: ReachedIndex[];
 }
 
 /** Segment statistics after an expunge; `deletedDocs > 0` means deleted bytes may still be on disk. */
 export interface SegmentStats {
   deletedDocs: number;
   segments: number;
+  /** Per concrete index reached. */
+  indices: { index: string; role: IndexRole; deletedDocs: number }[];
 }
 
 /** What an erasure verification looks for; each probe is optional. */
@@ -95,6 +113,8 @@ export interface ProbeResult {
   byVector: string[];
   bySubject: string[];
   byContentHash: string[];
+  /** The concrete indices each kind of probe ran on (a vector probe only where the vectors are this model's). */
+  ranOn: { id: string[]; text: string[]; vector: string[]; subject: string[] };
 }
 
 /** Near-duplicate threshold for vector probes: close enough to be the same text re-embedded. */
@@ -129,6 +149,10 @@ export interface SearchIndex {
   segmentStats(tenant: string): Promise<SegmentStats>;
   /** The concrete index behind the tenant's alias, or null when the tenant has none. */
   indexOf(tenant: string): Promise<string | null>;
+  /** Concrete indices of the tenant behind neither its live nor its re-embedding alias. */
+  orphans(tenant: string): Promise<string[]>;
+  /** Deletes the orphans (see `orphans`); returns the names deleted. */
+  dropOrphans(tenant: string): Promise<string[]>;
   /** Which of the probed ids, phrase or vector still reach a document of the tenant. */
   probe(tenant: string, request: ProbeRequest): Promise<ProbeResult>;
   /** Deletes the tenant's index and alias (tests and tenant offboarding). */

@@ -205,9 +205,18 @@ describe('Elasticsearch search index', () => {
     expect(before.byText).toHaveLength(50);
     expect(before.byVector).toContain('doomed-0');
 
-    expect(await index.purge(tenant, [...ids, 'never-existed'])).toEqual({ deleted: 50, notFound: 1 });
+    const live = (await index.indexOf(tenant))!;
+    expect(await index.purge(tenant, [...ids, 'never-existed'])).toEqual({
+      deleted: 50,
+      notFound: 1,
+      indices: [{ index: live, role: 'live', deleted: 50 }],
+    });
     // Idempotent: a retried purge finds nothing more to delete.
-    expect(await index.purge(tenant, ids)).toEqual({ deleted: 0, notFound: 50 });
+    expect(await index.purge(tenant, ids)).toEqual({
+      deleted: 0,
+      notFound: 50,
+      indices: [{ index: live, role: 'live', deleted: 0 }],
+    });
     expect(await index.probe(tenant, { ids, text: canary, vector })).toEqual({
       found: [],
       byId: [],
@@ -215,6 +224,7 @@ describe('Elasticsearch search index', () => {
       byVector: [],
       bySubject: [],
       byContentHash: [],
+      ranOn: { id: [live], text: [live], vector: [live], subject: [] },
     });
     expect(await index.search(tenant, { text: canary, k: 10, filters: {} })).not.toContainEqual(
       expect.objectContaining({ id: expect.stringMatching(/^doomed-/) }),
@@ -260,9 +270,9 @@ describe('Elasticsearch search index', () => {
 
   it('treats a tenant without an index as empty for purge, expunge, probe and status updates', async () => {
     const tenant = tenantForTest();
-    expect(await index.purge(tenant, ['a', 'b'])).toEqual({ deleted: 0, notFound: 2 });
-    expect(await index.expungeDeleted(tenant)).toEqual({ deletedDocs: 0, segments: 0 });
-    expect(await index.segmentStats(tenant)).toEqual({ deletedDocs: 0, segments: 0 });
+    expect(await index.purge(tenant, ['a', 'b'])).toEqual({ deleted: 0, notFound: 2, indices: [] });
+    expect(await index.expungeDeleted(tenant)).toEqual({ deletedDocs: 0, segments: 0, indices: [] });
+    expect(await index.segmentStats(tenant)).toEqual({ deletedDocs: 0, segments: 0, indices: [] });
     expect(await index.indexOf(tenant)).toBeNull();
     expect(await index.probe(tenant, { ids: ['a'], text: 'x' })).toEqual({
       found: [],
@@ -271,6 +281,7 @@ describe('Elasticsearch search index', () => {
       byVector: [],
       bySubject: [],
       byContentHash: [],
+      ranOn: { id: [], text: [], vector: [], subject: [] },
     });
     expect(await index.updateStatus(tenant, ['a'], 'active')).toEqual({ updated: 0, notFound: 1, failed: [] });
     const { alias } = tenantIndexNames(runtime.config.elasticsearch.indexPrefix, tenant);
