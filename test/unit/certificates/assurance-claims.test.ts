@@ -24,7 +24,23 @@ describe('assurance claims', () => {
       indexName: 'lethe-mem-t-0123456789ab-v1',
       probes,
       compacted: COMPACTED,
+      otherIndices: ['lethe-mem-t-0123456789ab-v2', 'lethe-mem-t-0123456789ab-v1.e123456789'],
+      statedFindings: 1_000_000_000,
     });
     expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance })).not.toThrow();
+  });
+
+  it('claims for the destroyed probe samples what the backend can support: L2 on PostgreSQL, L3 on WiredTiger', () => {
+    const probeClaim = (backend: 'postgresql' | 'wiredtiger') =>
+      assuranceClaims({ backend, indexName: 'i', probes, compacted: COMPACTED }).find((a) =>
+        a.place.endsWith(':erasure_probes'),
+      );
+    expect(probeClaim('postgresql')).toMatchObject({ place: 'postgresql:erasure_probes', level: 'L2' });
+    // WiredTiger's compact returns freed blocks without scrubbing them: the samples' bytes may remain until reused.
+    expect(probeClaim('wiredtiger')).toMatchObject({
+      place: 'mongodb:erasure_probes',
+      level: 'L3',
+      lapses: { condition: expect.stringContaining('overwritten') },
+    });
   });
 });
