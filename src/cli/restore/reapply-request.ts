@@ -96,7 +96,7 @@ async function settleCompleted(
 ): Promise<void> {
   const { requestId } = request;
   const row = await services.erasureRequests.get(tenant, requestId);
-  if (row && (row.state !== 'completed' || row.selector !== null)) {
+  if (row && (row.state !== 'completed' || row.selector != null)) {
     await services.erasureRequests.setState(tenant, requestId, 'completed', 'restored: completed per its certificate');
     await services.erasureRequests.addCertificate(tenant, requestId, certificate.certificateId);
     counts.requests++;
