@@ -95,11 +95,16 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       // came between the two inserts; a finished one never does.
       const open = !FINISHED.includes(stored.request.state) && stored.request.selectorHash === request.selectorHash;
       if (selector && open) {
-        await selectors.updateOne(
-          { _id: request._id },
-          { $setOnInsert: { tenant: request.tenant, selector } },
-          { upsert: true },
-        );
+        try {
+          await selectors.updateOne(
+            { _id: request._id },
+            { $setOnInsert: { tenant: request.tenant, selector } },
+            { upsert: true },
+          );
+        } catch (error) {
+          // Identical filings at once: both upserts try the insert, one wins, and the selector is stored.
+          if (!isDuplicateKey(error)) throw error;
+        }
       }
       return stored;
     },
