@@ -23,6 +23,7 @@ import {
   type DerivationDeps,
   type DerivationOutcome,
 } from './derivation-admission.js';
+import { noSuchRecord } from './refusal-disclosure.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
 const WRITE_CONCURRENCY = 16;
@@ -42,6 +43,11 @@ export interface Refusal {
   message: string;
   /** The policy that refused, when one did. */
   policy?: { id: string; version: number; rule: string };
+  /**
+   * Set when the refusal tells of an erasure (done or running): only callers with erasure rights see it as it is
+   * (see `refusal-disclosure.ts`); `cited-record` is a citation of an erased record.
+   */
+  tellsOfErasure?: 'record' | 'cited-record';
 }
 
 export interface BatchResult {
@@ -183,6 +189,7 @@ function leaseRefusal(standing: LeaseStanding): Refusal | null {
   return {
     type: 'Conflict',
     field: 'batch',
+    tellsOfErasure: 'record',
     message: `batch: ${by} completed while this batch was being admitted; nothing of it was kept, submit it again`,
   };
 }
@@ -405,6 +412,7 @@ async function fenceRefusal(
   return {
     type: 'Conflict',
     field,
+    tellsOfErasure: 'record',
     message: `${field}: erasure request ${fenced.requestId} is in progress for this ${keys[fenced.index]!.key.kind}; nothing about it may be written until it completes`,
   };
 }
@@ -424,6 +432,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
       ? ({
           type: 'Tombstoned',
           field: `events.${i}`,
+          tellsOfErasure: 'record',
           message: `events.${i}: this event was erased and may not be ingested again`,
         } satisfies Refusal)
       : null,
@@ -453,6 +462,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
         return {
           type: 'Tombstoned',
           field,
+          tellsOfErasure: 'record',
           message: `${field}.content: this content was erased for a subject and may not be learned again`,
         };
       }
@@ -514,6 +524,11 @@ function refuseHeld(field: string): Refusal {
 async function refuseMissing(deps: AdmissionDeps, tenant: string, id: string, field: string): Promise<Refusal> {
   const tombstoned = await deps.tombstones.findTombstoned(tenant, [{ kind: 'record', parts: [id] }]);
   return tombstoned.length > 0
-    ? { type: 'Tombstoned', field, message: `${field}: the cited record was erased; nothing may be derived from it` }
-    : { type: 'LineageRefused', field, message: `${field}: no such record in this tenant` };
+    ? {
+        type: 'Tombstoned',
+        field,
+        tellsOfErasure: 'cited-record',
+        message: `${field}: the cited record was erased; nothing may be derived from it`,
+      }
+    : noSuchRecord(field);
 }

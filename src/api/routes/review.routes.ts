@@ -9,6 +9,8 @@ import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError, ErrorType, validationError } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
+import { roleAllows } from '../../governance/auth/permissions.js';
+import type { Role } from '../../governance/auth/principal.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import { disputeWorkflowId, reviewWorkflowId } from '../../shared/workflow-ids.js';
@@ -75,11 +77,26 @@ export function registerReviewRoutes(
     fingerprints: Fingerprinter;
   },
 ): void {
-  /** What a losing caller is told about a dispute that is no longer open. */
-  async function disputeFinished(tenant: string, id: string): Promise<string> {
+  /**
+   * What a losing caller is told about a dispute that is no longer open. That an erasure voided it is told only to
+   * a caller with erasure rights: to anyone else it reads as a dispute closed by another decision.
+   */
+  async function disputeFinished(tenant: string, id: string, roles: readonly Role[]): Promise<string> {
     const dispute = await deps.disputes.get(tenant, id);
-    if (dispute?.state === 'void') return 'dispute: closed, a record of it was erased';
-    return 'dispute: already adjudicated by another reviewer';
+    if (dispute?.state === 'void' && roleAllows(roles, 'erasure.read'))
+      return 'dispute: closed, a record of it was erased';
+    return 'dispute: already closed by another decision';
+  }
+
+  /**
+   * The dispute as this caller may know it: one an erasure voided is, to a caller without erasure rights, a dispute
+   * that does not exist (as the erased records it was about are).
+   */
+  async function disputeFor(tenant: string, id: string, roles: readonly Role[]) {
+    const dispute = await deps.disputes.get(tenant, id);
+    if (!dispute || (dispute.state === 'void' && !roleAllows(roles, 'erasure.read')))
+      throw new DomainError(ErrorType.NotFound, 'dispute: not found', 'id');
+    return dispute;
   }
 
   app.get(
@@ -225,8 +242,7 @@ export function registerReviewRoutes(
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
       const reader = await requireReader(deps, principal, { intent: 'history', contentFreeForGate: true }, 'dispute');
-      const dispute = await deps.disputes.get(principal.tenant, id);
-      if (!dispute) throw new DomainError(ErrorType.NotFound, 'dispute: not found', 'id');
+      const dispute = await disputeFor(principal.tenant, id, principal.roles);
       const records = await deps.memories.getMany(principal.tenant, dispute.memoryIds);
       const byId = new Map(records.map((m) => [m._id, m]));
       return {
@@ -261,10 +277,9 @@ export function registerReviewRoutes(
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
       const body = parseOrThrow(ResolutionSchema, request.body);
-      const dispute = await deps.disputes.get(principal.tenant, id);
-      if (!dispute) throw new DomainError(ErrorType.NotFound, 'dispute: not found', 'id');
+      const dispute = await disputeFor(principal.tenant, id, principal.roles);
       if (dispute.state !== 'open')
-        throw new DomainError(ErrorType.Conflict, await disputeFinished(principal.tenant, id), 'id');
+        throw new DomainError(ErrorType.Conflict, await disputeFinished(principal.tenant, id, principal.roles), 'id');
       if (dispute.writers.includes(principal.id)) {
         throw new DomainError(
           ErrorType.Forbidden,
@@ -292,7 +307,10 @@ export function registerReviewRoutes(
           .getHandle(disputeWorkflowId(principal.tenant, id))
           .executeUpdate('adjudicate', { args: [args] });
       } catch (error) {
-        const refused = toApiError(error, { field: 'id', finished: await disputeFinished(principal.tenant, id) });
+        const refused = toApiError(error, {
+          field: 'id',
+          finished: await disputeFinished(principal.tenant, id, principal.roles),
+        });
         // Refused (nothing was decided): the words must not outlive a decision that did not happen. An unexpected
         // failure keeps them — the Update may still be applying the decision, which then removes them itself.
         if (refused instanceof DomainError) await deps.disputes.forgetReason(principal.tenant, id, reasonKey);

@@ -9,6 +9,8 @@ import {
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
+import { roleAllows } from '../../governance/auth/permissions.js';
+import { disclosedRefusal } from '../../ingestion/refusal-disclosure.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 
@@ -16,7 +18,10 @@ import { jsonSchemaOf } from './json-schema.js';
 export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway }): void {
   const submit = async (principal: ReturnType<typeof principalOf>, batch: WriteBatch) => {
     const result = await deps.writes.submit(principal, batch);
-    if (result.refused) throw new DomainError(result.refused.type, result.refused.message, result.refused.field);
+    if (result.refused) {
+      const seen = disclosedRefusal(result.refused, roleAllows(principal.roles, 'erasure.read'));
+      throw new DomainError(seen.type, seen.message, seen.field);
+    }
     return result;
   };
 

@@ -215,7 +215,7 @@ describe('human decisions under races', () => {
       expect(losers).toHaveLength(CALLERS - 1);
       for (const loser of losers) {
         expect(loser.json<{ error: { message: string } }>().error.message).toBe(
-          'dispute: already adjudicated by another reviewer',
+          'dispute: already closed by another decision',
         );
       }
       expect(await auditCount(tenant, /^dispute\.resolved$/, disputeId)).toBe(1);

@@ -104,7 +104,7 @@ describe('re-applying erasures after restoring a backup', () => {
     const again = await app.request({
       method: 'POST',
       url: `/v1/tenants/${graph.tenant}/events`,
-      token: await app.token(graph.tenant, ['agent']),
+      token: await app.token(graph.tenant, ['admin']),
       payload: sampleEvent({
         subjects: [graph.subject],
         content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.`,

@@ -288,7 +288,27 @@ describe('disputes and supersession', () => {
       token: await app.token(tenant, ['reviewer'], 'rita'),
       payload: { outcome: 'keep-both', reason: 'too late' },
     });
-    expect(late.statusCode).toBe(409);
+    // To a reviewer (no erasure rights) the voided dispute reads as one that never existed, by every route.
+    expect(late.statusCode, late.body).toBe(404);
+    expect(late.json<{ error: { message: string } }>().error.message).toBe('dispute: not found');
+    const seen = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/disputes/${dispute!._id}`,
+      token: await app.token(tenant, ['reviewer'], 'rita'),
+    });
+    expect(seen.statusCode, seen.body).toBe(404);
+    expect(seen.body).not.toMatch(/eras|void/i);
+    // A caller with erasure rights is told why.
+    const admin = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/disputes/${dispute!._id}/resolution`,
+      token: await app.token(tenant, ['admin', 'reviewer'], 'ada'),
+      payload: { outcome: 'keep-both', reason: 'too late' },
+    });
+    expect(admin.statusCode, admin.body).toBe(409);
+    expect(admin.json<{ error: { message: string } }>().error.message).toBe(
+      'dispute: closed, a record of it was erased',
+    );
   }, 240_000);
 
   describe('at the command line', () => {
