@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { loadStackConfig } from '../../stack/stack-config.js';
-import { isAlive } from '../../stack/processes.js';
 import { bundleWorkflows } from '../../src/temporal/worker.js';
 import { WORKFLOW_BUNDLE_VARIABLE, workflowBundleDir } from './paths.js';
 import { cleanUpTestRun } from './stack-cleanup.js';
+import { writeRunBundle } from './run-bundle.js';
 import { claimRunTag, releaseRunTag } from './run-tag.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
@@ -27,7 +27,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   const run = await claimRunTag();
   process.env.LETHE_TEST_RUN = run;
   const bundle = await bundleWorkflows();
-  const file = writeRunBundle(bundle.code, run);
+  const file = writeRunBundle(workflowBundleDir(), bundle.code, run);
   process.env[WORKFLOW_BUNDLE_VARIABLE] = file;
   return async () => {
     fs.rmSync(file, { force: true });
@@ -39,25 +39,4 @@ export default async function setup(): Promise<() => Promise<void>> {
       `test run ${run} cleaned up in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(report)}`,
     );
   };
-}
-
-/**
- * Writes this run's bundle to a file of its own (`<run tag>-<pid>.js`), through a temporary file renamed into
- * place, so that no worker ever reads a half-written bundle and no other run's setup writes over it. Bundles
- * that runs killed before their teardown left (their process is gone) are removed.
- */
-function writeRunBundle(code: string, run: string): string {
-  const dir = workflowBundleDir();
-  fs.mkdirSync(dir, { recursive: true });
-  for (const name of fs.readdirSync(dir)) {
-    const pid = /^[0-9a-f]{4}-(\d+)\.(?:js|tmp)$/.exec(name)?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid && !isAlive(Number(pid))) {
-      fs.rmSync(path.join(dir, name), { force: true });
-    }
-  }
-  const file = path.join(dir, `${run}-${process.pid}.js`);
-  const temporary = path.join(dir, `${run}-${process.pid}.tmp`);
-  fs.writeFileSync(temporary, code);
-  fs.renameSync(temporary, file);
-  return file;
 }

@@ -1,10 +1,8 @@
 /**
- * The raw PostgreSQL files behind FerretDB collections of the local stack: each collection's table (every fork and
- * segment), its TOAST table and their indexes, read as bytes from the cluster's data directory. What a scan of
- * these finds is what a copy of the disk would hold, dead row versions included.
+ * The local stack's PostgreSQL cluster, as a scan of its raw files needs it: a checkpoint so the files hold what
+ * a disk image would, where the files are, and a wait for transactions that keep deleted rows alive.
  */
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadStackConfig } from '../../stack/stack-config.js';
@@ -30,42 +28,32 @@ async function sql(query: string): Promise<string[]> {
 
 const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
-/**
- * Every data file of these collections of the FerretDB database `dbName`, after a checkpoint (so that pages still
- * only in shared buffers are on disk too). A collection that does not exist has none.
- */
-export async function tableFilesOf(dbName: string, collections: readonly string[]): Promise<Map<string, string[]>> {
-  await sql('CHECKPOINT');
-  const [dataDir] = await sql(`select current_setting('data_directory')`);
-  const files = new Map<string, string[]>();
-  for (const collection of collections) {
-    const [table] = await sql(
-      `select _jsonb->>'table' from ${dbName}._ferretdb_database_metadata where _jsonb->>'_id' = ${literal(collection)}`,
-    );
-    if (!table) {
-      files.set(collection, []);
-      continue;
+/** Writes every dirty page out, so the data files are what a disk image would hold (retried: a busy cluster may
+ * briefly refuse a new connection). */
+export async function checkpoint(): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql('CHECKPOINT');
+      return;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
     }
-    const relation = `${dbName}.${table}`;
-    const relations = await sql(
-      `select pg_relation_filepath(c.oid) from pg_class c where c.oid = ${literal(relation)}::regclass
-         or c.oid = (select reltoastrelid from pg_class where oid = ${literal(relation)}::regclass)
-         or c.oid in (select indexrelid from pg_index where indrelid = ${literal(relation)}::regclass
-           or indrelid = (select reltoastrelid from pg_class where oid = ${literal(relation)}::regclass))`,
-    );
-    const paths: string[] = [];
-    for (const relative of relations) {
-      const dir = path.join(dataDir!, path.dirname(relative));
-      const base = path.basename(relative);
-      // The main fork and its 1 GB segments (`N`, `N.1`, …), the free space and visibility maps (`N_fsm`, `N_vm`).
-      for (const name of fs.readdirSync(dir)) {
-        if (name === base || name.startsWith(`${base}.`) || name.startsWith(`${base}_`))
-          paths.push(path.join(dir, name));
-      }
-    }
-    files.set(collection, paths);
   }
-  return files;
+}
+
+/** The table a data file belongs to (FerretDB names tables after collections), for failure messages. */
+export async function relationOf(file: string): Promise<string> {
+  const relfilenode = Number(path.basename(file).split('.')[0]);
+  if (!Number.isInteger(relfilenode)) return 'unknown';
+  const [name] = await sql(`select relname from pg_class where relfilenode = ${relfilenode}`).catch(() => []);
+  return name ?? 'unknown';
+}
+
+/** The cluster's data directory, wherever the stack placed it. */
+export async function postgresDataDirectory(): Promise<string> {
+  const [dataDir] = await sql(`select current_setting('data_directory')`);
+  return dataDir!;
 }
 
 /**
@@ -83,10 +71,4 @@ export async function transactionsOlderThanEnded(since: Date, timeoutMs = 300_00
     if (Date.now() > deadline) throw new Error(`${open} transactions begun before ${since.toISOString()} still open`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-}
-
-/** The files (of those given) whose bytes contain the text. */
-export function filesContaining(files: readonly string[], text: string): string[] {
-  const needle = Buffer.from(text, 'utf8');
-  return files.filter((file) => fs.readFileSync(file).includes(needle));
 }

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
@@ -13,33 +12,15 @@ import {
 } from '../../support/erasure-fixture.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { loadStackConfig } from '../../../stack/stack-config.js';
+import { grepFiles } from '../../support/data-files.js';
+import { checkpoint, relationOf } from '../../support/postgres-cluster.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
 import { canonicalJson } from '../../../src/shared/canonical-json.js';
 import { verifyCertificatesJsonl } from '../../../src/governance/certificates/certificate-verify.js';
 import { exportAuditJsonl } from '../../../src/governance/audit/audit-export.js';
+import type { Role } from '../../../src/governance/auth/principal.js';
 
 const stack = loadStackConfig();
-
-/**
- * Files under `dir` containing `needle`. grep exits 2 when a file could not be read — a table file a concurrent
- * rewrite removed mid-scan, or one it may not open: the scan is run again, and a file that stays unreadable fails
- * the test (an unread file is not a clean one).
- */
-function grepFiles(dir: string, needle: string): string[] {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return execFileSync('grep', ['-rlaF', needle, dir], { encoding: 'utf8', stdio: 'pipe' })
-        .split('\n')
-        .filter(Boolean);
-    } catch (error) {
-      const { status, stdout, stderr } = error as { status?: number; stdout?: string; stderr?: string };
-      if (status === 1) return [];
-      const found = (stdout ?? '').split('\n').filter(Boolean);
-      if (status === 2 && found.length > 0) return found;
-      if (status !== 2 || attempt >= 3) throw new Error(`grep ${dir}: exit ${status}: ${String(stderr).slice(0, 300)}`);
-    }
-  }
-}
 
 describe('provable erasure of a data subject', () => {
   let app: TestApp;
@@ -131,34 +112,7 @@ describe('provable erasure of a data subject', () => {
   });
 
   it('leaves the canary in no file of Elasticsearch, the PostgreSQL tables, the Temporal database or the logs', async () => {
-    // Flush PostgreSQL's buffers so the table files are what a disk image would hold (retried: a busy
-    // cluster may briefly refuse a new connection).
-    for (let attempt = 1; ; attempt++) {
-      try {
-        execFileSync(
-          'runuser',
-          [
-            '-u',
-            'postgres',
-            '--',
-            '/usr/lib/postgresql/15/bin/psql',
-            '-h',
-            '127.0.0.1',
-            '-p',
-            String(stack.postgres.port),
-            '-d',
-            'ferretdb',
-            '-c',
-            'CHECKPOINT',
-          ],
-          { stdio: 'pipe' },
-        );
-        break;
-      } catch (error) {
-        if (attempt >= 5) throw error;
-        await new Promise((r) => setTimeout(r, 2000));
-      }
-    }
+    await checkpoint();
     const places = {
       elasticsearch: path.join(stack.stateDir, 'elasticsearch', 'data'),
       postgresTables: path.join(stack.stateDir, 'postgres', 'data', 'base'),
@@ -169,7 +123,10 @@ describe('provable erasure of a data subject', () => {
       expect(fs.existsSync(dir), place).toBe(true);
       const found = grepFiles(dir, graph.canary);
       // A table file is named by its relfilenode: say which table it is, so a failure points at a collection.
-      const named = place === 'postgresTables' ? found.map((file) => `${file} (${relationOf(file)})`) : found;
+      const named =
+        place === 'postgresTables'
+          ? await Promise.all(found.map(async (file) => `${file} (${await relationOf(file)})`))
+          : found;
       expect(named, place).toEqual([]);
     }
   });
@@ -217,55 +174,45 @@ describe('provable erasure of a data subject', () => {
   });
 
   it('refuses to ingest the erased events again or to derive from an erased parent', async () => {
-    const agent = await app.token(graph.tenant, ['agent']);
-    const again = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${graph.tenant}/events`,
-      token: agent,
-      payload: sampleEvent({
-        subjects: [graph.subject],
-        content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.`,
-      }),
+    const write = async (roles: Role[], url: string, payload: object) =>
+      app.request({
+        method: 'POST',
+        url: `/v1/tenants/${graph.tenant}/${url}`,
+        token: await app.token(graph.tenant, roles),
+        payload,
+      });
+    const erasedEvent = sampleEvent({
+      subjects: [graph.subject],
+      content: `Ana told support her codeword is ${graph.canary} and she lives in Porto.`,
     });
-    expect(again.statusCode).toBe(409);
+    const fromErased = sampleMemory({
+      provenance: { eventIds: [], parentIds: [graph.memories[0]!], derivationRule: 'summarise' },
+    });
+    const fromNothing = sampleMemory({
+      provenance: { eventIds: [], parentIds: ['mem_never_existed'], derivationRule: 'summarise' },
+    });
+    // A caller with erasure rights is told why.
+    const again = await write(['admin'], 'events', erasedEvent);
+    expect(again.statusCode, again.body).toBe(409);
     expect(again.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
-    const derived = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${graph.tenant}/memories`,
-      token: agent,
-      payload: sampleMemory({
-        provenance: { eventIds: [], parentIds: [graph.memories[0]!], derivationRule: 'summarise' },
-      }),
-    });
-    expect(derived.statusCode).toBe(409);
+    const derived = await write(['admin'], 'memories', fromErased);
+    expect(derived.statusCode, derived.body).toBe(409);
     expect(derived.json<{ error: { code: string } }>().error.code).toBe('Tombstoned');
+    // An agent is refused just the same, but learns nothing of the erasure: the citation of an erased record
+    // reads exactly as the citation of one that never existed.
+    const agentAgain = await write(['agent'], 'events', erasedEvent);
+    expect(agentAgain.statusCode, agentAgain.body).toBe(409);
+    expect(agentAgain.json()).toEqual({
+      error: {
+        code: 'Conflict',
+        field: 'events.0',
+        message: "events.0: not admitted now; submit it again later, or ask the tenant's DPO why it was refused",
+      },
+    });
+    const agentDerived = await write(['agent'], 'memories', fromErased);
+    const agentFromNothing = await write(['agent'], 'memories', fromNothing);
+    expect(agentDerived.statusCode, agentDerived.body).toBe(422);
+    expect(agentDerived.body).toBe(agentFromNothing.body);
+    expect(`${agentAgain.body}${agentDerived.body}`).not.toMatch(/eras|tombston|subject/i);
   });
 });
-
-/** The table a PostgreSQL data file belongs to (FerretDB names tables after collections), for failure messages. */
-function relationOf(file: string): string {
-  try {
-    return execFileSync(
-      'runuser',
-      [
-        '-u',
-        'postgres',
-        '--',
-        '/usr/lib/postgresql/15/bin/psql',
-        '-h',
-        '127.0.0.1',
-        '-p',
-        String(stack.postgres.port),
-        '-d',
-        'ferretdb',
-        '-Atc',
-        `select relname from pg_class where relfilenode = ${Number(path.basename(file).split('.')[0])}`,
-      ],
-      { stdio: 'pipe' },
-    )
-      .toString()
-      .trim();
-  } catch {
-    return 'unknown';
-  }
-}

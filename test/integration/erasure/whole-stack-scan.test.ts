@@ -1,23 +1,69 @@
 /**
- * The records about an erasure and its holds never put the subject's id on disk in the clear for longer than the
- * erasure runs: a subject hold is stored with a keyed hash of the subject from its placement, the request with
- * its selector's keyed hash, and the clear selector the steps need lives apart, deleted and compacted when the
- * request completes. Read as raw PostgreSQL files (dead row versions included), none of these tables names the
- * subject once the erasures' compactions have run.
+ * What a copy of every disk of the local stack holds after a subject's erasure. A subject hold is placed, an
+ * erasure filed under it (partial), the hold released (the erasure completes); then every data file is read as
+ * raw bytes — PostgreSQL's tables and its WAL, Elasticsearch's data, Temporal's database, every log and every
+ * captured mail. The subject's id and a content canary may remain only where the certificate says they may: in
+ * a place it lists at L3 (with when that lapses). Before the erasure the same scan finds both in the tables and
+ * the index, so a scan that cannot see is caught.
+ *
+ * The records about the erasure and its holds are part of this: a subject hold is stored with a keyed hash of the
+ * subject from its placement, the request with its selector's keyed hash, and the clear selector the steps need
+ * lives apart, deleted and compacted when the request completes.
  */
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdSubjectHash } from '../../../src/governance/holds/hold-store.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { storageBackendOf } from '../../../src/substrate/mongo/compaction.js';
+import type { AssuranceClaim } from '../../../src/governance/certificates/certificate.js';
+import { loadStackConfig } from '../../../stack/stack-config.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
-import { filesContaining, tableFilesOf, transactionsOlderThanEnded } from '../../support/postgres-table-files.js';
+import { grepFiles } from '../../support/data-files.js';
+import { checkpoint, postgresDataDirectory, transactionsOlderThanEnded } from '../../support/postgres-cluster.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 
-const SCANNED = [Collections.erasureSelectors, Collections.erasures, Collections.holds];
+/** A place on disk, and the certificate's claim that covers it (none: nothing of the subject may be there). */
+interface Place {
+  name: string;
+  dir: string;
+  exclude?: string;
+  claim: (claims: readonly AssuranceClaim[]) => AssuranceClaim | undefined;
+}
 
-describe('table files of erasure requests and legal holds', () => {
+function placesOf(pgData: string, stateDir: string, mailDir: string): Place[] {
+  const postgresTables = (c: AssuranceClaim) =>
+    c.place.startsWith('postgresql:') && c.place !== 'postgresql:wal' && c.place !== 'postgresql:erasure_probes';
+  return [
+    { name: 'postgresql tables', dir: pgData, exclude: 'pg_wal', claim: (cs) => cs.find(postgresTables) },
+    {
+      name: 'postgresql wal',
+      dir: path.join(pgData, 'pg_wal'),
+      claim: (cs) => cs.find((c) => c.place === 'postgresql:wal'),
+    },
+    {
+      name: 'elasticsearch data',
+      dir: path.join(stateDir, 'elasticsearch', 'data'),
+      claim: (cs) => cs.find((c) => c.place.startsWith('elasticsearch:')),
+    },
+    {
+      name: 'temporal database',
+      dir: path.join(stateDir, 'temporal'),
+      claim: (cs) => cs.find((c) => c.place === 'temporal:history'),
+    },
+    { name: 'logs', dir: path.join(stateDir, 'logs'), claim: () => undefined },
+    { name: 'captured mail', dir: mailDir, claim: () => undefined },
+  ];
+}
+
+/** Pages still only in the servers' memory are written out, so the files are what a disk image would hold. */
+async function flushEverything(app: TestApp): Promise<void> {
+  await app.runtime.es.indices.flush({ index: '_all', force: true, wait_if_ongoing: true });
+  await checkpoint();
+}
+
+describe('a scan of every data file of the stack after a subject hold, its release and the erasure', () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp();
@@ -26,19 +72,40 @@ describe('table files of erasure requests and legal holds', () => {
     await app?.close();
   });
 
-  it('after a subject hold, its release and the erasure, no table file names the subject', async (context) => {
+  it('finds the subject id and the content canary only where the certificate lists L3', async (context) => {
     // The scan reads PostgreSQL's files: on MongoDB (the compose stack) there are none to read.
     if ((await storageBackendOf(app.runtime.db)) !== 'postgresql') context.skip();
+    const stack = loadStackConfig();
+    const pgData = await postgresDataDirectory();
+    const places = placesOf(pgData, stack.stateDir, stack.smtp.captureDir);
     const tenant = uniqueTenant();
-    const uuid = randomUUID();
+    const uuid = randomUUID().replaceAll('-', '');
     const subject = `subject-${uuid}`;
+    // One lowercase word: the index stores and tokenizes it as these same bytes.
+    const canary = `zcanary${randomUUID().replaceAll('-', '')}`;
     const written = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/batches`,
       token: await app.token(tenant, ['agent']),
-      payload: { events: [sampleEvent({ subjects: [subject] })], memories: [sampleMemory({ subjects: [subject] })] },
+      payload: {
+        events: [
+          sampleEvent({ subjects: [subject], content: `Customer prefers e-mail contact, reference ${canary}.` }),
+        ],
+        memories: [sampleMemory({ subjects: [subject], content: `Prefers e-mail contact, reference ${canary}.` })],
+      },
     });
     expect(written.statusCode, written.body).toBe(201);
+
+    // Positive control: the scan sees both in the tables and in the index before the erasure.
+    await flushEverything(app);
+    const before = (needle: string, name: string) => {
+      const place = places.find((p) => p.name === name)!;
+      return grepFiles(place.dir, needle, { exclude: place.exclude });
+    };
+    expect(before(canary, 'postgresql tables').length, 'canary in the tables before').toBeGreaterThan(0);
+    expect(before(uuid, 'postgresql tables').length, 'subject in the tables before').toBeGreaterThan(0);
+    expect(before(canary, 'elasticsearch data').length, 'canary in the index before').toBeGreaterThan(0);
+
     const legal = await app.token(tenant, ['legal'], 'counsel-1');
     const placed = await app.request({
       method: 'POST',
@@ -56,37 +123,40 @@ describe('table files of erasure requests and legal holds', () => {
     expect((await waitForState(app, tenant, requestId, ['partial', 'completed', 'needs-operator'])).state).toBe(
       'partial',
     );
-
     const released = await app.request({
       method: 'POST',
       url: `/v1/tenants/${tenant}/legal-holds/${holdId}/release`,
       token: legal,
     });
     expect(released.statusCode, released.body).toBe(200);
-    const request = await waitForState(app, tenant, requestId, ['completed', 'needs-operator']);
+    const request = await waitForState(app, tenant, requestId, ['completed', 'needs-operator', 'needs-dpo']);
     expect(request.state).toBe('completed');
-    // The clear selector was deleted and its table compacted when the request certified; a transaction then open
-    // elsewhere keeps a deleted row through a compaction, so the scan follows the next erasure's compaction after
-    // those transactions ended.
+    // The request's own compaction ran when it certified; a transaction then open elsewhere keeps a deleted row
+    // through a compaction, so the scan follows the next erasure's compaction after those transactions ended.
     await transactionsOlderThanEnded(new Date());
     const next = await fileErasure(app, tenant, { subjectId: `subject-${randomUUID()}` });
     expect((await waitForState(app, tenant, next, ['completed', 'needs-operator'])).state).toBe('completed');
 
-    const files = await tableFilesOf(app.runtime.config.mongo.dbName, SCANNED);
-    expect(files.get(Collections.erasures)!.length).toBeGreaterThan(0);
-    expect(files.get(Collections.holds)!.length).toBeGreaterThan(0);
-    const found = Object.fromEntries(
-      SCANNED.map((collection) => [collection, filesContaining(files.get(collection)!, uuid).length]),
-    );
-    expect(found).toEqual({ [Collections.erasures]: 0, [Collections.holds]: 0, [Collections.erasureSelectors]: 0 });
-
-    // The certificate names the three collections as compacted.
     const certificate = await app.services.certificates.get(tenant, request.certificateIds.at(-1)!);
-    const stores = certificate!.stores.filter(
-      (s) => s.store === 'mongodb' && (SCANNED as readonly string[]).includes(s.collection),
+    expect(certificate!.status).toBe('complete');
+    // The records about the erasure and its holds are named as compacted.
+    const compacted = [Collections.erasureSelectors, Collections.erasures, Collections.holds];
+    expect(
+      certificate!.stores.filter((s) => s.store === 'mongodb' && (compacted as string[]).includes(s.collection)),
+    ).toEqual(
+      compacted.map((collection) => expect.objectContaining({ store: 'mongodb', collection, compacted: true })),
     );
-    expect(stores).toEqual(
-      SCANNED.map((collection) => expect.objectContaining({ store: 'mongodb', collection, compacted: true })),
-    );
+
+    await flushEverything(app);
+    const scan = places.map((place) => ({
+      place: place.name,
+      level: place.claim(certificate!.assurance)?.level ?? 'none',
+      subject: grepFiles(place.dir, uuid, { exclude: place.exclude }),
+      canary: grepFiles(place.dir, canary, { exclude: place.exclude }),
+    }));
+    // Found only where the certificate says it may remain (L3), and the WAL is such a place.
+    const outsideL3 = scan.filter((s) => s.level !== 'L3' && s.subject.length + s.canary.length > 0);
+    expect(outsideL3, JSON.stringify(scan, null, 1)).toEqual([]);
+    expect(scan.find((s) => s.place === 'postgresql wal')!.level).toBe('L3');
   }, 600_000);
 });
