@@ -44,5 +44,8 @@ psql_ -d postgres -c "ALTER DATABASE $db SET plan_cache_mode = force_custom_plan
   || die "cannot set plan_cache_mode on $db"
 
 out=$(psql_ -d "$db" -tA -f "$here/bootstrap.sql" 2>&1) || die "bootstrap.sql failed: $out"
+# bootstrap.sql deleted the value statistics ANALYZE had taken; rewrite the catalog's file so their dead
+# versions are gone from disk too (VACUUM cannot run inside bootstrap.sql's transaction).
+psql_ -d "$db" -c "VACUUM FULL pg_catalog.pg_statistic" >/dev/null || die "cannot compact pg_statistic in $db"
 backfilled=$(printf '%s\n' "$out" | grep -E '^[0-9]+$' | tail -n1)
 echo "stack/postgres/bootstrap.sh: database $db ready on 127.0.0.1:$port (GIN companion trigger installed; ${backfilled:-0} backfilled)" >&2

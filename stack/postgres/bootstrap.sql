@@ -145,6 +145,7 @@ BEGIN
       'COMMENT ON INDEX %I.%I IS %L',
       ix.nspname, gin_name, 'lethe-gin-companion ' || path::text
     );
+    PERFORM lethe_stack.no_value_statistics(format('%I.%I', ix.nspname, gin_name)::regclass);
     created := created + 1;
   END LOOP;
 
@@ -269,6 +270,86 @@ DROP EVENT TRIGGER IF EXISTS lethe_gin_companions_gc;
 CREATE EVENT TRIGGER lethe_gin_companions_gc ON sql_drop
   WHEN TAG IN ('DROP INDEX')
   EXECUTE FUNCTION lethe_stack.on_drop_index();
+
+-- No planner statistics on document values. ANALYZE samples rows into
+-- pg_statistic: most common values and histogram bounds of the _jsonb column
+-- and of every expression index column (a subject id array, a selector, a
+-- whole document). Those copies outlive an erasure: the live ones until the
+-- next ANALYZE of the table, and each replaced version as a dead tuple in
+-- pg_statistic's own file. Lookups go through the GIN companions (whose
+-- default selectivity already favours them), so the planner loses nothing it
+-- uses; what it would lose is a copy of erased data outside the tables an
+-- erasure compacts.
+CREATE OR REPLACE FUNCTION lethe_stack.no_value_statistics(rel oid)
+RETURNS int
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  r record;
+  k int;
+  changed int := 0;
+BEGIN
+  SELECT c.relkind, n.nspname, c.relname INTO r
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = rel;
+  IF NOT FOUND OR r.nspname IN ('pg_catalog', 'information_schema', 'pg_toast', 'lethe_stack') THEN
+    RETURN 0;
+  END IF;
+  IF r.relkind = 'r' AND EXISTS (
+    SELECT 1 FROM pg_attribute
+     WHERE attrelid = rel AND attname = '_jsonb' AND NOT attisdropped AND attstattarget <> 0
+  ) THEN
+    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN _jsonb SET STATISTICS 0', r.nspname, r.relname);
+    changed := changed + 1;
+  ELSIF r.relkind = 'i' THEN
+    FOR k IN
+      SELECT a.attnum FROM pg_attribute a JOIN pg_index i ON i.indexrelid = a.attrelid
+       WHERE a.attrelid = rel AND a.attnum > 0 AND i.indkey[a.attnum - 1] = 0 AND a.attstattarget <> 0
+    LOOP
+      EXECUTE format('ALTER INDEX %I.%I ALTER COLUMN %s SET STATISTICS 0', r.nspname, r.relname, k);
+      changed := changed + 1;
+    END LOOP;
+  END IF;
+  RETURN changed;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION lethe_stack.on_create_relation()
+RETURNS event_trigger
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+  cmd record;
+BEGIN
+  FOR cmd IN
+    SELECT objid, object_identity
+      FROM pg_event_trigger_ddl_commands()
+     WHERE command_tag IN ('CREATE TABLE', 'CREATE INDEX') AND object_type IN ('table', 'index')
+  LOOP
+    BEGIN
+      PERFORM lethe_stack.no_value_statistics(cmd.objid);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE WARNING 'lethe_stack: statistics left on %: %', cmd.object_identity, SQLERRM;
+    END;
+  END LOOP;
+END
+$fn$;
+
+DROP EVENT TRIGGER IF EXISTS lethe_no_value_statistics;
+CREATE EVENT TRIGGER lethe_no_value_statistics ON ddl_command_end
+  WHEN TAG IN ('CREATE TABLE', 'CREATE INDEX')
+  EXECUTE FUNCTION lethe_stack.on_create_relation();
+
+-- Relations created before this trigger existed, and the statistics ANALYZE
+-- already took of them (bootstrap.sh then rewrites pg_statistic's file).
+SELECT coalesce(sum(lethe_stack.no_value_statistics(c.oid)), 0) AS value_statistics_disabled
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'i')
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', 'lethe_stack');
+DELETE FROM pg_statistic s
+ USING pg_class c, pg_namespace n
+ WHERE c.oid = s.starelid AND n.oid = c.relnamespace
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', 'lethe_stack');
 
 SELECT lethe_stack.add_all_gin_companions() AS gin_companions_backfilled;
 

@@ -42,6 +42,11 @@ export async function checkpoint(): Promise<void> {
   }
 }
 
+/** Samples every table into the planner's statistics now, as autovacuum would at a moment of its choosing. */
+export async function analyze(): Promise<void> {
+  await sql('ANALYZE');
+}
+
 /** The table a data file belongs to (FerretDB names tables after collections), for failure messages. */
 export async function relationOf(file: string): Promise<string> {
   const relfilenode = Number(path.basename(file).split('.')[0]);
