@@ -15,7 +15,7 @@ import { registerVerifyCommand } from './commands/verify.command.js';
 import { registerPolicyCommands } from './commands/policy.command.js';
 import { registerRestoreCommands } from './commands/restore.command.js';
 import { registerReviewCommands } from './commands/review.command.js';
-import { registerReembedCommand } from './commands/reembed.command.js';
+import { registerIndexCommands, registerReembedCommand } from './commands/reembed.command.js';
 
 /** `--json` anywhere on the line: a failure is then one JSON object on stderr, as its success is on stdout. */
 const jsonRequested = process.argv.slice(2).includes('--json');
@@ -43,6 +43,7 @@ registerPolicyCommands(program);
 registerRestoreCommands(program);
 registerReviewCommands(program, context);
 registerReembedCommand(program, context);
+registerIndexCommands(program, context);
 
 function fail(message: string, exitCode: number): void {
   process.stderr.write(jsonRequested ? `${JSON.stringify({ error: { message, exitCode } })}\n` : `lethe: ${message}\n`);

@@ -52,3 +52,24 @@ export function registerReembedCommand(program: Command, context: () => CliConte
       if (view.state === 'failed') process.exitCode = ExitCode.failure;
     });
 }
+
+/** `lethe index reconcile`: deletes the tenant's orphaned indices (behind neither alias), naming each. */
+export function registerIndexCommands(program: Command, context: () => CliContext): void {
+  program
+    .command('index')
+    .description("operations on the tenant's search indices (admin)")
+    .command('reconcile')
+    .description(
+      'delete indices of the tenant behind neither alias (left by a re-embedding whose old-index delete failed)',
+    )
+    .action(async () => {
+      const ctx = context();
+      const result = await ctx.api.post<{ dropped: string[] }>(`/v1/tenants/${ctx.tenant}/index/reconcile`, {});
+      if (ctx.json) return ctx.print(result);
+      ctx.print(
+        result.dropped.length === 0
+          ? 'no orphaned index'
+          : result.dropped.map((index) => `deleted ${index}`).join('\n'),
+      );
+    });
+}

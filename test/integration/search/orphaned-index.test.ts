@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { beginAndCopy } from '../../support/reembed-copy.js';
+import { cliEnvironment, LETHE_BIN, listenOnRealPort, runProcess } from '../../support/cli-process.js';
 
 let app: TestApp;
 beforeAll(async () => void (app = await startTestApp()), 60_000);
@@ -43,13 +44,14 @@ describe('an index orphaned by a re-embedding', () => {
       deletedDocs: 0,
     });
 
-    const reconciled = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/index/reconcile`,
-      token: await app.token(tenant, ['admin'], 'ops-1'),
+    // The operator runs the reconcile from the command line (the API's `POST /index/reconcile`).
+    const apiUrl = await listenOnRealPort(app);
+    const token = await app.token(tenant, ['admin'], 'ops-1');
+    const run = await runProcess(process.execPath, [LETHE_BIN, '--json', 'index', 'reconcile'], {
+      env: { ...cliEnvironment(app, apiUrl), LETHE_TOKEN: token },
     });
-    expect(reconciled.statusCode, reconciled.body).toBe(200);
-    expect(reconciled.json()).toEqual({ dropped: [old] });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ dropped: [old] });
     expect(await es.indices.exists({ index: old })).toBe(false);
     expect(await app.services.index.indexOf(tenant)).toBe(start.target);
   }, 240_000);
