@@ -127,8 +127,8 @@ export function createReembedActivities(deps: ReembedActivityDeps) {
     },
     reembedCatchUpPage: catchUpPage,
     reembedReconcilePage: reconcilePage,
-    async reembedAbandon(input: { tenant: string; target: string }): Promise<void> {
-      await deps.reembedder.abandon(input.tenant, input.target);
+    async reembedAbandon(input: { tenant: string; target: string }): Promise<{ live: boolean }> {
+      return deps.reembedder.abandon(input.tenant, input.target);
     },
   };
 }

@@ -25,6 +25,8 @@ export interface ReembedProgress {
   caughtUp: number;
   reconciled: number;
   removed: number;
+  /** The swap moved the alias but could not delete the index it replaced (an orphan until reconciled). */
+  oldIndexLeft?: boolean;
 }
 
 export const reembedProgressQuery = defineQuery<ReembedProgress>('reembedProgress');
@@ -33,7 +35,8 @@ export const reembedProgressQuery = defineQuery<ReembedProgress>('reembedProgres
  * Re-embeds one tenant's index with the worker's embedder: a new index is filled beside the live one (which
  * keeps serving), swapped in atomically, then checked against the store: records changed during the copy are
  * indexed again, and any document whose record an erasure removed meanwhile is deleted. A failure before the
- * swap abandons the new index and leaves the live one as it was; after the swap the steps only repair forward.
+ * alias moves abandons the new index and leaves the live one as it was; once it has moved the steps only repair
+ * forward.
  */
 export async function reembedTenant(input: ReembedInput): Promise<ReembedProgress> {
   const pageSize = input.pageSize ?? 500;
@@ -75,12 +78,18 @@ export async function reembedTenant(input: ReembedInput): Promise<ReembedProgres
     progress.phase = 'swap';
     await writes.reembedSwap({ tenant, start, workflowId: workflowInfo().workflowId, copied: progress.copied });
   } catch (error) {
-    progress.phase = 'abandoned';
-    await writes.reembedAbandon({ tenant, target: start.target });
-    throw ApplicationFailure.nonRetryable(
-      `re-embedding abandoned before the swap; the live index is unchanged (${(error as Error).message})`,
-      'ReembedAbandoned',
-    );
+    const { live } = await writes.reembedAbandon({ tenant, target: start.target });
+    if (!live) {
+      progress.phase = 'abandoned';
+      throw ApplicationFailure.nonRetryable(
+        `re-embedding abandoned before the swap; the live index is unchanged (${(error as Error).message})`,
+        'ReembedAbandoned',
+      );
+    }
+    // The alias had moved when the swap failed (deleting the old index failed): the new index serves, so the
+    // catch-up and reconcile below must still run. The old index is left behind no alias: erasure reaches it
+    // and `lethe index reconcile` deletes it.
+    progress.oldIndexLeft = true;
   }
 
   progress.phase = 'catch-up';

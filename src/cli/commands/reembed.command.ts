@@ -14,6 +14,7 @@ interface ReembedView {
     caughtUp: number;
     reconciled: number;
     removed: number;
+    oldIndexLeft?: boolean;
   } | null;
 }
 
@@ -26,7 +27,8 @@ function print(ctx: CliContext, view: ReembedView): void {
     `${view.workflowId}  ${view.state}` +
       (p
         ? `  phase ${p.phase}, model ${p.model ?? '?'}: ${p.copied} copied, ${p.caughtUp} caught up, ` +
-          `${p.reconciled} checked, ${p.withdrawn + p.removed} withdrawn as erased`
+          `${p.reconciled} checked, ${p.withdrawn + p.removed} withdrawn as erased` +
+          (p.oldIndexLeft ? '; the replaced index could not be deleted: run `lethe index reconcile`' : '')
         : ''),
   );
 }

@@ -37,7 +37,8 @@ export interface Reembedder {
   /** Ids in the live index after `afterId`, in id order: for the reconciliation after the swap. */
   liveIds(tenant: string, afterId: string | null, size: number): Promise<string[]>;
   /** Gives up a re-embedding: removes `next` and deletes the target. The live index is untouched. */
-  abandon(tenant: string, target: string): Promise<void>;
+  /** Deletes the new index unless the alias already serves it; says which (a live target is kept). */
+  abandon(tenant: string, target: string): Promise<{ live: boolean }>;
 }
 
 export interface ReembedderOptions {
@@ -170,13 +171,14 @@ export function createElasticsearchReembedder(client: Client, options: Reembedde
     async abandon(tenant, target) {
       const { alias } = tenantIndexNames(prefix, tenant);
       // After the swap the target is the live index: abandoning then would drop the tenant's search.
-      if ((await indicesOf(alias)).includes(target)) return;
+      if ((await indicesOf(alias)).includes(target)) return { live: true };
       try {
         await client.indices.delete({ index: target, ignore_unavailable: true });
       } catch (error) {
         if (!isIndexNotFound(error)) throw toSearchIndexError('reembed-abandon', error);
       }
       // Deleting the index removes its `next` alias with it.
+      return { live: false };
     },
   };
 }
