@@ -64,9 +64,9 @@ export async function disputeReview(input: DisputeReviewInput): Promise<Adjudica
     },
     {
       validator: (decision: AdjudicationInput) => {
-        if (result || deciding)
-          throw refusal(ErrorType.Conflict, 'dispute: already adjudicated by another reviewer', 'id');
-        if (voided) throw refusal(ErrorType.Conflict, 'dispute: closed, a record of it was erased', 'id');
+        // One refusal for a decided and a voided dispute: the API tells only callers with erasure rights which.
+        if (result || deciding || voided)
+          throw refusal(ErrorType.Conflict, 'dispute: already closed by another decision', 'id');
         const refused = adjudicationRefusal(input, decision);
         if (refused) {
           // Each refusal starts with the field it is about.

@@ -307,10 +307,11 @@ export function registerReviewRoutes(
           .getHandle(disputeWorkflowId(principal.tenant, id))
           .executeUpdate('adjudicate', { args: [args] });
       } catch (error) {
-        const refused = toApiError(error, {
-          field: 'id',
-          finished: await disputeFinished(principal.tenant, id, principal.roles),
-        });
+        const finished = await disputeFinished(principal.tenant, id, principal.roles);
+        let refused = toApiError(error, { field: 'id', finished });
+        // The workflow refuses a decided and a voided dispute alike; the caller is told what its rights allow.
+        if (refused instanceof DomainError && refused.type === ErrorType.Conflict && refused.field === 'id')
+          refused = new DomainError(ErrorType.Conflict, finished, 'id');
         // Refused (nothing was decided): the words must not outlive a decision that did not happen. An unexpected
         // failure keeps them — the Update may still be applying the decision, which then removes them itself.
         if (refused instanceof DomainError) await deps.disputes.forgetReason(principal.tenant, id, reasonKey);
