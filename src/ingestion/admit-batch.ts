@@ -8,7 +8,6 @@ import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import { principalScope, type EventRecord } from '../substrate/model/records.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
-import type { ErrorTypeName } from '../shared/errors.js';
 import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
 import type { Role } from '../governance/auth/principal.js';
@@ -23,7 +22,7 @@ import {
   type DerivationDeps,
   type DerivationOutcome,
 } from './derivation-admission.js';
-import { noSuchRecord } from './refusal-disclosure.js';
+import { noSuchRecord, type Refusal } from './refusal.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
 const WRITE_CONCURRENCY = 16;
@@ -36,19 +35,7 @@ export interface StagedBatch {
   memories: (MemoryInput & { id: string })[];
 }
 
-/** Why a batch was refused: the field, a stable type, and a message without personal data. */
-export interface Refusal {
-  type: ErrorTypeName;
-  field: string;
-  message: string;
-  /** The policy that refused, when one did. */
-  policy?: { id: string; version: number; rule: string };
-  /**
-   * Set when the refusal tells of an erasure (done or running): only callers with erasure rights see it as it is
-   * (see `refusal-disclosure.ts`); `cited-record` is a citation of an erased record.
-   */
-  tellsOfErasure?: 'record' | 'cited-record';
-}
+export type { Refusal } from './refusal.js';
 
 export interface BatchResult {
   refused: Refusal | null;

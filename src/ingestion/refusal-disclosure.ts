@@ -1,9 +1,4 @@
-import type { Refusal } from './admit-batch.js';
-
-/** A citation of a record the tenant does not hold. An erased record's citation reads the same to most callers. */
-export function noSuchRecord(field: string): Refusal {
-  return { type: 'LineageRefused', field, message: `${field}: no such record in this tenant` };
-}
+import { noSuchRecord, type Refusal } from './refusal.js';
 
 /** `events.3.subjects.0` → `events.3`: the item, not the part of it an erasure is about. */
 function itemOf(field: string): string {

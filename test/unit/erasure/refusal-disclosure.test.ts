@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { disclosedRefusal, noSuchRecord } from '../../../src/ingestion/refusal-disclosure.js';
-import type { Refusal } from '../../../src/ingestion/admit-batch.js';
+import { disclosedRefusal } from '../../../src/ingestion/refusal-disclosure.js';
+import { noSuchRecord, type Refusal } from '../../../src/ingestion/refusal.js';
 
 const tombstonedEvent: Refusal = {
   type: 'Tombstoned',
