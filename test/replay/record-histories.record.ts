@@ -1,0 +1,137 @@
+/**
+ * Runs every workflow type on the local stack, as users run it, and writes each run's history to
+ * `test/replay/histories/`. Two erasures are left open where they wait for people, as they may for days: one
+ * `partial` under a legal hold, one in `needs-dpo` for copies found outside its closure. A deploy must replay them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
+import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../support/erasure-fixture.js';
+import { disputeAbout, signOff } from '../support/side-records-fixture.js';
+import { sampleEvent, sampleMemory, statedBatch } from '../support/samples.js';
+import { disputeWorkflowId, reviewWorkflowId } from '../../src/shared/workflow-ids.js';
+import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
+
+const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
+
+describe('recording a history of every workflow type', () => {
+  let app: TestApp;
+  const recorded: { name: string; workflowId: string }[] = [];
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const record = (name: string, workflowId: string) => recorded.push({ name, workflowId });
+
+  it('runs each workflow type and writes its history', async () => {
+    const client = app.worker.client;
+    const taskQueue = app.worker.taskQueue;
+    const tenant = uniqueTenant();
+
+    const connectivity = `connectivity-${randomUUID()}`;
+    await client.workflow.execute('connectivityCheck', { taskQueue, workflowId: connectivity });
+    record('connectivity-check', connectivity);
+
+    const written = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/batches`,
+      token: await app.token(tenant, ['agent']),
+      payload: { events: [sampleEvent()], memories: [sampleMemory()] },
+    });
+    expect(written.statusCode, written.body).toBe(201);
+
+    const approved = await signOff(app, tenant, 'subject-review', 'checked against the contract');
+    const { disputeId, ids } = await disputeAbout(app, tenant, 'subject-dispute');
+    const adjudicated = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/disputes/${disputeId}/resolution`,
+      token: await app.token(tenant, ['reviewer'], 'rita'),
+      payload: { outcome: 'keep-one', memoryId: ids[1], reason: 'the later call note is right' },
+    });
+    expect(adjudicated.statusCode, adjudicated.body).toBe(200);
+
+    const sweep = `retention-record-${randomUUID().slice(0, 8)}`;
+    await client.workflow.execute('retentionSweep', { taskQueue, workflowId: sweep, args: [{ tenant }] });
+    record('retention-sweep', sweep);
+
+    const admin = await app.token(tenant, ['admin'], 'ops-1');
+    expect((await app.request({ method: 'POST', url: `/v1/tenants/${tenant}/reembed`, token: admin })).statusCode).toBe(
+      202,
+    );
+    let reembed: { state: string; workflowId: string };
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      reembed = (await app.request({ method: 'GET', url: `/v1/tenants/${tenant}/reembed`, token: admin })).json();
+    } while (reembed.state === 'running');
+    expect(reembed.state).toBe('completed');
+    record('reembed-tenant', reembed.workflowId);
+
+    // A subject erasure that completes, one that waits under a hold, one that waits for the DPO's decision.
+    const complete = await buildSubjectGraph(app, uniqueTenant(), `canary-${randomUUID()}`);
+    const completed = await fileErasure(app, complete.tenant, { subjectId: complete.subject });
+    expect((await completeErasure(app, complete.tenant, completed, 'extend')).state).toBe('completed');
+    const held = await buildSubjectGraph(app, uniqueTenant(), `canary-${randomUUID()}`);
+    const placed = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${held.tenant}/legal-holds`,
+      token: await app.token(held.tenant, ['legal'], 'counsel-1'),
+      payload: { scope: { subjectId: held.subject }, caseRef: 'case-2026-101' },
+    });
+    expect(placed.statusCode, placed.body).toBe(201);
+    const partial = await fileErasure(app, held.tenant, { subjectId: held.subject });
+    expect((await waitForState(app, held.tenant, partial, ['partial'])).state).toBe('partial');
+    // Alice's sentence repeated in Bob's memory: a copy outside the closure, which waits for the DPO.
+    const copies = uniqueTenant();
+    const sentence = `The card on file ends with the number 4929 ${randomUUID().slice(0, 4)} 0000.`;
+    for (const [writer, subject, content] of [
+      ['agent-a', 'alice', sentence],
+      ['agent-b', 'bob', `Bob was told: ${sentence} He will call back on Monday.`],
+    ] as const) {
+      const response = await app.request({
+        method: 'POST',
+        url: `/v1/tenants/${copies}/batches`,
+        token: await app.token(copies, ['agent'], writer),
+        payload: statedBatch([
+          sampleMemory({ subjects: [subject], content, attribute: 'payment-card', scope: 'tenant' }),
+        ]),
+      });
+      expect(response.statusCode, response.body).toBe(201);
+    }
+    const waiting = await fileErasure(app, copies, { subjectId: 'alice' });
+    expect((await waitForState(app, copies, waiting, ['needs-dpo'])).state).toBe('needs-dpo');
+
+    record('memory-review', reviewWorkflowId(tenant, approved));
+    record('dispute-review', disputeWorkflowId(tenant, disputeId));
+    record('erasure-completed', erasureWorkflowId(complete.tenant, completed));
+    record('erasure-partial-under-hold', erasureWorkflowId(held.tenant, partial));
+    record('erasure-needs-dpo', erasureWorkflowId(copies, waiting));
+    // The ingestion workflow's id is the stage's: found among this worker's runs.
+    for await (const run of client.workflow.list({
+      query: `WorkflowType = 'ingestBatch' AND TaskQueue = '${taskQueue}'`,
+    })) {
+      record('ingest-batch', run.workflowId);
+      break;
+    }
+    expect(recorded.map((r) => r.name)).toContain('ingest-batch');
+
+    fs.mkdirSync(HISTORIES, { recursive: true });
+    for (const { name, workflowId } of recorded) {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      // protobufjs's own JSON form of the message (enums by name, 64-bit numbers and bytes as strings).
+      const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history), {
+        longs: String,
+        enums: String,
+        bytes: String,
+      });
+      fs.writeFileSync(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(json, null, 1)}\n`);
+    }
+    expect(fs.readdirSync(HISTORIES).length).toBeGreaterThanOrEqual(recorded.length);
+  });
+});
