@@ -20,6 +20,7 @@ import type { Embedder } from '../../src/substrate/search/embedder.port.js';
 import type { SearchIndex } from '../../src/substrate/search/search-index.port.js';
 import type { TombstoneStore } from '../../src/substrate/tombstones/tombstone-store.js';
 import { ErrorType } from '../../src/shared/errors.js';
+import { isEvent, locateRecordIds } from '../../src/governance/erasure/locate.js';
 
 export interface ErasureActivityDeps {
   db: Db;
@@ -54,7 +55,7 @@ export interface ErasureRef {
   requestId: string;
 }
 
-export const isEvent = (id: string) => id.startsWith('evt_');
+export { isEvent };
 /** Well inside the long profile's heartbeat timeout (30 s), also on a loaded machine. */
 const HEARTBEAT_EVERY_MS = 5000;
 
@@ -125,41 +126,9 @@ export function erasureContext(deps: ErasureActivityDeps) {
     return counts;
   }
 
-  /**
-   * Every record the selector names now, within the tenant only — whatever its status: a record marked deleted
-   * (by this request's earlier attempt or by another) still holds its bytes until it is purged.
-   */
+  /** Every record the selector names now (`locateRecordIds`). */
   async function locateIds(tenant: string, selector: Selector): Promise<string[]> {
-    if ('subjectId' in selector) {
-      const [events, memories] = await Promise.all([
-        deps.events.idsBySubject(tenant, selector.subjectId, { includeDeleted: true }),
-        deps.memories.idsBySubject(tenant, selector.subjectId),
-      ]);
-      return [...events, ...memories];
-    }
-    if ('memoryIds' in selector) return (await deps.memories.getMany(tenant, selector.memoryIds)).map((m) => m._id);
-    if ('contentFingerprint' in selector) {
-      const [events, memories] = await Promise.all([
-        deps.events.idsByContentHash(tenant, selector.contentFingerprint),
-        deps.memories.idsByContentHash(tenant, selector.contentFingerprint),
-      ]);
-      return [...events, ...memories];
-    }
-    if ('validTime' in selector) {
-      return deps.memories.idsByTime(
-        tenant,
-        'validFrom',
-        new Date(selector.validTime.from),
-        new Date(selector.validTime.to),
-      );
-    }
-    const from = new Date(selector.transactionTime.from);
-    const to = new Date(selector.transactionTime.to);
-    const [events, memories] = await Promise.all([
-      deps.events.idsByRecordedAt(tenant, from, to),
-      deps.memories.idsByTime(tenant, 'recordedAt', from, to),
-    ]);
-    return [...events, ...memories];
+    return locateRecordIds(deps, tenant, selector);
   }
 
   /**

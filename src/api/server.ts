@@ -18,6 +18,7 @@ import { registerHoldRoutes } from './routes/hold.routes.js';
 import { registerCertificateRoutes } from './routes/certificate.routes.js';
 import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
+import { registerRightsRoutes } from './routes/rights.routes.js';
 import { registerConsole } from './console-static.js';
 import { guardPresentedContent } from './presenters.js';
 
@@ -112,6 +113,14 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerAuditRoutes(app, { audit: services.audit });
     registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
+    registerRightsRoutes(app, {
+      events: services.events,
+      memories: services.memories,
+      lineage: services.lineage,
+      holds: services.holds,
+      fingerprints: services.fingerprints,
+      readersOf: (tenant, ids) => services.exposures.readersOf(tenant, ids),
+    });
     registerHoldRoutes(app, {
       holds: services.holds,
       audit: services.audit,

@@ -9,6 +9,7 @@ import { Collections, isDuplicateKey, mapBounded } from '../substrate/mongo/coll
 import type { Fingerprinter } from '../substrate/fingerprint.js';
 import { findMatching } from '../substrate/mongo/bounded-scan.js';
 import type { ExposureSummary } from '../governance/erasure/side-records.js';
+import type { ReaderOfRecords } from '../governance/rights/selector-preview.js';
 
 /** The route a read took: retrieval, search, or a read by id of a memory or an event. */
 export type ReadRoute = 'retrieve' | 'search' | 'memory' | 'event';
@@ -52,6 +53,8 @@ export interface ExposureStore {
     tenant: string,
     memoryId: string,
   ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
+  /** Who read the given memories (ids of principals, not what they asked): reads, prompts reached, last read. */
+  readersOf(tenant: string, memoryIds: readonly string[]): Promise<ReaderOfRecords[]>;
   /** Counts and times of the given memories' exposures, before or after `forget` (the erasure's statement). */
   summarise(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
   /** Replaces the erased memories' ids in their exposure documents by keyed hashes; returns how many changed. */
@@ -111,6 +114,25 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
         retrievedAt: e.retrievedAt,
         exposedAt: e.exposedAt,
       }));
+    },
+    async readersOf(tenant, memoryIds) {
+      const all = await findMatching(exposures, tenant, 'memoryId', [...new Set(memoryIds)]);
+      const readers = new Map<string, { retrievals: Set<string>; prompts: number; last: number }>();
+      for (const e of all) {
+        const reader = readers.get(e.principal) ?? { retrievals: new Set<string>(), prompts: 0, last: 0 };
+        reader.retrievals.add(e.retrievalId);
+        if (e.exposedAt) reader.prompts++;
+        reader.last = Math.max(reader.last, e.retrievedAt.getTime());
+        readers.set(e.principal, reader);
+      }
+      return [...readers]
+        .map(([principal, r]) => ({
+          principal,
+          retrievals: r.retrievals.size,
+          prompts: r.prompts,
+          lastRetrievedAt: new Date(r.last),
+        }))
+        .sort((a, b) => a.principal.localeCompare(b.principal));
     },
     async summarise(tenant, memoryIds) {
       // By clear id and by keyed hash: a retried certification finds the trace whether or not it was re-keyed yet.

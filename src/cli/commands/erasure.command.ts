@@ -52,48 +52,91 @@ function printStatus(ctx: CliContext, view: ErasureView): void {
   }
 }
 
-export function registerErasureCommands(program: Command, context: () => CliContext): void {
-  const erasure = program.command('erasure').description('erasure requests (the six-step deletion closure)');
-  erasure
-    .command('request')
-    .description('file an erasure request; filing the same request again returns the open one')
+interface SelectorOptions {
+  subject?: string;
+  memory?: string[];
+  fingerprint?: string;
+  validFrom?: string;
+  validTo?: string;
+}
+
+function withSelectorOptions(command: Command): Command {
+  return command
     .option('--subject <id>', 'a data subject id')
     .option('--memory <ids...>', 'memory ids')
     .option('--fingerprint <sha256>', 'SHA-256 (hex) of the content')
     .option('--valid-from <instant>', 'with --valid-to: records whose valid time starts in the range')
-    .option('--valid-to <instant>')
+    .option('--valid-to <instant>');
+}
+
+/** Exactly one way of naming the records, as the API's selector. */
+function selectorOf(o: SelectorOptions): object {
+  const selectors = [
+    o.subject ? { subjectId: o.subject } : null,
+    o.memory ? { memoryIds: o.memory } : null,
+    o.fingerprint ? { contentFingerprint: o.fingerprint } : null,
+    o.validFrom || o.validTo ? { validTime: { from: o.validFrom, to: o.validTo } } : null,
+  ].filter((s) => s !== null);
+  if (selectors.length !== 1)
+    throw new CliError(
+      'selector: give exactly one of --subject, --memory, --fingerprint, --valid-from/--valid-to',
+      ExitCode.usage,
+    );
+  return selectors[0]!;
+}
+
+interface PreviewView {
+  located: { events: number; memories: number };
+  derived: { total: number; collateral: number };
+  memoriesByStatus: Record<string, number>;
+  events: number;
+  held: { records: number; holdIds: string[] };
+  readers: { principal: string; retrievals: number; prompts: number; lastRetrievedAt: string }[];
+  ids: { located: string[]; derived: string[]; held: string[]; truncated: boolean };
+}
+
+function printPreview(ctx: CliContext, p: PreviewView): void {
+  if (ctx.json) return ctx.print(p);
+  const statuses = Object.entries(p.memoriesByStatus)
+    .map(([status, n]) => `${status}=${n}`)
+    .join(' ');
+  ctx.print(`located    ${p.located.events} events, ${p.located.memories} memories`);
+  ctx.print(`derived    ${p.derived.total} (collateral ${p.derived.collateral})`);
+  ctx.print(`memories   ${statuses || 'none'}`);
+  ctx.print(`held       ${p.held.records}${p.held.holdIds.length > 0 ? ` by ${p.held.holdIds.join(', ')}` : ''}`);
+  for (const r of p.readers)
+    ctx.print(`read by    ${r.principal}: ${r.retrievals} reads, ${r.prompts} in prompts, last ${r.lastRetrievedAt}`);
+}
+
+export function registerErasureCommands(program: Command, context: () => CliContext): void {
+  const erasure = program.command('erasure').description('erasure requests (the six-step deletion closure)');
+  withSelectorOptions(
+    erasure
+      .command('request')
+      .description('file an erasure request; filing the same request again returns the open one'),
+  )
     .requiredOption('--ground <ground>', 'art17-1a … art17-1f, retention-expiry, correction')
     .option('--key <key>', 'an idempotency key of your own')
-    .action(
-      async (o: {
-        subject?: string;
-        memory?: string[];
-        fingerprint?: string;
-        validFrom?: string;
-        validTo?: string;
-        ground: string;
-        key?: string;
-      }) => {
-        const selectors = [
-          o.subject ? { subjectId: o.subject } : null,
-          o.memory ? { memoryIds: o.memory } : null,
-          o.fingerprint ? { contentFingerprint: o.fingerprint } : null,
-          o.validFrom || o.validTo ? { validTime: { from: o.validFrom, to: o.validTo } } : null,
-        ].filter(Boolean);
-        if (selectors.length !== 1)
-          throw new CliError(
-            'selector: give exactly one of --subject, --memory, --fingerprint, --valid-from/--valid-to',
-            ExitCode.usage,
-          );
-        const ctx = context();
-        const view = await ctx.api.post<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests`, {
-          selector: selectors[0],
-          legalGround: o.ground,
-          ...(o.key ? { requestKey: o.key } : {}),
-        });
-        printStatus(ctx, view);
-      },
-    );
+    .action(async (o: SelectorOptions & { ground: string; key?: string }) => {
+      const selector = selectorOf(o);
+      const ctx = context();
+      const view = await ctx.api.post<ErasureView>(`/v1/tenants/${ctx.tenant}/erasure-requests`, {
+        selector,
+        legalGround: o.ground,
+        ...(o.key ? { requestKey: o.key } : {}),
+      });
+      printStatus(ctx, view);
+    });
+  withSelectorOptions(
+    erasure
+      .command('preview')
+      .description('what a request with this selector would reach if filed now (ids and counts; nothing is changed)'),
+  ).action(async (o: SelectorOptions) => {
+    const selector = selectorOf(o);
+    const ctx = context();
+    const preview = await ctx.api.post<PreviewView>(`/v1/tenants/${ctx.tenant}/subject-rights/preview`, { selector });
+    printPreview(ctx, preview);
+  });
   erasure
     .command('status <id>')
     .description('the state of a request, step by step')

@@ -258,9 +258,14 @@ describe.concurrent('the exit codes of the CLI', () => {
   });
 
   it('5: an erased event delivered again (tombstone)', async ({ expect }) => {
+    // An agent is refused without being told of the erasure; a caller with erasure rights is told.
     const run = await lethe(['ingest', files.erasedEvent], { token: await token(['agent'], 'agent-7') });
     expect(run.code, describeRun(run)).toBe(ExitCode.refused);
-    expect(run.stderr).toMatch(/^lethe: .*(erased|tombstone)/i);
+    expect(run.stderr).toMatch(/^lethe: .*not admitted now/);
+    expect(run.stderr).not.toMatch(/erased|tombstone/i);
+    const admin = await lethe(['ingest', files.erasedEvent], { token: await token(['admin'], 'ops-1') });
+    expect(admin.code, describeRun(admin)).toBe(ExitCode.refused);
+    expect(admin.stderr).toMatch(/^lethe: .*(erased|tombstone)/i);
   });
 
   it('6: no API listening where the CLI is pointed', async ({ expect }) => {

@@ -116,6 +116,14 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
     const exported = jsonLines(fs.readFileSync(path.join(workDir, call.words[2]!), 'utf8'));
     expect(output).toMatch(new RegExp(`^ok: ${exported.length} entries, chain intact, head [0-9a-f]{64}$`, 'm'));
   },
+  'erasure preview': ({ output }) => {
+    // The sample tenant's Ana: her events and memories are located; nothing holds them yet.
+    const located = /^located {4}(\d+) events, (\d+) memories$/m.exec(output);
+    expect(located, output).not.toBeNull();
+    expect(Number(located![1]) + Number(located![2])).toBeGreaterThan(0);
+    expect(output).toMatch(/^derived {4}\d+ \(collateral \d+\)$/m);
+    expect(output).toMatch(/^held {7}0$/m);
+  },
   'erasure request': ({ output, walk }) => {
     const filed = /^(era_\w+) {2}(received|running|completed) /.exec(output);
     expect(filed, output).not.toBeNull();

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { SelectorSchema } from '../../governance/erasure/erasure-request.js';
+import { previewSelector, type SelectorPreviewDeps } from '../../governance/rights/selector-preview.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { principalOf } from '../authenticate.js';
+import { errorResponses, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
+
+const PreviewSchema = z.strictObject({ selector: SelectorSchema });
+
+/** What a DPO sees of a data subject before filing a request about them. */
+export function registerRightsRoutes(app: FastifyInstance, deps: SelectorPreviewDeps): void {
+  app.post(
+    '/v1/tenants/:tenant/subject-rights/preview',
+    {
+      // Who may file may look first: the preview shows ids and counts, as the request's own status does.
+      config: { action: 'erasure.request', reads: 'ids' },
+      schema: {
+        summary:
+          'What a request with this selector would reach if filed now: located records, derived views, holds, readers (ids and counts; nothing is fenced or recorded)',
+        params: tenantParams,
+        body: jsonSchemaOf(PreviewSchema),
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const { selector } = parseOrThrow(PreviewSchema, request.body);
+      const preview = await previewSelector(deps, principalOf(request).tenant, selector);
+      return {
+        ...preview,
+        readers: preview.readers.map((r) => ({ ...r, lastRetrievedAt: r.lastRetrievedAt.toISOString() })),
+      };
+    },
+  );
+}
