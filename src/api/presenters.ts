@@ -89,7 +89,9 @@ export function presentReviewRecord(sight: Sight<MemoryRecord>) {
   const m = sight.record;
   const content = sight.view === 'content';
   const d = m.derivation;
-  const wording = content && d ? new Map(decompose(m.content).map((o) => [o.id, o])) : undefined;
+  // Places kept at admission are read as they are; a record admitted before they were kept is decomposed again.
+  const stored = !d || d.obligations.every((o) => o.span || o.of || o.between);
+  const wording = content && d && !stored ? new Map(decompose(m.content).map((o) => [o.id, o])) : undefined;
   return issued({
     id: m._id,
     view: sight.view,
@@ -121,8 +123,9 @@ export function presentReviewRecord(sight: Sight<MemoryRecord>) {
             repairedEvidenceIds: d.repairedEvidenceIds,
             evidenceIds: d.evidenceIds,
             ...(d.unresolvedBecause ? { unresolvedBecause: d.unresolvedBecause } : {}),
-            obligations: d.obligations.map((o) => {
+            obligations: d.obligations.map(({ span, ...o }) => {
               const w = wording?.get(o.id);
+              if (stored) return content && span ? { ...o, text: m.content.slice(span[0], span[1]) } : o;
               return {
                 ...o,
                 ...(w?.kind === 'claim'

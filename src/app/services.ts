@@ -32,7 +32,7 @@ import { createMailNotifier } from '../governance/notifications/notifier.js';
 import { createMongoReviewStore } from '../governance/review/review-store.js';
 import { createMongoDisputeStore } from '../governance/disputes/dispute-store.js';
 import { createClaimLookup } from '../substrate/memories/claim-lookup.js';
-import { createDeterministicVerifier } from '../governance/derivation/deterministic-verifier.js';
+import { createThreadedVerifier } from '../governance/derivation/threaded-verifier.js';
 import { createOpenAiCompatibleVerifier } from '../governance/derivation/openai-compatible-verifier.js';
 
 export interface ServiceOptions {
@@ -84,11 +84,14 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const derivation = {
     mode: config.derivation.mode,
     timeoutMs: config.derivation.timeoutMs,
+    // The deterministic verifier runs on threads of its own under a CPU deadline: no evidence holds this event loop.
     verifier:
       verifierConfig.kind === 'openai-compatible'
         ? createOpenAiCompatibleVerifier(verifierConfig)
-        : createDeterministicVerifier(),
+        : createThreadedVerifier(verifierConfig),
     policy: requirePolicy(policies, 'derivation-admission'),
+    maxAuditBytes: config.derivation.maxAuditBytes,
+    maxBatchBytes: config.derivation.maxBatchBytes,
   };
   return {
     fingerprints,

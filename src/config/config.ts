@@ -62,6 +62,38 @@ const schema = z.object({
   LETHE_VERIFIER_API_KEY: z.string().min(1).optional(),
   LETHE_VERIFIER_MODEL: z.string().min(1).max(256).default('default'),
   LETHE_VERIFIER_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(10_000),
+  /**
+   * The deterministic verifier's CPU time per evidence view, in its own thread: past it the thread is stopped and
+   * the audit is unresolved. Two seconds is about twice what one view at the evidence budget below costs a memory at
+   * the obligation budget (64) on a small machine; an honest memory takes milliseconds.
+   */
+  LETHE_VERIFIER_DEADLINE_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
+  /** Threads the deterministic verifier runs on; a view waiting for one counts against the audit's timeout. */
+  LETHE_VERIFIER_THREADS: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * The most evidence one audit reads, in UTF-8 bytes: its citations and parents (more, and the memory is left
+   * unresolved for a reviewer), then as much retrieved history as fits. 128 KiB holds 256 citations of half a KiB,
+   * and the verifier's cost grows with it (about a second per view at the obligation budget): a memory citing more
+   * is a document, not a fact, and a reviewer reads it.
+   */
+  LETHE_DERIVATION_AUDIT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(128 * 1024),
+  /**
+   * The most evidence one batch's audits read, in UTF-8 bytes: half for the subjects' history (shared equally among
+   * them), half for citations (in batch order; a memory whose citations no longer fit is unresolved). 8 MiB is what
+   * the audit tokenises in about a second, and a batch of honest memories about one conversation reads far less;
+   * it bounds what 32 subjects of 2 000 events of 32 KB, or 1 000 memories of 256 citations, could make one write cost.
+   */
+  LETHE_DERIVATION_BATCH_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(1024 * 1024 * 1024)
+    .default(8 * 1024 * 1024),
 });
 
 /**
@@ -102,8 +134,13 @@ export interface Config {
    */
   derivation: {
     mode: 'enforce' | 'record';
-    verifier: { kind: 'deterministic' } | { kind: 'openai-compatible'; url: string; model: string; apiKey?: string };
+    verifier:
+      | { kind: 'deterministic'; deadlineMs: number; threads: number }
+      | { kind: 'openai-compatible'; url: string; model: string; apiKey?: string };
     timeoutMs: number;
+    /** Evidence bytes one audit, and one batch of audits, may read (see the variables' comments). */
+    maxAuditBytes: number;
+    maxBatchBytes: number;
   };
 }
 
@@ -153,6 +190,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (e.LETHE_VERIFIER === 'openai-compatible' && !e.LETHE_VERIFIER_URL) {
     throw new ConfigError('LETHE_VERIFIER_URL', 'is required when LETHE_VERIFIER is openai-compatible');
   }
+  if (e.LETHE_DERIVATION_BATCH_MAX_BYTES < e.LETHE_DERIVATION_AUDIT_MAX_BYTES) {
+    throw new ConfigError('LETHE_DERIVATION_BATCH_MAX_BYTES', 'must be at least LETHE_DERIVATION_AUDIT_MAX_BYTES');
+  }
   const dbName = new URL(e.MONGODB_URI).pathname.replace(/^\//, '') || 'lethe';
   return {
     env: e.LETHE_ENV,
@@ -187,8 +227,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
               model: e.LETHE_VERIFIER_MODEL,
               ...(e.LETHE_VERIFIER_API_KEY ? { apiKey: e.LETHE_VERIFIER_API_KEY } : {}),
             }
-          : { kind: 'deterministic' },
+          : { kind: 'deterministic', deadlineMs: e.LETHE_VERIFIER_DEADLINE_MS, threads: e.LETHE_VERIFIER_THREADS },
       timeoutMs: e.LETHE_VERIFIER_TIMEOUT_MS,
+      maxAuditBytes: e.LETHE_DERIVATION_AUDIT_MAX_BYTES,
+      maxBatchBytes: e.LETHE_DERIVATION_BATCH_MAX_BYTES,
     },
   };
 }

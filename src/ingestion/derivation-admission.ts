@@ -3,7 +3,8 @@
  * earlier history of its subjects, audit it, and let the derivation-admission policy decide what the label does.
  * Content is read here and goes no further: the result holds ids, labels and counts.
  */
-import { createStemCache } from '../governance/derivation/bm25.js';
+import { createStemCache, stemsOf, type StemCache } from '../governance/derivation/bm25.js';
+import { bytesOf } from '../governance/derivation/evidence-scope.js';
 import { auditDerivation, type DerivationVerdict } from '../governance/derivation/derivation-audit.js';
 import type { DerivationVerifier, EvidencePassage } from '../governance/derivation/verifier.port.js';
 import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
@@ -25,6 +26,9 @@ export interface DerivationDeps {
   verifier: DerivationVerifier;
   timeoutMs: number;
   policy: PolicyDocument;
+  /** Evidence one audit, and one batch of audits, may read, in UTF-8 bytes (`LETHE_DERIVATION_*_MAX_BYTES`). */
+  maxAuditBytes: number;
+  maxBatchBytes: number;
 }
 
 export interface DerivationOutcome {
@@ -44,6 +48,26 @@ function batchEventId(events: EventStore, tenant: string, e: EventInput): string
 
 const passageOf = (e: EventRecord): EvidencePassage => ({ id: e._id, text: e.content, at: e.occurredAt });
 
+/** Text tokenised between two turns of the event loop: a few milliseconds of work. */
+const TOKENISE_SLICE_BYTES = 64 * 1024;
+
+/**
+ * Tokenises the batch's pool into its stem cache, giving the event loop a turn every slice: the pool may hold
+ * megabytes, and the activity that admits the batch must keep heartbeating (and other writes keep being admitted)
+ * while it is read. Ranking then finds every passage's stems in the cache.
+ */
+async function tokenisePool(passages: Iterable<EvidencePassage>, cache: StemCache): Promise<void> {
+  let slice = 0;
+  for (const passage of passages) {
+    stemsOf(passage, cache);
+    slice += passage.text.length;
+    if (slice >= TOKENISE_SLICE_BYTES) {
+      slice = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+}
+
 /** The derivation audits of a batch's memories, in batch order. */
 export async function auditBatchDerivations(
   deps: { events: EventStore; memories: MemoryStore; derivation: DerivationDeps },
@@ -61,27 +85,56 @@ export async function auditBatchDerivations(
   const cutoffs = batch.memories.map((m) => (m.derivedAt ? new Date(m.derivedAt) : now));
   const latest = new Date(Math.max(now.getTime(), ...cutoffs.map((c) => c.getTime())));
   const subjects = [...new Set(batch.memories.flatMap((m) => m.subjects))];
+  // The batch's evidence budget: half for the subjects' history, shared equally (so the reads may run at once and
+  // still read the same whatever their order), the rest for citations in batch order.
+  const { maxAuditBytes, maxBatchBytes } = deps.derivation;
+  const historyShare = Math.min(HISTORY_POOL_BYTES, Math.floor(maxBatchBytes / 2 / Math.max(1, subjects.length)));
   const histories = new Map(
     await mapBounded(
       subjects,
       AUDIT_CONCURRENCY,
-      async (s) => [s, await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, HISTORY_POOL_BYTES)] as const,
+      async (s) => [s, await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, historyShare)] as const,
     ),
   );
   // The batch's stems die with the batch: no process-wide cache keeps a passage an erasure removes later.
   const stems = createStemCache();
+  await tokenisePool(
+    [...histories.values()].flatMap((h) => h.events.map(passageOf)),
+    stems,
+  );
+  let citationBudget =
+    maxBatchBytes - [...histories.values()].reduce((n, h) => n + bytesOf(h.events.map(passageOf)), 0);
+  // Citations are charged in batch order, whatever order their reads finish in: each memory waits for the one
+  // before it to have charged its own.
+  let charged: Promise<void> = Promise.resolve();
   return mapBounded([...batch.memories.entries()], AUDIT_CONCURRENCY, async ([i, m]) => {
-    const storedIds = m.provenance.eventIds.filter((ref) => !BATCH_REF.test(ref));
-    const stored = await deps.events.getMany(tenant, storedIds);
-    const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
-    const cited: EvidencePassage[] = [
-      ...m.provenance.eventIds.flatMap((ref) => {
-        const at = BATCH_REF.exec(ref);
-        return at ? [local[Number(at[1])]!] : [];
-      }),
-      ...stored.map(passageOf),
-      ...parents.map((p) => ({ id: p._id, text: p.content, at: p.recordedAt })),
-    ];
+    const previous = charged;
+    let release!: () => void;
+    charged = new Promise((resolve) => (release = resolve));
+    let cited: EvidencePassage[];
+    let overBatchBudget = false;
+    try {
+      const storedIds = m.provenance.eventIds.filter((ref) => !BATCH_REF.test(ref));
+      const stored = await deps.events.getMany(tenant, storedIds);
+      const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
+      cited = [
+        ...m.provenance.eventIds.flatMap((ref) => {
+          const at = BATCH_REF.exec(ref);
+          return at ? [local[Number(at[1])]!] : [];
+        }),
+        ...stored.map(passageOf),
+        ...parents.map((p) => ({ id: p._id, text: p.content, at: p.recordedAt })),
+      ];
+      await previous;
+      const size = bytesOf(cited);
+      // Citations over the audit's own budget are not read (the audit is unresolved) and cost the batch nothing.
+      if (size <= maxAuditBytes) {
+        if (size <= citationBudget) citationBudget -= size;
+        else overBatchBudget = true;
+      }
+    } finally {
+      release();
+    }
     const pool = new Map<string, EvidencePassage>();
     let truncated = false;
     for (const s of m.subjects) {
@@ -93,8 +146,20 @@ export async function auditBatchDerivations(
       if (e.subjects.some((s) => m.subjects.includes(s))) pool.set(local[j]!.id, local[j]!);
     });
     const verdict = await auditDerivation(
-      { content: m.content, cited, pool: [...pool.values()], before: cutoffs[i]!, poolTruncated: truncated },
-      { verifier: deps.derivation.verifier, timeoutMs: deps.derivation.timeoutMs, stems },
+      {
+        content: m.content,
+        cited: overBatchBudget ? [] : cited,
+        pool: [...pool.values()],
+        before: cutoffs[i]!,
+        poolTruncated: truncated,
+        overBatchBudget,
+      },
+      {
+        verifier: deps.derivation.verifier,
+        timeoutMs: deps.derivation.timeoutMs,
+        stems,
+        maxEvidenceBytes: maxAuditBytes,
+      },
     );
     const decision = evaluatePolicy(deps.derivation.policy, { label: verdict.label });
     const outcome = decision.outcome as DerivationOutcome['effect'];

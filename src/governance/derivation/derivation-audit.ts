@@ -6,8 +6,14 @@ import { anchorsOf, decompose, type Obligation, type ObligationKind } from './ob
 import { admissionLabel, combineLabels, type ObligationLabel, type RecordLabel } from './labels.js';
 import { bytesOf, evidenceViews, MAX_EVIDENCE_BYTES } from './evidence-scope.js';
 import { stemsOf, type StemCache } from './bm25.js';
-import type { DerivationVerifier, EvidencePassage, ObligationVerdict } from './verifier.port.js';
+import {
+  VerifierDeadlineExceeded,
+  type DerivationVerifier,
+  type EvidencePassage,
+  type ObligationVerdict,
+} from './verifier.port.js';
 import type { RelationKind } from './text-cues.js';
+import type { ObligationPlace } from '../../substrate/model/records.js';
 
 /** Why a label is unresolved, when it is. */
 export type UnresolvedCause =
@@ -20,13 +26,24 @@ export type UnresolvedCause =
  */
 export const MAX_OBLIGATIONS = 64;
 
-/** One obligation as a verdict shows it: no text. */
-export interface ObligationOutcome {
+/**
+ * One obligation as a verdict shows it: no text. Its place in the memory is kept, so that a reviewer is shown
+ * what it is about without decomposing the memory again: a claim's span in the content, the claim a qualifier
+ * qualifies, the two claims a relation joins.
+ */
+export interface ObligationOutcome extends ObligationPlace {
   id: string;
   kind: ObligationKind;
   relation?: RelationKind;
   label: ObligationLabel;
   evidenceIds: string[];
+}
+
+/** Where an obligation is in the memory: offsets and ids only. */
+function placeOf(o: Obligation): Pick<ObligationOutcome, 'relation' | 'span' | 'of' | 'between'> {
+  if (o.kind === 'claim') return { span: o.span };
+  if (o.kind === 'relation') return { relation: o.relation, between: o.between };
+  return { of: o.claim };
 }
 
 /** What the audit concluded about a memory; kept on the record and shown to reviewers. */
@@ -53,6 +70,8 @@ export interface AuditInput {
   before: Date;
   /** The history held more candidates than were read: any gap may be a retrieval limit. */
   poolTruncated?: boolean;
+  /** The batch's evidence budget had no room left for these citations: the audit does not judge on part of them. */
+  overBatchBudget?: boolean;
 }
 
 export interface AuditOptions {
@@ -60,6 +79,8 @@ export interface AuditOptions {
   timeoutMs: number;
   /** Stems of passages already tokenised by this batch (see `StemCache`). */
   stems?: StemCache;
+  /** The most evidence the audit reads, in UTF-8 bytes (`MAX_EVIDENCE_BYTES` unless configured). */
+  maxEvidenceBytes?: number;
 }
 
 class VerifierTimeout extends Error {}
@@ -90,7 +111,8 @@ async function bounded(
     const known = new Set(evidence.map((e) => e.id));
     return verdicts.map((v) => ({ ...v, evidenceIds: v.evidenceIds.filter((id) => known.has(id)) }));
   } catch (error) {
-    return error instanceof VerifierTimeout ? 'timeout' : 'verifier-error';
+    // A verifier stopped at its CPU deadline did not answer in time, as one that outlived the timeout.
+    return error instanceof VerifierTimeout || error instanceof VerifierDeadlineExceeded ? 'timeout' : 'verifier-error';
   } finally {
     clearTimeout(timer);
   }
@@ -107,7 +129,7 @@ function outcomes(obligations: Obligation[], verdicts: ObligationVerdict[]): Obl
   return obligations.map((o, i) => ({
     id: o.id,
     kind: o.kind,
-    ...(o.kind === 'relation' ? { relation: o.relation } : {}),
+    ...placeOf(o),
     label: verdicts[i]!.label,
     evidenceIds: verdicts[i]!.evidenceIds,
   }));
@@ -115,7 +137,8 @@ function outcomes(obligations: Obligation[], verdicts: ObligationVerdict[]): Obl
 
 export async function auditDerivation(input: AuditInput, options: AuditOptions): Promise<DerivationVerdict> {
   const obligations = decompose(input.content);
-  const views = evidenceViews(input.content, input.cited, input.pool, input.before, options.stems);
+  const maxBytes = options.maxEvidenceBytes ?? MAX_EVIDENCE_BYTES;
+  const views = evidenceViews(input.content, input.cited, input.pool, input.before, options.stems, maxBytes);
   const base = {
     verifier: { id: options.verifier.id, version: options.verifier.version },
     evidenceIds: views.expanded.map((p) => p.id),
@@ -134,7 +157,7 @@ export async function auditDerivation(input: AuditInput, options: AuditOptions):
     obligations: obligations.map((o) => ({
       id: o.id,
       kind: o.kind,
-      ...(o.kind === 'relation' ? { relation: o.relation } : {}),
+      ...placeOf(o),
       label: 'unresolved',
       evidenceIds: [],
     })),
@@ -143,7 +166,7 @@ export async function auditDerivation(input: AuditInput, options: AuditOptions):
   });
   if (obligations.length > MAX_OBLIGATIONS) return { ...unresolved('obligation-budget'), obligations: [] };
   // Citations beyond the byte budget cannot all be read: the audit does not judge on part of them.
-  if (bytesOf(views.citationOnly) > MAX_EVIDENCE_BYTES) return unresolved('evidence-budget');
+  if (input.overBatchBudget || bytesOf(views.citationOnly) > maxBytes) return unresolved('evidence-budget');
   const [citedVerdicts, expandedVerdicts] = await Promise.all([
     bounded(options, input.content, obligations, views.citationOnly),
     bounded(options, input.content, obligations, views.expanded),

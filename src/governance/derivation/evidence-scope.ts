@@ -11,9 +11,10 @@ import type { EvidencePassage } from './verifier.port.js';
 export const RETRIEVED_PASSAGES = 12;
 export const TOTAL_PASSAGES = 16;
 /**
- * The most text one view holds, in UTF-8 bytes: judging costs obligations × evidence sentences, so the budget is
- * counted in bytes, not passages. Retrieved passages that do not fit are left out (and may make a label
- * unresolved); citations that do not fit make the whole audit unresolved (`derivation-audit.ts`).
+ * The most text one view holds, in UTF-8 bytes, unless configured (`LETHE_DERIVATION_AUDIT_MAX_BYTES`): judging
+ * costs obligations × evidence sentences, so the budget is counted in bytes, not passages. Retrieved passages that
+ * do not fit are left out (and may make a label unresolved); citations that do not fit make the whole audit
+ * unresolved (`derivation-audit.ts`).
  */
 export const MAX_EVIDENCE_BYTES = 128 * 1024;
 
@@ -35,6 +36,7 @@ export function evidenceViews(
   pool: readonly EvidencePassage[],
   before: Date,
   stems?: StemCache,
+  maxBytes = MAX_EVIDENCE_BYTES,
 ): EvidenceViews {
   const citedIds = new Set(cited.map((c) => c.id));
   const candidates = pool.filter((p) => !citedIds.has(p.id) && p.at.getTime() <= before.getTime());
@@ -45,7 +47,7 @@ export function evidenceViews(
   let bytes = bytesOf(cited);
   for (const passage of ranked) {
     const size = Buffer.byteLength(passage.text, 'utf8');
-    if (retrieved.length < room && bytes + size <= MAX_EVIDENCE_BYTES) {
+    if (retrieved.length < room && bytes + size <= maxBytes) {
       retrieved.push(passage);
       bytes += size;
     } else leftOut.push(passage);

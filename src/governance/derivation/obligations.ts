@@ -4,8 +4,8 @@
  * deterministic: the same content always gives the same obligations with the same ids, so a verdict that
  * holds only ids can be read back against the content kept in MongoDB.
  */
+import { clauseSpans, sentenceSpans, type ScanMeter } from './clause-scan.js';
 import {
-  CONNECTIVES,
   contentStems,
   MONTHS,
   NUMBER_WORDS,
@@ -20,7 +20,6 @@ import {
   type QuantityMention,
   type RelationKind,
   type TimeMention,
-  trimEndOf,
 } from './text-cues.js';
 
 export type QualifierKind = 'time' | 'negation' | 'uncertainty' | 'quantity';
@@ -31,6 +30,8 @@ export interface ClaimObligation {
   id: string;
   kind: 'claim';
   text: string;
+  /** Where the text is in the memory's content: [start, end) offsets, so that a record can name it without a copy. */
+  span: [number, number];
   entities: string[];
   terms: string[];
   negated: boolean;
@@ -68,53 +69,6 @@ export const OBLIGATION_KINDS: readonly ObligationKind[] = [
   'quantity',
 ];
 
-/** A clause with fewer content words than this is folded into its neighbour rather than made a claim. */
-const MIN_CLAUSE_TERMS = 2;
-
-interface Clause {
-  text: string;
-  /** The relation that joins it to the previous clause, if a connective did. */
-  joinedBy?: RelationKind;
-}
-
-function splitSentences(content: string): string[] {
-  return content
-    .split(/(?<=[.!?;])\s+/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
-
-/** Splits a sentence at its first relation connective (recursively on both sides) and at "and" between clauses. */
-function splitClauses(sentence: string): Clause[] {
-  const lower = sentence.toLowerCase();
-  for (const { phrase, kind } of CONNECTIVES) {
-    const at = new RegExp(`(^|[\\s,])${phrase.replace(/ /g, '\\s+')}\\s`).exec(lower);
-    if (!at) continue;
-    const start = at.index + at[1]!.length;
-    const left = trimEndOf(sentence.slice(0, start), ' \t\n\r\f\v,');
-    const right = sentence.slice(start + phrase.length).trim();
-    if (contentStems(right).length === 0) continue;
-    // "before noon", "after lunch": a time on the clause, not a second clause to relate it to.
-    if (kind === 'temporal' && contentStems(right).length < MIN_CLAUSE_TERMS) continue;
-    if (left.length === 0) {
-      // "Because B, A": the cause is written first; split at the comma.
-      const comma = right.indexOf(',');
-      if (comma < 0) continue;
-      const b = right.slice(0, comma);
-      const a = right.slice(comma + 1);
-      return [...splitClauses(a), ...splitClauses(b).map((c, i) => (i === 0 ? { ...c, joinedBy: kind } : c))];
-    }
-    const [first, ...rest] = splitClauses(right);
-    return [...splitClauses(left), { ...first!, joinedBy: kind }, ...rest];
-  }
-  // "A and B" where both sides are clauses of their own: two claims, no relation between them.
-  const parts = sentence.split(/,?\s+and\s+/i);
-  if (parts.length > 1 && parts.every((p) => contentStems(p).length >= MIN_CLAUSE_TERMS)) {
-    return parts.map((text) => ({ text }));
-  }
-  return [{ text: sentence }];
-}
-
 const NUMBER_STEMS = new Set(Object.keys(NUMBER_WORDS).map(stem));
 
 /** Times and numbers are qualifiers of their own: the claim is the proposition without them. */
@@ -128,13 +82,19 @@ function isQualifierWord(stemmed: string): boolean {
   );
 }
 
-/** The obligations of a memory, in a stable order: claims with their qualifiers, then relations. */
-export function decompose(content: string): Obligation[] {
-  const clauses: Clause[] = splitSentences(content).flatMap((s, i) => {
-    const parts = splitClauses(s);
-    // A new sentence is never joined to the last clause of the one before.
-    return i === 0 ? parts : parts.map((p, j) => (j === 0 ? { text: p.text } : p));
-  });
+/**
+ * The obligations of a memory, in a stable order: claims with their qualifiers, then relations. Linear in the
+ * length of the content (`clause-scan.ts`); `meter` counts the splitter's steps.
+ */
+export function decompose(content: string, meter?: ScanMeter): Obligation[] {
+  const clauses = sentenceSpans(content, meter).flatMap((sentence, i) =>
+    clauseSpans(content.slice(sentence.start, sentence.end), meter).map((c, j) => ({
+      text: content.slice(sentence.start + c.start, sentence.start + c.end),
+      span: [sentence.start + c.start, sentence.start + c.end] as [number, number],
+      // A new sentence is never joined to the last clause of the one before.
+      ...(c.joinedBy && (i === 0 || j > 0) ? { joinedBy: c.joinedBy } : {}),
+    })),
+  );
   const claims: ClaimObligation[] = [];
   const qualifiers: QualifierObligation[] = [];
   const relations: RelationObligation[] = [];
@@ -148,6 +108,7 @@ export function decompose(content: string): Obligation[] {
       id: id(),
       kind: 'claim',
       text: clause.text,
+      span: clause.span,
       entities: entityStems(clause.text).filter((t) => !isQualifierWord(t)),
       terms,
       negated: isNegated(clause.text),

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Obligation } from './obligations.js';
+import { trimEndOf } from './text-cues.js';
 import type { DerivationVerifier, EvidencePassage, ObligationVerdict } from './verifier.port.js';
 
 export const OPENAI_COMPATIBLE_VERIFIER_ID = 'openai-compatible';
@@ -66,7 +67,7 @@ function describe(o: Obligation, all: readonly Obligation[]): Record<string, unk
 }
 
 export function createOpenAiCompatibleVerifier(options: OpenAiCompatibleOptions): DerivationVerifier {
-  const endpoint = `${options.url.replace(/\/+$/, '')}/chat/completions`;
+  const endpoint = `${trimEndOf(options.url, '/')}/chat/completions`;
   return {
     id: OPENAI_COMPATIBLE_VERIFIER_ID,
     version: `${OPENAI_COMPATIBLE_PROMPT_VERSION}/${options.model}`,

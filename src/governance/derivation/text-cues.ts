@@ -159,29 +159,43 @@ export function stem(word: string): string {
 }
 
 export function isStopword(word: string): boolean {
-  return STOPWORDS.has(word) || STOPWORDS.has(word.replace(/'.*$/, ''));
+  // The word before its apostrophe ("don't" → "don"); an index scan, not a trailing regex.
+  const apostrophe = word.indexOf("'");
+  return STOPWORDS.has(word) || (apostrophe >= 0 && STOPWORDS.has(word.slice(0, apostrophe)));
 }
 
 const CUE_WORDS = new Set<string>(Object.values(RELATION_CUES).flat());
 
+/** Whether a word carries a claim of its own: not a stopword, a relation cue, a negation or a hedge. */
+export function isContentWord(w: string): boolean {
+  return !isStopword(w) && !CUE_WORDS.has(w) && !NEGATION.test(w) && (w === 'may' || !UNCERTAIN.test(w));
+}
+
 /** The stems a claim is made of: no stopwords, no relation cues, no negation words. */
 export function contentStems(text: string): string[] {
-  return [
-    ...new Set(
-      words(text)
-        .filter((w) => !isStopword(w) && !CUE_WORDS.has(w) && !NEGATION.test(w) && (w === 'may' || !UNCERTAIN.test(w)))
-        .map(stem),
-    ),
-  ];
+  return [...new Set(words(text).filter(isContentWord).map(stem))];
+}
+
+/** Whether a UTF-16 code unit is one that `\s` matches (and `String.prototype.trim` removes). */
+export function isWhitespace(code: number): boolean {
+  return (
+    (code >= 0x09 && code <= 0x0d) ||
+    code === 0x20 ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /**
- * Named things a claim must find in its evidence: capitalised words not at a sentence start, and numbers.
- * Returned as stems so that they compare with `contentStems` of a passage.
- */
-/**
- * `text` without the trailing run of `chars`, in one backward pass. A regex such as `/[\s,]+$/` retries the run from
- * every position where one starts, which is quadratic on a long string of separators that does not end the text.
+ * `text` without the trailing run of `chars`, in one backward pass. A regex such as `/[.,]+$/` retries the run from
+ * every position where one starts, which is quadratic on a long run of separators that does not end the text.
  */
 export function trimEndOf(text: string, chars: string): string {
   let end = text.length;
@@ -189,6 +203,10 @@ export function trimEndOf(text: string, chars: string): string {
   return text.slice(0, end);
 }
 
+/**
+ * Named things a claim must find in its evidence: capitalised words not at a sentence start, and numbers.
+ * Returned as stems so that they compare with `contentStems` of a passage.
+ */
 export function entityStems(text: string): string[] {
   const out = new Set<string>();
   const re = /(^|[.!?]\s+|\s)([A-Z][a-zA-Z]+|[0-9][0-9.,]*)/g;

@@ -32,3 +32,11 @@ export interface DerivationVerifier {
     signal: AbortSignal,
   ): Promise<ObligationVerdict[]>;
 }
+
+/** A verifier stopped at its CPU deadline: the audit reads it as a timeout, never as a verdict. */
+export class VerifierDeadlineExceeded extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`verifier stopped at its deadline of ${deadlineMs} ms`);
+    this.name = 'VerifierDeadlineExceeded';
+  }
+}

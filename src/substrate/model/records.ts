@@ -57,16 +57,31 @@ export interface Provenance {
   repairedEventIds?: string[];
 }
 
+/** Where an obligation is in its memory: a claim's [start, end) in the content, a qualifier's claim, a relation's two claims. */
+export interface ObligationPlace {
+  span?: [number, number];
+  of?: string;
+  between?: [string, string];
+}
+
 /**
  * What the write-time derivation audit concluded (governance/derivation): ids, labels and counts, never text.
- * The obligations' wording is recomputed from the record's content when a reviewer reads it.
+ * Each obligation keeps its place in the memory (a claim's span in the content, a qualifier's claim, a relation's
+ * two claims), so that a reviewer reads its wording from the content; records admitted before places were kept
+ * have them recomputed when read.
  */
 export interface DerivationAuditRecord {
   verifier: { id: string; version: string };
   label: string;
   citationOnly: string;
   expanded: string;
-  obligations: { id: string; kind: string; relation?: string; label: string; evidenceIds: string[] }[];
+  obligations: ({
+    id: string;
+    kind: string;
+    relation?: string;
+    label: string;
+    evidenceIds: string[];
+  } & ObligationPlace)[];
   repairedEvidenceIds: string[];
   evidenceIds: string[];
   counts: { cited: number; retrieved: number; leftOut: number; obligations: number };

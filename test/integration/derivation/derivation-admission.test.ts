@@ -158,6 +158,15 @@ describe('write-time derivation audit (enforced, deterministic verifier)', () =>
       token: await app.token(tenant, ['reviewer'], 'rita'),
     });
     expect(item.statusCode, item.body).toBe(200);
+    type Shown = { kind: string; label: string; evidenceIds: string[]; text?: string; between?: string[] };
+    const readItem = async () =>
+      (
+        await app.request({
+          method: 'GET',
+          url: `/v1/tenants/${tenant}/review-queue/${memory.id}`,
+          token: await app.token(tenant, ['reviewer'], 'rita'),
+        })
+      ).json<{ derivation: { obligations: Shown[] } }>().derivation;
     const derivation = item.json<{
       derivation: {
         label: string;
@@ -174,6 +183,25 @@ describe('write-time derivation audit (enforced, deterministic verifier)', () =>
     ]);
     expect(derivation.obligations[0]!.text).toBe('The user moved to Berlin');
     expect(derivation.obligations[0]!.evidenceIds).toEqual([eventIds[0]]);
+    // The obligations' places were stored at admission (offsets and ids, no words), and the queue reads them.
+    const stored = (await app.services.memories.get(tenant, memory.id))!.derivation!.obligations;
+    expect(stored.map((o) => o.span ?? o.between)).toEqual([
+      [0, 24],
+      [36, 59],
+      ['o1', 'o2'],
+    ]);
+    expect(stored.some((o) => 'text' in o)).toBe(false);
+    const shown = (await readItem()).obligations;
+    expect(shown[1]).toMatchObject({ kind: 'claim', text: MEMORY.slice(36, 59) });
+    expect(shown[2]).toMatchObject({ kind: 'relation', between: ['o1', 'o2'] });
+    // A record admitted before places were kept is shown the same, its obligations decomposed on reading.
+    await app.runtime.db
+      .collection('memories')
+      .updateOne(
+        { _id: memory.id as never },
+        { $set: { 'derivation.obligations': stored.map(({ span: _s, between: _b, of: _o, ...o }) => o) } },
+      );
+    expect((await readItem()).obligations).toEqual(shown);
     // The sign-off workflow runs for it like any high-impact write.
     const queue = await app.request({
       method: 'GET',

@@ -1,22 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/config.js';
+import { parseConfig } from '../../../src/config/config.js';
+import { configRefusal, minimalEnv } from '../../support/config-refusal.js';
 
-const base = {
-  LETHE_TOKEN_SECRET: 'x'.repeat(32),
-  LETHE_FINGERPRINT_SECRET: 'y'.repeat(32),
-  LETHE_SIGNING_KEY_FILE: '/keys/signing.pem',
-  LETHE_EMBEDDING_MODEL_DIR: '/models/minilm',
-};
-
-function refusal(env: Record<string, string>): ConfigError {
-  try {
-    parseConfig({ ...base, ...env });
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const base = minimalEnv;
+const refusal = configRefusal;
 
 describe('embedder configuration', () => {
   it('uses the local model outside tests and the hashing stand-in in tests', () => {
