@@ -183,7 +183,8 @@ describe('erasure under a legal hold', () => {
       },
     });
     expect(derivation.statusCode, derivation.body).toBe(409);
-    expect(derivation.json<{ error: { field: string } }>().error.field).toBe('memories.0.provenance.parentIds.0');
+    // The agent learns neither which citation is held nor that an erasure runs: the item only.
+    expect(derivation.json<{ error: { field: string } }>().error.field).toBe('memories.0');
     const aboutSubject = await app.request({
       method: 'POST',
       url: `/v1/tenants/${graph.tenant}/events`,
@@ -191,8 +192,18 @@ describe('erasure under a legal hold', () => {
       payload: sampleEvent({ subjects: [graph.subject], content: `Another note ${graph.canary}` }),
     });
     expect(aboutSubject.statusCode, aboutSubject.body).toBe(409);
-    expect(aboutSubject.body).toContain(requestId);
+    expect(aboutSubject.body).not.toContain(requestId);
     expect(aboutSubject.body).not.toContain(graph.canary);
+    // A caller with erasure rights is told which citation, and the request that holds it.
+    const told = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${graph.tenant}/events`,
+      token: await app.token(graph.tenant, ['admin'], 'ops-1'),
+      payload: sampleEvent({ subjects: [graph.subject], content: `Another note ${graph.canary}` }),
+    });
+    expect(told.statusCode, told.body).toBe(409);
+    expect(told.body).toContain(requestId);
+    expect(told.body).not.toContain(graph.canary);
 
     // A derivation that reached the stores anyway: the closure after the release starts from the held records.
     const s = app.services;
