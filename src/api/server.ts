@@ -20,6 +20,8 @@ import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
 import { registerConsole } from './console-static.js';
 import { guardPresentedContent } from './presenters.js';
+import { defaultApiLimits, type ApiLimits } from '../config/config.js';
+import { registerAddressRateLimit, registerPrincipalRateLimits } from './rate-limits.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -45,13 +47,26 @@ export interface ApiDependencies {
   tokenLimits?: TokenLimits;
   /** The built consoles (default: `dist/console`). */
   consoleDir?: string;
+  /** Rate limits, quotas and server timeouts (the configuration's defaults when not given). */
+  limits?: ApiLimits;
 }
 
 /** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
 export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInstance> {
+  const limits = deps.limits ?? defaultApiLimits();
+  const { http } = limits;
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: http.bodyLimitBytes,
+    // A client that holds a socket idle, or sends its request slowly (slow loris), is cut off: requests are checked
+    // every second rather than Node's default 30 s, so a short request timeout is kept.
+    connectionTimeout: http.connectionTimeoutMs,
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: http.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, http.requestTimeoutMs),
+    },
     ajv: { customOptions: { removeAdditional: false, allErrors: false } },
   });
   await app.register(swagger, {
@@ -61,6 +76,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
+  await registerAddressRateLimit(app, limits.rate);
   refuseControlCharacters(app);
   guardPresentedContent(app);
   const tenantRoutes: TenantRoute[] = [];
@@ -99,6 +115,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       ...(deps.tokenLimits ? { tokenLimits: deps.tokenLimits } : {}),
       audit: services.audit,
     });
+    registerPrincipalRateLimits(app, limits.rate);
     registerWriteRoutes(app, { writes: services.writes });
     const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
     registerReadRoutes(app, {
