@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Logger } from '../observability/logger.js';
-import { checkReadiness, type DependencyProbe } from '../observability/readiness.js';
+import type { DependencyProbe } from '../observability/readiness.js';
 import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
@@ -19,6 +19,7 @@ import { registerCertificateRoutes } from './routes/certificate.routes.js';
 import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
 import { registerConsole } from './console-static.js';
+import { registerOperatorReadiness, registerPublicReadiness } from './routes/readiness.routes.js';
 import { guardPresentedContent } from './presenters.js';
 import { defaultApiLimits, type ApiLimits } from '../config/config.js';
 import { registerAddressRateLimit, registerPrincipalRateLimits } from './rate-limits.js';
@@ -97,16 +98,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     async () => ({ status: 'ok' }),
   );
 
-  app.get('/readyz', async (_request, reply) => {
-    const report = await checkReadiness(deps.probes);
-    // Informational: a tenant without its hourly sweep is not expiring records, but the API still serves.
-    const retentionSchedules = deps.services?.retentionScheduler
-      ? await deps.services.retentionScheduler.status().catch(() => ({ error: 'unavailable' }))
-      : undefined;
-    return reply
-      .code(report.ready ? 200 : 503)
-      .send({ ...report, ...(retentionSchedules ? { retentionSchedules } : {}) });
-  });
+  registerPublicReadiness(app, deps.probes);
 
   if (deps.services && deps.tokenSecret) {
     const { services } = deps;
@@ -128,6 +120,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerRetrievalRoutes(app, { retrieval: services.retrieval, exposures: services.exposures, ...reading });
     registerAuditRoutes(app, { audit: services.audit });
     registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
+    registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerHoldRoutes(app, {
       holds: services.holds,
