@@ -9,6 +9,7 @@ import { Collections, isDuplicateKey, mapBounded } from '../substrate/mongo/coll
 import type { Fingerprinter } from '../substrate/fingerprint.js';
 import { findMatching } from '../substrate/mongo/bounded-scan.js';
 import type { ExposureSummary } from '../governance/erasure/side-records.js';
+import { keysetPage, type Page, type PageKey } from '../substrate/mongo/keyset-page.js';
 
 /** The route a read took: retrieval, search, or a read by id of a memory or an event. */
 export type ReadRoute = 'retrieve' | 'search' | 'memory' | 'event';
@@ -52,6 +53,13 @@ export interface ExposureStore {
     tenant: string,
     memoryId: string,
   ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
+  /** The same, oldest retrieval first, a page at a time. */
+  exposuresPage(
+    tenant: string,
+    memoryId: string,
+    limit: number,
+    after: PageKey | null,
+  ): Promise<Page<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }>>;
   /** Counts and times of the given memories' exposures, before or after `forget` (the erasure's statement). */
   summarise(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
   /** Replaces the erased memories' ids in their exposure documents by keyed hashes; returns how many changed. */
@@ -111,6 +119,18 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
         retrievedAt: e.retrievedAt,
         exposedAt: e.exposedAt,
       }));
+    },
+    async exposuresPage(tenant, memoryId, limit, after) {
+      const page = await keysetPage(exposures, { tenant, memoryId }, 'retrievedAt', 1, limit, after);
+      return {
+        items: page.items.map((e) => ({
+          retrievalId: e.retrievalId,
+          principal: e.principal,
+          retrievedAt: e.retrievedAt,
+          exposedAt: e.exposedAt,
+        })),
+        next: page.next,
+      };
     },
     async summarise(tenant, memoryIds) {
       // By clear id and by keyed hash: a retried certification finds the trace whether or not it was re-keyed yet.
