@@ -108,7 +108,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       audit: services.audit,
     });
     registerPrincipalRateLimits(app, limits.rate);
-    registerWriteRoutes(app, { writes: services.writes });
+    registerWriteRoutes(app, { writes: services.writes, quota: services.writeQuota });
     const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
     registerReadRoutes(app, {
       events: services.events,
