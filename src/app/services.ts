@@ -26,7 +26,7 @@ import { createMongoErasureFenceStore } from '../governance/erasure/erasure-fenc
 import { createMongoProbeStore } from '../governance/erasure/probe-store.js';
 import { createSideRecordEraser } from '../governance/erasure/side-records.js';
 import { createMongoTenantUsageStore } from '../governance/quotas/tenant-usage-store.js';
-import { createWriteQuota } from '../governance/quotas/write-quota.js';
+import { createWriteQuota } from '../ingestion/write-quota.js';
 import { createMongoHoldStore } from '../governance/holds/hold-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
 import { loadSigningKey } from '../governance/certificates/signing.js';

@@ -13,7 +13,7 @@ import { roleAllows } from '../../governance/auth/permissions.js';
 import { disclosedRefusal } from '../../ingestion/refusal-disclosure.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
-import type { WriteQuota } from '../../governance/quotas/write-quota.js';
+import type { WriteQuota } from '../../ingestion/write-quota.js';
 
 /**
  * Writes: validated here, checked against the tenant's quotas, then staged and carried by the ingestion workflow;

@@ -1,7 +1,7 @@
-import type { WriteBatch } from '../../ingestion/write-schemas.js';
-import type { BatchResult } from '../../ingestion/admit-batch.js';
-import { DomainError, ErrorType } from '../../shared/errors.js';
-import type { TenantUsageStore } from './tenant-usage-store.js';
+import type { WriteBatch } from './write-schemas.js';
+import type { BatchResult } from './admit-batch.js';
+import { DomainError, ErrorType } from '../shared/errors.js';
+import type { TenantUsageStore } from '../governance/quotas/tenant-usage-store.js';
 
 /** A tenant's quotas: records written per UTC day, and bytes of content stored. */
 export interface WriteQuotaLimits {
