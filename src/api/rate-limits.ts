@@ -31,15 +31,17 @@ type Limiter = (
 export async function registerAddressRateLimit(app: FastifyInstance, limits: ApiLimits['rate']): Promise<void> {
   await app.register(rateLimit, { global: false, cache: 10_000 });
   const byAddress = limiterOf(app, limits.perAddress, (r) => `address:${r.ip}`);
+  // A token on a gated route is judged by the authentication that follows: it spends the address budget only if
+  // refused. Any other call spends it at once.
+  const judgedLater = (request: FastifyRequest) =>
+    request.routeOptions.config.action !== undefined && /^bearer /i.test(request.headers.authorization ?? '');
   app.addHook('onRequest', async (request, reply) => {
-    const presentsToken = /^bearer /i.test(request.headers.authorization ?? '');
-    const gated = request.routeOptions.config.action !== undefined;
-    // A token is judged by the authentication that follows; it spends the address budget only if refused.
-    if (gated && presentsToken) await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply, false);
-    else await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply, true);
+    await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply, !judgedLater(request));
   });
   app.addHook('onError', async (request, _reply, error) => {
-    if (error instanceof DomainError && error.type === ErrorType.Unauthenticated) await byAddress(request);
+    if (error instanceof DomainError && error.type === ErrorType.Unauthenticated && judgedLater(request)) {
+      await byAddress(request);
+    }
   });
 }
 
