@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     services,
     tokenSecret: runtime.config.secrets.tokenSecret,
     tokenLimits: runtime.config.tokens,
+    limits: runtime.config.limits,
   });
   const shutdown = async () => {
     await app.close();

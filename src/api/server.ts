@@ -1,7 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Logger } from '../observability/logger.js';
-import { checkReadiness, type DependencyProbe } from '../observability/readiness.js';
+import type { DependencyProbe } from '../observability/readiness.js';
 import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
@@ -20,7 +20,10 @@ import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
 import { registerRightsRoutes } from './routes/rights.routes.js';
 import { registerConsole } from './console-static.js';
+import { registerOperatorReadiness, registerPublicReadiness } from './routes/readiness.routes.js';
 import { guardPresentedContent } from './presenters.js';
+import { defaultApiLimits, type ApiLimits } from '../config/config.js';
+import { registerAddressRateLimit, registerPrincipalRateLimits } from './rate-limits.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -46,13 +49,26 @@ export interface ApiDependencies {
   tokenLimits?: TokenLimits;
   /** The built consoles (default: `dist/console`). */
   consoleDir?: string;
+  /** Rate limits, quotas and server timeouts (the configuration's defaults when not given). */
+  limits?: ApiLimits;
 }
 
 /** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
 export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInstance> {
+  const limits = deps.limits ?? defaultApiLimits();
+  const { http } = limits;
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: http.bodyLimitBytes,
+    // A client that holds a socket idle, or sends its request slowly (slow loris), is cut off: requests are checked
+    // every second rather than Node's default 30 s, so a short request timeout is kept.
+    connectionTimeout: http.connectionTimeoutMs,
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: http.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, http.requestTimeoutMs),
+    },
     ajv: { customOptions: { removeAdditional: false, allErrors: false } },
   });
   await app.register(swagger, {
@@ -62,6 +78,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
+  await registerAddressRateLimit(app, limits.rate);
   refuseControlCharacters(app);
   guardPresentedContent(app);
   const tenantRoutes: TenantRoute[] = [];
@@ -82,16 +99,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     async () => ({ status: 'ok' }),
   );
 
-  app.get('/readyz', async (_request, reply) => {
-    const report = await checkReadiness(deps.probes);
-    // Informational: a tenant without its hourly sweep is not expiring records, but the API still serves.
-    const retentionSchedules = deps.services?.retentionScheduler
-      ? await deps.services.retentionScheduler.status().catch(() => ({ error: 'unavailable' }))
-      : undefined;
-    return reply
-      .code(report.ready ? 200 : 503)
-      .send({ ...report, ...(retentionSchedules ? { retentionSchedules } : {}) });
-  });
+  registerPublicReadiness(app, deps.probes);
 
   if (deps.services && deps.tokenSecret) {
     const { services } = deps;
@@ -100,7 +108,8 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       ...(deps.tokenLimits ? { tokenLimits: deps.tokenLimits } : {}),
       audit: services.audit,
     });
-    registerWriteRoutes(app, { writes: services.writes });
+    registerPrincipalRateLimits(app, limits.rate);
+    registerWriteRoutes(app, { writes: services.writes, quota: services.writeQuota });
     const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
     registerReadRoutes(app, {
       events: services.events,
@@ -112,6 +121,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerRetrievalRoutes(app, { retrieval: services.retrieval, exposures: services.exposures, ...reading });
     registerAuditRoutes(app, { audit: services.audit });
     registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
+    registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });
     registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
     registerRightsRoutes(app, {
       events: services.events,

@@ -20,7 +20,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Connections are lazy, so a process starts even while a dependency is down and `/readyz` can say which. */
+/** Connections are lazy, so a process starts even while a dependency is down and the operators' readiness can say which. */
 export function createRuntime(config: Config, name = 'lethe'): Runtime {
   const log = createLogger(config.logLevel, name);
   const mongo = new MongoClient(config.mongo.uri, { serverSelectionTimeoutMS: 5000, maxPoolSize: 32 });

@@ -25,6 +25,8 @@ import { createMongoErasureSetStore } from '../governance/erasure/erasure-set-st
 import { createMongoErasureFenceStore } from '../governance/erasure/erasure-fence-store.js';
 import { createMongoProbeStore } from '../governance/erasure/probe-store.js';
 import { createSideRecordEraser } from '../governance/erasure/side-records.js';
+import { createMongoTenantUsageStore } from '../governance/quotas/tenant-usage-store.js';
+import { createWriteQuota } from '../ingestion/write-quota.js';
 import { createMongoHoldStore } from '../governance/holds/hold-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
 import { loadSigningKey } from '../governance/certificates/signing.js';
@@ -71,6 +73,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const claims = createClaimLookup(db);
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const exposures = createMongoExposureStore(db, fingerprints);
+  const usage = createMongoTenantUsageStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
   const retrieval = createRetrievalService({ index, memories, disputes, trace });
@@ -142,7 +145,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     disputes,
     claims,
     /** Erases what staging, sign-off and dispute collections keep about erased records. */
-    sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures }),
+    sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures, usage }),
+    /** Per-tenant quotas on writes and stored bytes, counted in MongoDB across API processes. */
+    usage,
+    writeQuota: createWriteQuota(usage, config.limits.quota),
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
     reembeds: createReembedGateway({ client: temporalClient, taskQueue }),
@@ -172,6 +178,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await claims.ensureIndexes();
       await fences.ensureIndexes();
       await exposures.ensureIndexes();
+      await usage.ensureIndexes();
     },
   };
 }

@@ -14,7 +14,23 @@ export class ConfigError extends Error {
 const port = z.coerce.number().int().min(1).max(65535);
 const secret = z.string().min(32, 'must be at least 32 characters');
 
+const count = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** What one caller, one tenant and the HTTP server may take: defaults sized for one API process. */
+const limitsSchema = z.object({
+  LETHE_RATE_LIMIT_PER_PRINCIPAL: count(1, 1_000_000).default(1200),
+  LETHE_RATE_LIMIT_PER_TENANT: count(1, 10_000_000).default(6000),
+  LETHE_RATE_LIMIT_PER_ADDRESS: count(1, 1_000_000).default(600),
+  LETHE_QUOTA_WRITES_PER_DAY: count(1, 1_000_000_000).default(1_000_000),
+  LETHE_QUOTA_STORED_BYTES: count(1, Number.MAX_SAFE_INTEGER).default(10 * 1024 ** 3),
+  LETHE_HTTP_CONNECTION_TIMEOUT_MS: count(1000, 3_600_000).default(120_000),
+  LETHE_HTTP_REQUEST_TIMEOUT_MS: count(100, 600_000).default(30_000),
+  LETHE_HTTP_KEEP_ALIVE_TIMEOUT_MS: count(100, 600_000).default(5_000),
+  LETHE_HTTP_BODY_LIMIT_BYTES: count(1024, 64 * 1024 ** 2).default(1024 ** 2),
+});
+
 const schema = z.object({
+  ...limitsSchema.shape,
   LETHE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TEMPORAL_ADDRESS: z
@@ -105,6 +121,39 @@ export type EmbedderConfig =
   | { kind: 'hashing'; dims: number }
   | { kind: 'openai'; url: string; model: string; dims: number; apiKey?: string; timeoutMs: number };
 
+/**
+ * Limits on callers and on the HTTP server. Rate limits are requests per minute: per principal (in its tenant), per
+ * tenant, and per client address for calls that are not authenticated. Quotas are per tenant: records written per
+ * UTC day, and bytes of content stored. Timeouts are in milliseconds.
+ */
+export interface ApiLimits {
+  rate: { perPrincipal: number; perTenant: number; perAddress: number };
+  quota: { writesPerDay: number; storedBytes: number };
+  http: { connectionTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; bodyLimitBytes: number };
+}
+
+function apiLimits(e: z.infer<typeof limitsSchema>): ApiLimits {
+  return {
+    rate: {
+      perPrincipal: e.LETHE_RATE_LIMIT_PER_PRINCIPAL,
+      perTenant: e.LETHE_RATE_LIMIT_PER_TENANT,
+      perAddress: e.LETHE_RATE_LIMIT_PER_ADDRESS,
+    },
+    quota: { writesPerDay: e.LETHE_QUOTA_WRITES_PER_DAY, storedBytes: e.LETHE_QUOTA_STORED_BYTES },
+    http: {
+      connectionTimeoutMs: e.LETHE_HTTP_CONNECTION_TIMEOUT_MS,
+      requestTimeoutMs: e.LETHE_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.LETHE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      bodyLimitBytes: e.LETHE_HTTP_BODY_LIMIT_BYTES,
+    },
+  };
+}
+
+/** The limits when nothing is configured (a server built without a configuration, as some tests do). */
+export function defaultApiLimits(): ApiLimits {
+  return apiLimits(limitsSchema.parse({}));
+}
+
 /** Lethe's configuration, parsed once at boot; activities receive it and never read the environment. */
 export interface Config {
   env: 'development' | 'test' | 'production';
@@ -126,6 +175,7 @@ export interface Config {
   secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
   /** Bearer tokens: the longest lifetime accepted or minted, in seconds. */
   tokens: { maxTtlSeconds: number };
+  limits: ApiLimits;
   /**
    * The write-time derivation audit: `enforce` lets its verdict decide admission (derivation-admission policy);
    * `record` only keeps the verdict on the record (a rollout stage). The verifier is the deterministic default
@@ -217,6 +267,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
     },
     tokens: { maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS },
+    limits: apiLimits(e),
     derivation: {
       mode: e.LETHE_DERIVATION_AUDIT,
       verifier:

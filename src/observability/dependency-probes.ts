@@ -36,6 +36,7 @@ export function temporalProbe(connection: Connection): DependencyProbe {
 export function smtpProbe(transport: Transporter): DependencyProbe {
   return {
     name: 'smtp',
+    servesWithout: true,
     async check() {
       await transport.verify();
     },

@@ -1,6 +1,8 @@
-/** A dependency the service needs to do its work, checked by `/readyz` and the demo. */
+/** A dependency the service needs to do its work, checked by the readiness routes and the demo. */
 export interface DependencyProbe {
   readonly name: string;
+  /** The API serves without it (mail is sent by the worker): reported to operators, not to the balancer. */
+  readonly servesWithout?: boolean;
   check(): Promise<void>;
 }
 
@@ -38,4 +40,21 @@ export async function checkReadiness(probes: readonly DependencyProbe[], timeout
     }),
   );
   return { ready: entries.every(([, r]) => r.ok), dependencies: Object.fromEntries(entries) };
+}
+
+/**
+ * Whether the API can serve, for the load balancer's unauthenticated probe: the dependencies it serves with, checked
+ * at most once per `ttlMs` whatever the number of callers (concurrent callers share the check in flight), so that a
+ * flood of probes cannot become a flood on the dependencies.
+ */
+export function cachedReadiness(probes: readonly DependencyProbe[], ttlMs = 5000): () => Promise<boolean> {
+  const needed = probes.filter((p) => !p.servesWithout);
+  let last: { at: number; ready: Promise<boolean> } | undefined;
+  return () => {
+    const now = performance.now();
+    if (!last || now - last.at >= ttlMs) {
+      last = { at: now, ready: checkReadiness(needed).then((r) => r.ready) };
+    }
+    return last.ready;
+  };
 }

@@ -10,6 +10,7 @@ import type { Fingerprinter } from '../substrate/fingerprint.js';
 import { findMatching } from '../substrate/mongo/bounded-scan.js';
 import type { ExposureSummary } from '../governance/erasure/side-records.js';
 import type { ReaderOfRecords } from '../governance/rights/selector-preview.js';
+import { keysetPage, type Page, type PageKey } from '../substrate/mongo/keyset-page.js';
 
 /** The route a read took: retrieval, search, or a read by id of a memory or an event. */
 export type ReadRoute = 'retrieve' | 'search' | 'memory' | 'event';
@@ -55,6 +56,13 @@ export interface ExposureStore {
   ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
   /** Who read the given memories (ids of principals, not what they asked): reads, prompts reached, last read. */
   readersOf(tenant: string, memoryIds: readonly string[]): Promise<ReaderOfRecords[]>;
+  /** The same, oldest retrieval first, a page at a time. */
+  exposuresPage(
+    tenant: string,
+    memoryId: string,
+    limit: number,
+    after: PageKey | null,
+  ): Promise<Page<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }>>;
   /** Counts and times of the given memories' exposures, before or after `forget` (the erasure's statement). */
   summarise(tenant: string, memoryIds: readonly string[]): Promise<ExposureSummary>;
   /** Replaces the erased memories' ids in their exposure documents by keyed hashes; returns how many changed. */
@@ -133,6 +141,18 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
           lastRetrievedAt: new Date(r.last),
         }))
         .sort((a, b) => a.principal.localeCompare(b.principal));
+    },
+    async exposuresPage(tenant, memoryId, limit, after) {
+      const page = await keysetPage(exposures, { tenant, memoryId }, 'retrievedAt', 1, limit, after);
+      return {
+        items: page.items.map((e) => ({
+          retrievalId: e.retrievalId,
+          principal: e.principal,
+          retrievedAt: e.retrievedAt,
+          exposedAt: e.exposedAt,
+        })),
+        next: page.next,
+      };
     },
     async summarise(tenant, memoryIds) {
       // By clear id and by keyed hash: a retried certification finds the trace whether or not it was re-keyed yet.

@@ -10,6 +10,9 @@ export const ErrorType = {
   PolicyDenied: 'PolicyDenied',
   LegalHold: 'LegalHold',
   IllegalTransition: 'IllegalTransition',
+  RateLimited: 'RateLimited',
+  QuotaExceeded: 'QuotaExceeded',
+  StorageQuotaExceeded: 'StorageQuotaExceeded',
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -24,6 +27,9 @@ const STATUS: Record<ErrorTypeName, number> = {
   PolicyDenied: 403,
   LegalHold: 409,
   IllegalTransition: 409,
+  RateLimited: 429,
+  QuotaExceeded: 429,
+  StorageQuotaExceeded: 413,
 };
 
 /** A refusal the caller can act on; its message names the field and never carries personal data. */

@@ -95,7 +95,7 @@ export function createRetentionScheduler(options: RetentionScheduleOptions & { s
       return { tenants: tenants.length, created };
     },
     /**
-     * Whether every registered tenant has its schedule (`/readyz` reports it): a missing one means that tenant's
+     * Whether every registered tenant has its schedule (the operators' readiness reports it): a missing one means that tenant's
      * records are not expiring until the worker next starts and reconciles.
      */
     async status(): Promise<{ registered: number; scheduled: number; missing: number }> {

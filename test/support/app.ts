@@ -42,6 +42,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     probes: runtime.probes,
     services,
     tokenSecret: runtime.config.secrets.tokenSecret,
+    limits: runtime.config.limits,
   });
   return {
     runtime,

@@ -19,8 +19,8 @@ export async function writeBatch(app: TestApp, tenant: string, writer: string, p
   return response.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
 }
 
-/** A high-impact write about `about` signed off through the API, with a reason in words; returns its id. */
-export async function signOff(app: TestApp, tenant: string, about: string, reason: string): Promise<string> {
+/** A high-impact write about `about` (a salary), which waits in the review queue; returns its id. */
+export async function writeCandidate(app: TestApp, tenant: string, about: string): Promise<string> {
   const { memories } = await writeBatch(app, tenant, 'agent-1', {
     events: [sampleEvent({ namespace: 'hr', subjects: [about] })],
     memories: [
@@ -34,14 +34,20 @@ export async function signOff(app: TestApp, tenant: string, about: string, reaso
     ],
   });
   expect(memories[0]!.status).toBe('candidate');
+  return memories[0]!.id;
+}
+
+/** A high-impact write about `about` signed off through the API, with a reason in words; returns its id. */
+export async function signOff(app: TestApp, tenant: string, about: string, reason: string): Promise<string> {
+  const id = await writeCandidate(app, tenant, about);
   const decided = await app.request({
     method: 'POST',
-    url: `/v1/tenants/${tenant}/review-queue/${memories[0]!.id}/decision`,
+    url: `/v1/tenants/${tenant}/review-queue/${id}/decision`,
     token: await app.token(tenant, ['reviewer'], 'rita'),
     payload: { decision: 'approve', reason },
   });
   expect(decided.statusCode, decided.body).toBe(200);
-  return memories[0]!.id;
+  return id;
 }
 
 /** Two writes about one subject's employer that disagree: a dispute. */

@@ -1,7 +1,8 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { canonicalJson } from '../../shared/canonical-json.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
-import type { CertificateStore } from '../../governance/certificates/certificate-store.js';
+import type { CertificatePeriod, CertificateStore } from '../../governance/certificates/certificate-store.js';
 import { parsePeriod } from '../../governance/certificates/certificate-period.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
@@ -42,11 +43,11 @@ export function registerCertificateRoutes(
     async (request, reply) => {
       const { from, to } = request.query as { from?: string; to?: string };
       const period = parsePeriod(from, to);
-      const lines: string[] = [];
-      for await (const certificate of deps.certificates.list(principalOf(request).tenant, period)) {
-        lines.push(`${canonicalJson(certificate)}\n`);
-      }
-      return reply.type('application/x-ndjson').send(lines.join(''));
+      // Streamed as the store reads the chain, batch by batch: a tenant's certificates grow without bound, and the
+      // export must not be held in memory whole.
+      return reply
+        .type('application/x-ndjson')
+        .send(Readable.from(certificateLines(deps.certificates, principalOf(request).tenant, period)));
     },
   );
 
@@ -80,4 +81,12 @@ export function registerCertificateRoutes(
       return reply.type('application/json').send(canonicalJson(certificate));
     },
   );
+}
+
+async function* certificateLines(
+  certificates: CertificateStore,
+  tenant: string,
+  period: CertificatePeriod,
+): AsyncIterable<string> {
+  for await (const certificate of certificates.list(tenant, period)) yield `${canonicalJson(certificate)}\n`;
 }

@@ -10,6 +10,7 @@ import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import { callWorkflow } from '../workflow-errors.js';
+import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 
 /** States after which a request takes no more decisions. */
 const FINISHED: ReadonlySet<string> = new Set(['completed', 'rejected']);
@@ -102,21 +103,23 @@ export function registerErasureRoutes(
     {
       config: { action: 'erasure.read', reads: 'ids' },
       schema: {
-        summary: "The tenant's erasure requests, most recent first: state, GDPR due date, overdue and extension",
+        summary:
+          "The tenant's erasure requests, most recent first: state, GDPR due date, overdue and extension (a page at a time)",
         params: tenantParams,
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { limit: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
+          properties: pageQueryProperties,
         },
         response: errorResponses,
       },
     },
     async (request) => {
-      const { limit } = request.query as { limit: number };
-      const found = await deps.requests.list(principalOf(request).tenant, limit);
+      const { limit, cursor } = request.query as { limit: number; cursor?: string };
+      const after = decodeCursor(cursor)?.key ?? null;
+      const page = await deps.requests.page(principalOf(request).tenant, limit, after);
       const now = Date.now();
-      return { items: found.map((r) => presentErasureSummary(r, now)) };
+      return { items: page.items.map((r) => presentErasureSummary(r, now)), nextCursor: nextCursor(page.next) };
     },
   );
 

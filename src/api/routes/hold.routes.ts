@@ -13,6 +13,7 @@ import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import { callWorkflow } from '../workflow-errors.js';
+import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 
 /** A hold without its scope's clear values; a subject hold shows the subject's keyed hash. */
 function presentHold(h: LegalHold) {
@@ -63,18 +64,21 @@ export function registerHoldRoutes(
     {
       config: { action: 'hold.manage', reads: 'ids' },
       schema: {
-        summary: 'Active legal holds, each with the ids of the erasure requests it keeps from finishing',
+        summary:
+          'Active legal holds, oldest first, each with the ids of the erasure requests it keeps from finishing (a page at a time)',
         params: tenantParams,
+        querystring: { type: 'object', additionalProperties: false, properties: pageQueryProperties },
         response: errorResponses,
       },
     },
     async (request) => {
       const tenant = principalOf(request).tenant;
-      const active = await deps.holds.active(tenant);
+      const { limit, cursor } = request.query as { limit: number; cursor?: string };
+      const page = await deps.holds.activePage(tenant, limit, decodeCursor(cursor)?.key ?? null);
       const items = await Promise.all(
-        active.map(async (h) => ({ ...presentHold(h), blocks: await deps.requests.idsHeldBy(tenant, h._id) })),
+        page.items.map(async (h) => ({ ...presentHold(h), blocks: await deps.requests.idsHeldBy(tenant, h._id) })),
       );
-      return { items: items.sort((a, b) => a.placedAt.localeCompare(b.placedAt)) };
+      return { items, nextCursor: nextCursor(page.next) };
     },
   );
 

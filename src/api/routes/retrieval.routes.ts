@@ -10,6 +10,7 @@ import { presentMemory } from '../presenters.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import { requireReader, type ReadingDeps } from './read-access.js';
+import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 
 const ExposureReportSchema = z.strictObject({
   /** The ids of this retrieval's items that the agent put into a prompt. */
@@ -100,18 +101,21 @@ export function registerRetrievalRoutes(
     {
       config: { action: 'exposure.read', reads: 'ids' },
       schema: {
-        summary: 'Which retrievals returned a memory and which prompts it reached',
+        summary: 'Which retrievals returned a memory and which prompts it reached, oldest first (a page at a time)',
         params: tenantIdParams,
+        querystring: { type: 'object', additionalProperties: false, properties: pageQueryProperties },
         response: errorResponses,
       },
     },
     async (request) => {
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
-      const found = await deps.exposures.exposuresOf(principal.tenant, id);
+      const { limit, cursor } = request.query as { limit: number; cursor?: string };
+      const page = await deps.exposures.exposuresPage(principal.tenant, id, limit, decodeCursor(cursor)?.key ?? null);
       return {
         memoryId: id,
-        retrievals: found.map((e) => ({
+        nextCursor: nextCursor(page.next),
+        retrievals: page.items.map((e) => ({
           retrievalId: e.retrievalId,
           principal: e.principal,
           retrievedAt: e.retrievedAt.toISOString(),

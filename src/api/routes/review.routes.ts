@@ -21,6 +21,8 @@ import { ADJUDICATIONS } from '../../governance/disputes/contradiction.js';
 import { seeMemory } from '../../governance/read/read-judge.js';
 import { presentReviewRecord } from '../presenters.js';
 import { notVisible, requireReader, type ReadingDeps } from './read-access.js';
+import { decodeCursor, encodeCursor, nextCursor } from './pagination.js';
+import type { PageKey } from '../../substrate/mongo/keyset-page.js';
 
 /** Statuses of a record an erasure has reached: to a reviewer it is simply gone. */
 const ERASED: ReadonlySet<string> = new Set(['deleted', 'purged']);
@@ -64,7 +66,17 @@ const QueueQuerySchema = z.strictObject({
     .max(24 * 365)
     .optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z
+    .string()
+    .min(1)
+    .max(1024)
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional(),
 });
+
+/** The queue's parts, in the order it lists them: sign-offs (oldest first), then disputes (oldest first). */
+const QUEUE_PARTS = ['sign-off', 'dispute'] as const;
+type QueuePart = (typeof QUEUE_PARTS)[number];
 
 /** The reviewer's queue of high-impact writes waiting for sign-off, and the decision on one. */
 export function registerReviewRoutes(
@@ -104,7 +116,8 @@ export function registerReviewRoutes(
     {
       config: { action: 'review.read', reads: 'ids' },
       schema: {
-        summary: 'Pending sign-offs and open disputes (filters: type, namespace, kind, age)',
+        summary:
+          'Pending sign-offs, then open disputes, oldest first (filters: type, namespace, kind, age; a page at a time)',
         params: tenantParams,
         response: errorResponses,
       },
@@ -113,36 +126,58 @@ export function registerReviewRoutes(
       const tenant = principalOf(request).tenant;
       const q = parseOrThrow(QueueQuerySchema, request.query);
       const cutoff = q.olderThanHours !== undefined ? Date.now() - q.olderThanHours * 3_600_000 : Infinity;
-      const pending = q.type === 'dispute' ? [] : await deps.memories.listByStatus(tenant, 'candidate', q.limit);
-      const signOffs = pending
-        .filter(
-          (m) =>
-            (!q.namespace || m.namespace === q.namespace) &&
-            (!q.kind || m.kind === q.kind) &&
-            m.recordedAt.getTime() <= cutoff,
-        )
-        .map((m) => ({
-          type: 'sign-off' as const,
-          id: m._id,
-          kind: m.kind,
-          namespace: m.namespace,
-          recordedAt: m.recordedAt.toISOString(),
-          reason: m.statusReason,
-          writtenBy: m.writtenBy,
-        }));
-      const open = q.type === 'sign-off' ? [] : await deps.disputes.listOpen(tenant, q.limit);
-      const disputes = open
-        .filter((d) => (!q.namespace || d.namespace === q.namespace) && d.openedAt.getTime() <= cutoff)
-        .map((d) => ({
-          type: 'dispute' as const,
-          id: d._id,
-          namespace: d.namespace,
-          memoryIds: d.memoryIds,
-          recordedAt: d.openedAt.toISOString(),
-          writtenBy: d.writers.join(','),
-        }));
       // A kind filter names memory kinds: disputes are listed only when none is given.
-      return { items: [...signOffs, ...(q.kind ? [] : disputes)].slice(0, q.limit) };
+      const parts: QueuePart[] =
+        q.type === 'dispute' ? ['dispute'] : q.type === 'sign-off' || q.kind ? ['sign-off'] : [...QUEUE_PARTS];
+      const from = decodeCursor(q.cursor, parts);
+      const signOffs = async (limit: number, after: PageKey | null) => {
+        const page = await deps.memories.pageByStatus(tenant, 'candidate', limit, after);
+        const items = page.items
+          .filter(
+            (m) =>
+              (!q.namespace || m.namespace === q.namespace) &&
+              (!q.kind || m.kind === q.kind) &&
+              m.recordedAt.getTime() <= cutoff,
+          )
+          .map((m) => ({
+            type: 'sign-off' as const,
+            id: m._id,
+            kind: m.kind,
+            namespace: m.namespace,
+            recordedAt: m.recordedAt.toISOString(),
+            reason: m.statusReason,
+            writtenBy: m.writtenBy,
+          }));
+        return { items, next: page.next };
+      };
+      const disputes = async (limit: number, after: PageKey | null) => {
+        const page = await deps.disputes.pageOpen(tenant, limit, after);
+        const items = page.items
+          .filter((d) => (!q.namespace || d.namespace === q.namespace) && d.openedAt.getTime() <= cutoff)
+          .map((d) => ({
+            type: 'dispute' as const,
+            id: d._id,
+            namespace: d.namespace,
+            memoryIds: d.memoryIds,
+            recordedAt: d.openedAt.toISOString(),
+            writtenBy: d.writers.join(','),
+          }));
+        return { items, next: page.next };
+      };
+      // Each part is read once per page: where it has more, the page ends there; where it ends, the next part fills
+      // the room left. Filters apply to the rows read, so a page may hold fewer than `limit` items.
+      const items: object[] = [];
+      let index = from?.part ? parts.indexOf(from.part as QueuePart) : 0;
+      let after = from?.key ?? null;
+      for (; index < parts.length; index++, after = null) {
+        const part = parts[index]!;
+        const room = q.limit - items.length;
+        if (room === 0) return { items, nextCursor: encodeCursor({ part, key: null }) };
+        const page = part === 'sign-off' ? await signOffs(room, after) : await disputes(room, after);
+        items.push(...page.items);
+        if (page.next) return { items, nextCursor: nextCursor(page.next, part) };
+      }
+      return { items, nextCursor: null };
     },
   );
 

@@ -13,11 +13,21 @@ import { roleAllows } from '../../governance/auth/permissions.js';
 import { disclosedRefusal } from '../../ingestion/refusal-disclosure.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
+import type { WriteQuota } from '../../ingestion/write-quota.js';
 
-/** Writes: validated here, then staged and carried by the ingestion workflow; the answer waits for it. */
-export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway }): void {
+/**
+ * Writes: validated here, checked against the tenant's quotas, then staged and carried by the ingestion workflow;
+ * the answer waits for it.
+ */
+export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway; quota: WriteQuota }): void {
   const submit = async (principal: ReturnType<typeof principalOf>, batch: WriteBatch) => {
-    const result = await deps.writes.submit(principal, batch);
+    const grant = await deps.quota.admit(principal.tenant, batch);
+    const result = await deps.writes.submit(principal, batch).catch(async (error: unknown) => {
+      await grant.nothingStored();
+      throw error;
+    });
+    if (result.refused) await grant.nothingStored();
+    else await grant.stored(result);
     if (result.refused) {
       const seen = disclosedRefusal(result.refused, roleAllows(principal.roles, 'erasure.read'));
       throw new DomainError(seen.type, seen.message, seen.field);

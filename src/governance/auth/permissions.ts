@@ -21,6 +21,8 @@ export const ACTION_ROLES = {
   'review.decide': ['reviewer'],
   'review.read': ['reviewer', 'admin'],
   'index.reembed': ['admin'],
+  /** Dependencies and schedules in detail (they name internal hosts): for operators. */
+  'readiness.read': ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Action = keyof typeof ACTION_ROLES;

@@ -3,6 +3,7 @@ import { sha256Hex } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
 import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';
+import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 
 /** Two memories that disagree, linked until a reviewer adjudicates. Ids and hashes only. */
 export interface DisputeRecord {
@@ -53,6 +54,8 @@ export interface DisputeStore {
   /** Open disputes of any of these records, by record id (bounded parallel equality lookups). */
   openForMany(tenant: string, memoryIds: readonly string[]): Promise<Map<string, DisputeRecord[]>>;
   listOpen(tenant: string, limit: number): Promise<DisputeRecord[]>;
+  /** Open disputes, oldest first, a page at a time. */
+  pageOpen(tenant: string, limit: number, after: PageKey | null): Promise<Page<DisputeRecord>>;
   resolve(tenant: string, id: string, resolution: DisputeResolution): Promise<void>;
   /** Closes a dispute without a decision because a record of it was erased. */
   voidDispute(tenant: string, id: string, requestId: string): Promise<void>;
@@ -109,6 +112,9 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
     },
     async listOpen(tenant, limit) {
       return disputes.find({ tenant, state: 'open' }).sort({ openedAt: 1 }).limit(limit).toArray();
+    },
+    pageOpen(tenant, limit, after) {
+      return keysetPage(disputes, { tenant, state: 'open' }, 'openedAt', 1, limit, after);
     },
     async resolve(tenant, id, resolution) {
       // Written once by the dispute's own workflow, so no concurrent writer contends for it.

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import type { ErasureRequest, ErasureState, ErasureStep, Selector, StepStatus } from './erasure-request.js';
+import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 
 const FINISHED: readonly ErasureState[] = ['completed', 'rejected'];
 
@@ -36,7 +37,8 @@ export interface ErasureRequestStore {
   /** Requests of a tenant in a state (e.g. those waiting on a hold). */
   idsInState(tenant: string, state: ErasureState): Promise<string[]>;
   /** A tenant's requests, most recently received first (the DPO's list). */
-  list(tenant: string, limit: number): Promise<ErasureRequest[]>;
+  /** The tenant's requests, most recently received first, a page at a time. */
+  page(tenant: string, limit: number, after: PageKey | null): Promise<Page<ErasureRequest>>;
   /** Ids of a tenant's requests that a hold keeps from finishing. */
   idsHeldBy(tenant: string, holdId: string): Promise<string[]>;
 }
@@ -169,8 +171,8 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       const docs = await requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();
       return docs.map((d) => d._id);
     },
-    async list(tenant, limit) {
-      return requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();
+    page(tenant, limit, after) {
+      return keysetPage(requests, { tenant }, 'receivedAt', -1, limit, after);
     },
     async idsHeldBy(tenant, holdId) {
       const docs = await requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();

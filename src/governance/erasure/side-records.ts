@@ -2,6 +2,7 @@ import { Collections } from '../../substrate/mongo/collections.js';
 import type { StagingStore } from '../../substrate/staging/staging-store.js';
 import type { DisputeStore } from '../disputes/dispute-store.js';
 import type { ReviewStore } from '../review/review-store.js';
+import type { TenantUsageStore } from '../quotas/tenant-usage-store.js';
 
 /** What an erasure removed: its records' ids (memories and events), their subjects and content hashes. */
 export interface SideRecordTarget {
@@ -45,30 +46,34 @@ export interface ExposureSummary {
  * Erases what the side collections keep about erased records, outside the event log, the memories and
  * lineage: staged write batches that mention them (left by an ingestion that never finished), reviewers'
  * sign-off reasons, dispute reasons still waiting for a resolution event, and the exposure trace (reduced to
- * keyed hashes: that a record was retrieved and reached a prompt stays countable, but not by its id).
+ * keyed hashes: that a record was retrieved and reached a prompt stays countable, but not by its id). The erased
+ * records' stored bytes are given back to the tenant's quota.
  */
 export function createSideRecordEraser(deps: {
   staging: StagingStore;
   reviews: ReviewStore;
   disputes: DisputeStore;
   exposures: ExposureTrace;
+  usage?: Pick<TenantUsageStore, 'release'>;
 }): SideRecordEraser {
   return {
     async erase(tenant, target) {
       // Sign-offs and disputes are about memories: event ids would only cost lookups that find nothing.
       const memoryIds = [...new Set(target.ids.filter((id) => !isEvent(id)))];
-      const [staged, reviews, reasons, exposures] = await Promise.all([
+      const [staged, reviews, reasons, exposures, stored] = await Promise.all([
         deps.staging.eraseMentioning(tenant, target),
         deps.reviews.forget(tenant, memoryIds),
         deps.disputes.forgetReasonsOf(tenant, memoryIds),
         // Events are read by id like memories, and traced like them (governance/read): their ids are reduced too.
         deps.exposures.forget(tenant, [...new Set(target.ids)]),
+        deps.usage?.release(tenant, target.ids) ?? 0,
       ]);
       return {
         [Collections.staging]: staged,
         [Collections.reviews]: reviews,
         [Collections.disputeReasons]: reasons,
         [Collections.exposures]: exposures,
+        ...(deps.usage ? { [Collections.storedRecords]: stored } : {}),
       };
     },
     exposureOf(tenant, ids) {

@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import type { LegalHold, StoredHoldScope } from './legal-hold.js';
+import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 
 /** The keyed hash a subject hold keeps in place of the subject (HMAC with the fingerprint secret). */
 export function holdSubjectHash(fingerprints: Fingerprinter, tenant: string, subjectId: string): string {
@@ -15,6 +16,8 @@ export interface HoldStore {
   place(hold: LegalHold): Promise<LegalHold>;
   get(tenant: string, id: string): Promise<LegalHold | null>;
   active(tenant: string): Promise<LegalHold[]>;
+  /** Active holds, oldest placement first, a page at a time. */
+  activePage(tenant: string, limit: number, after: PageKey | null): Promise<Page<LegalHold>>;
   /**
    * Compare-and-set: releases only an active hold; returns whether this call released it. A released subject
    * hold keeps only a keyed hash of the subject: once it no longer restricts anything, it need not name anyone.
@@ -41,6 +44,9 @@ export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldS
     get,
     async active(tenant) {
       return holds.find({ tenant, active: true }).toArray();
+    },
+    activePage(tenant, limit, after) {
+      return keysetPage(holds, { tenant, active: true }, 'placedAt', 1, limit, after);
     },
     async release(tenant, id, by) {
       const hold = await get(tenant, id);

@@ -4,6 +4,7 @@ import type { MemoryRecord } from '../model/records.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 import { createDeletionMarks, guardIdOf, type TransitionGuard } from './deletion-marks.js';
+import { keysetPage, type Page, type PageKey } from '../mongo/keyset-page.js';
 
 /** Memory records with their governance fields. Status changes are compare-and-set, for workflows only. */
 export interface MemoryStore {
@@ -51,6 +52,11 @@ export interface MemoryStore {
   idsBySubject(tenant: string, subject: string): Promise<string[]>;
   /** Records of a tenant in a status, oldest first, at most `limit`. */
   listByStatus(tenant: string, status: MemoryStatus, limit: number): Promise<MemoryRecord[]>;
+  /**
+   * Records of a status, oldest first, a page at a time: `next` follows the rows read, so a page may hold fewer
+   * than `limit` (rows an erasure has claimed are left out).
+   */
+  pageByStatus(tenant: string, status: MemoryStatus, limit: number, after: PageKey | null): Promise<Page<MemoryRecord>>;
   /** The tenant's records in id order after `afterId` (all statuses), for walks over a whole tenant. */
   pageOfTenant(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]>;
   idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
@@ -328,6 +334,10 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       const found = await memories.find({ tenant, status }).sort({ recordedAt: 1 }).limit(limit).toArray();
       // A record claimed by an erasure still says its old status in its row until the purge removes it.
       return (await effective(tenant, found)).filter((r) => r.status === status);
+    },
+    async pageByStatus(tenant, status, limit, after) {
+      const page = await keysetPage(memories, { tenant, status }, 'recordedAt', 1, limit, after);
+      return { items: (await effective(tenant, page.items)).filter((r) => r.status === status), next: page.next };
     },
     async pageOfTenant(tenant, afterId, limit) {
       const filter = afterId === null ? { tenant } : { tenant, _id: { $gt: afterId } };

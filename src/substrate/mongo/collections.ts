@@ -26,6 +26,10 @@ export const Collections = {
   admissionLeases: 'admission_leases',
   deletionMarks: 'memory_deletion_marks',
   erasureFacts: 'erasure_facts',
+  /** Per-tenant quota counters (writes of a day, bytes stored): counts only. */
+  tenantUsage: 'tenant_usage',
+  /** The bytes each record written through the API holds, given back to the quota when it is erased. */
+  storedRecords: 'stored_record_bytes',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

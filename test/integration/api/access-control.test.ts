@@ -13,7 +13,7 @@ import { refusalCounts } from '../../../src/api/authenticate.js';
  */
 const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
   '/healthz': 'liveness probe for the process supervisor: answers {status: ok}, nothing else',
-  '/readyz': 'readiness probe for the load balancer: which dependencies are up, no tenant data',
+  '/readyz': 'readiness probe for the load balancer: ready or not (cached), no hosts, no tenant data',
   '/openapi.json': 'the API description generated from the route schemas: no tenant data',
   '/console': 'redirects to /console/',
   '/console/*':

@@ -113,7 +113,14 @@ describe('side-record erasure', () => {
       contentHashes: [sha256Hex(erasedContent)],
     });
 
-    expect(counts).toEqual({ staged_writes: 4, review_decisions: 1, dispute_reasons: 1, exposures: 0 });
+    // The three records were written through the API: their stored bytes go back to the tenant's quota.
+    expect(counts).toEqual({
+      staged_writes: 4,
+      review_decisions: 1,
+      dispute_reasons: 1,
+      exposures: 0,
+      stored_record_bytes: 3,
+    });
     expect(await stageIds(tenant)).toEqual([stages.control]);
     expect(await app.services.reviews.get(tenant, signedOff)).toBeNull();
     expect(await reasonsOf(disputeId)).toBe(0);
@@ -134,6 +141,6 @@ describe('side-record erasure', () => {
         subjects: [subject],
         contentHashes: [sha256Hex(erasedContent)],
       }),
-    ).toEqual({ staged_writes: 0, review_decisions: 0, dispute_reasons: 0, exposures: 0 });
+    ).toEqual({ staged_writes: 0, review_decisions: 0, dispute_reasons: 0, exposures: 0, stored_record_bytes: 0 });
   });
 });

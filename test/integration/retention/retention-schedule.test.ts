@@ -49,8 +49,8 @@ describe('the retention schedule of a tenant', () => {
     });
   });
 
-  it('is counted by /readyz, which notices when it goes missing', async () => {
-    // The registry is shared by every run on this stack: /readyz is served here over a scheduler that sees this
+  it("is counted by the operators' readiness, which notices when it goes missing", async () => {
+    // The registry is shared by every run on this stack: the readiness is served here over a scheduler that sees this
     // test's tenant alone (when it is registered), so the counts are this tenant's and reconciling recreates no
     // other run's schedule.
     const registrations = createMongoSweepStateStore(app.runtime.db);
@@ -63,10 +63,16 @@ describe('the retention schedule of a tenant', () => {
       log: app.runtime.log,
       probes: app.runtime.probes,
       services: { ...app.services, retentionScheduler: scheduler },
+      tokenSecret: app.runtime.config.secrets.tokenSecret,
     });
+    const admin = await app.token(tenant, ['admin']);
     const ready = () =>
       api
-        .inject({ method: 'GET', url: '/readyz' })
+        .inject({
+          method: 'GET',
+          url: `/v1/tenants/${tenant}/readiness`,
+          headers: { authorization: `Bearer ${admin}` },
+        })
         .then((r) => r.json<{ retentionSchedules: { registered: number; scheduled: number; missing: number } }>())
         .then((r) => r.retentionSchedules);
     // The schedule list is read from Temporal's visibility store, which follows a create or a delete shortly after.
