@@ -34,6 +34,7 @@ import { createMongoDisputeStore } from '../governance/disputes/dispute-store.js
 import { createClaimLookup } from '../substrate/memories/claim-lookup.js';
 import { createDeterministicVerifier } from '../governance/derivation/deterministic-verifier.js';
 import { createOpenAiCompatibleVerifier } from '../governance/derivation/openai-compatible-verifier.js';
+import { createMongoRevokedTokenStore } from '../governance/auth/revoked-token-store.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
@@ -71,6 +72,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const claims = createClaimLookup(db);
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const exposures = createMongoExposureStore(db, fingerprints);
+  const revokedTokens = createMongoRevokedTokenStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
   const retrieval = createRetrievalService({ index, memories, disputes, trace });
@@ -132,6 +134,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
     fences,
+    /** Revoked bearer tokens, checked on every authenticated request. */
+    revokedTokens,
     probes: createMongoProbeStore(db),
     holds,
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
@@ -169,6 +173,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await claims.ensureIndexes();
       await fences.ensureIndexes();
       await exposures.ensureIndexes();
+      await revokedTokens.ensureIndexes();
     },
   };
 }

@@ -46,7 +46,10 @@ const schema = z.object({
   LETHE_ESCALATION_EMAIL: z.string().email().default('review-escalation@localhost'),
   LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
   LETHE_API_PORT: port.default(8080),
-  LETHE_TOKEN_SECRET: secret,
+  /** HS256, development only: production verifies EdDSA tokens against a key set (JWKS file or URL). */
+  LETHE_TOKEN_SECRET: secret.optional(),
+  LETHE_TOKEN_JWKS_FILE: z.string().min(1).optional(),
+  LETHE_TOKEN_JWKS_URL: z.string().url().optional(),
   /** The longest lifetime a bearer token may have (exp − iat): longer ones are refused, and never minted. */
   LETHE_TOKEN_MAX_TTL_SECONDS: z.coerce
     .number()
@@ -91,9 +94,12 @@ export interface Config {
     escalationEmail: string;
   };
   api: { host: string; port: number };
-  secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
-  /** Bearer tokens: the longest lifetime accepted or minted, in seconds. */
-  tokens: { maxTtlSeconds: number };
+  secrets: { fingerprintSecret: string; signingKeyFile: string };
+  /**
+   * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
+   * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
+   */
+  tokens: { maxTtlSeconds: number; jwksFile?: string; jwksUrl?: string; hs256Secret?: string };
   /**
    * The write-time derivation audit: `enforce` lets its verdict decide admission (derivation-admission policy);
    * `record` only keeps the verdict on the record (a rollout stage). The verifier is the deterministic default
@@ -153,6 +159,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (e.LETHE_VERIFIER === 'openai-compatible' && !e.LETHE_VERIFIER_URL) {
     throw new ConfigError('LETHE_VERIFIER_URL', 'is required when LETHE_VERIFIER is openai-compatible');
   }
+  if (e.LETHE_TOKEN_JWKS_FILE && e.LETHE_TOKEN_JWKS_URL) {
+    throw new ConfigError('LETHE_TOKEN_JWKS_URL', 'set either LETHE_TOKEN_JWKS_FILE or LETHE_TOKEN_JWKS_URL, not both');
+  }
+  if (e.LETHE_ENV === 'production' && e.LETHE_TOKEN_SECRET) {
+    // One shared secret would let whoever verifies tokens also mint them, for every tenant.
+    throw new ConfigError(
+      'LETHE_TOKEN_SECRET',
+      'HS256 tokens are for development; in production set LETHE_TOKEN_JWKS_FILE or LETHE_TOKEN_JWKS_URL',
+    );
+  }
   const dbName = new URL(e.MONGODB_URI).pathname.replace(/^\//, '') || 'lethe';
   return {
     env: e.LETHE_ENV,
@@ -172,11 +188,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {
-      tokenSecret: e.LETHE_TOKEN_SECRET,
       fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
       signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
     },
-    tokens: { maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS },
+    tokens: {
+      maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS,
+      ...(e.LETHE_TOKEN_JWKS_FILE ? { jwksFile: e.LETHE_TOKEN_JWKS_FILE } : {}),
+      ...(e.LETHE_TOKEN_JWKS_URL ? { jwksUrl: e.LETHE_TOKEN_JWKS_URL } : {}),
+      ...(e.LETHE_TOKEN_SECRET ? { hs256Secret: e.LETHE_TOKEN_SECRET } : {}),
+    },
     derivation: {
       mode: e.LETHE_DERIVATION_AUDIT,
       verifier:

@@ -35,7 +35,7 @@ export function cliEnvironment(app: TestApp, apiUrl: string): NodeJS.ProcessEnv 
   return {
     ...inherited,
     LETHE_API_URL: apiUrl,
-    LETHE_TOKEN_SECRET: secrets.tokenSecret,
+    LETHE_TOKEN_SECRET: app.runtime.config.tokens.hs256Secret,
     LETHE_FINGERPRINT_SECRET: secrets.fingerprintSecret,
     LETHE_SIGNING_KEY_FILE: secrets.signingKeyFile,
   };

@@ -26,6 +26,8 @@ export const Collections = {
   admissionLeases: 'admission_leases',
   deletionMarks: 'memory_deletion_marks',
   erasureFacts: 'erasure_facts',
+  /** Revoked bearer tokens: their `jti` and when they would have expired, nothing else. */
+  revokedTokens: 'revoked_tokens',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {
