@@ -27,7 +27,12 @@ const step = (title: string) => say(`\n── ${title}`);
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  // The demo runs on this machine's generated development secrets, unless told otherwise.
+  const config = loadConfig({
+    ...process.env,
+    LETHE_ENV: process.env.LETHE_ENV ?? 'development',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
   const runtime = createRuntime(config, 'lethe-demo');
   const taskQueue = `demo-${process.pid}`;
   // The demo's indices sync soft-delete retention leases every second, so that its erasure expunges at once;

@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   // Read before anything connects: a key set that cannot be read stops the API at boot, naming its variable.
   const tokenKeys = loadTokenKeys(config.tokens);
   const runtime = createRuntime(config, 'lethe-api');
-  const services = createServices(runtime);
+  const services = createServices(runtime, { certificateKey: 'public' });
   await services.ensureIndexes();
   const app = await buildApiServer({
     log: runtime.log,

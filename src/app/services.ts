@@ -27,7 +27,7 @@ import { createMongoProbeStore } from '../governance/erasure/probe-store.js';
 import { createSideRecordEraser } from '../governance/erasure/side-records.js';
 import { createMongoHoldStore } from '../governance/holds/hold-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
-import { loadSigningKey } from '../governance/certificates/signing.js';
+import { loadPublicSigningKey, loadSigningKey } from '../governance/certificates/signing.js';
 import { createMailNotifier } from '../governance/notifications/notifier.js';
 import { createMongoReviewStore } from '../governance/review/review-store.js';
 import { createMongoDisputeStore } from '../governance/disputes/dispute-store.js';
@@ -41,6 +41,11 @@ export interface ServiceOptions {
   indexSettings?: Record<string, unknown>;
   /** Task queue the API starts workflows on (tests use one of their own). */
   taskQueue?: string;
+  /**
+   * The certificate key this process holds: `private` where certificates are issued (the worker, tests and the
+   * demo in one process), `public` where the key is only served (the API).
+   */
+  certificateKey?: 'private' | 'public';
 }
 
 /** Stores, index and domain services over the runtime's clients: the one place they are wired. */
@@ -63,7 +68,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const policies = loadPolicies();
   const temporalClient = new Client({ connection: runtime.temporal, namespace: config.temporal.namespace });
   const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
-  const signer = loadSigningKey(config.secrets.signingKeyFile);
+  const signer =
+    options.certificateKey === 'public'
+      ? loadPublicSigningKey(config.secrets.signingPublicKeyFile)
+      : loadSigningKey(config.secrets.signingKeyFile);
   const certificates = createMongoCertificateStore(db, { signer, audit });
   const erasureRequests = createMongoErasureRequestStore(db);
   const holds = createMongoHoldStore(db, fingerprints);

@@ -15,7 +15,8 @@ const port = z.coerce.number().int().min(1).max(65535);
 const secret = z.string().min(32, 'must be at least 32 characters');
 
 const schema = z.object({
-  LETHE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** No default: a deployment that forgot it must not run on secrets it generated itself. */
+  LETHE_ENV: z.enum(['development', 'test', 'production']),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TEMPORAL_ADDRESS: z
     .string()
@@ -58,7 +59,10 @@ const schema = z.object({
     .max(30 * 86_400)
     .default(86_400),
   LETHE_FINGERPRINT_SECRET: secret,
-  LETHE_SIGNING_KEY_FILE: z.string().min(1),
+  /** The certificate-signing private key: the worker's (it issues certificates). */
+  LETHE_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  /** Its public key: the API's (it serves the key, and never signs). */
+  LETHE_SIGNING_PUBLIC_KEY_FILE: z.string().min(1).optional(),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
   LETHE_VERIFIER: z.enum(['deterministic', 'openai-compatible']).default('deterministic'),
   LETHE_VERIFIER_URL: z.string().url().optional(),
@@ -94,7 +98,11 @@ export interface Config {
     escalationEmail: string;
   };
   api: { host: string; port: number };
-  secrets: { fingerprintSecret: string; signingKeyFile: string };
+  /**
+   * The certificate key files: the private one is required where certificates are issued (the worker), the public
+   * one where the key is only served (the API); each process checks for its own at start.
+   */
+  secrets: { fingerprintSecret: string; signingKeyFile?: string; signingPublicKeyFile?: string };
   /**
    * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
    * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
@@ -152,7 +160,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
-    const message = env[variable] === undefined ? 'is required' : issue.message;
+    const message =
+      env[variable] !== undefined
+        ? issue.message
+        : variable === 'LETHE_ENV'
+          ? 'is required: development, test or production (secrets and keys are generated only for development and test)'
+          : 'is required';
     throw new ConfigError(variable, message);
   }
   const e = result.data;
@@ -189,7 +202,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {
       fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
-      signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
+      ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),
+      ...(e.LETHE_SIGNING_PUBLIC_KEY_FILE ? { signingPublicKeyFile: e.LETHE_SIGNING_PUBLIC_KEY_FILE } : {}),
     },
     tokens: {
       maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS,

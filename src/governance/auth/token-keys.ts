@@ -26,6 +26,12 @@ export function loadTokenKeys(sources: TokenKeySources): TokenKeys {
       ? // Refetched at most every 30 s when a token names an unknown kid, so a new key is picked up without a restart.
         createRemoteJWKSet(new URL(sources.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 })
       : undefined;
+  if (!jwks && !sources.hs256Secret) {
+    throw new ConfigError(
+      'LETHE_TOKEN_JWKS_FILE',
+      'is required (or LETHE_TOKEN_JWKS_URL): the keys tokens are verified with',
+    );
+  }
   return { ...(jwks ? { jwks } : {}), ...(sources.hs256Secret ? { hs256Secret: sources.hs256Secret } : {}) };
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../src/config/config.js';
 
 const base = {
+  LETHE_ENV: 'development',
   LETHE_TOKEN_SECRET: 'x'.repeat(32),
   LETHE_FINGERPRINT_SECRET: 'y'.repeat(32),
   LETHE_SIGNING_KEY_FILE: '/keys/signing.pem',
@@ -20,7 +21,8 @@ function refusal(env: Record<string, string>): ConfigError {
 
 describe('embedder configuration', () => {
   it('uses the local model outside tests and the hashing stand-in in tests', () => {
-    expect(parseConfig({ ...base, LETHE_ENV: 'production' }).embedder).toEqual({
+    const { LETHE_TOKEN_SECRET: _development, ...productionBase } = base;
+    expect(parseConfig({ ...productionBase, LETHE_ENV: 'production' }).embedder).toEqual({
       kind: 'minilm',
       modelDir: '/models/minilm',
       threads: 1,
