@@ -51,8 +51,8 @@ export interface ServiceOptions {
 /** Stores, index and domain services over the runtime's clients: the one place they are wired. */
 export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const { config, db } = runtime;
-  const fingerprints = createFingerprinter(config.secrets.fingerprintSecret);
-  const tenantMacs = createTenantMacs(config.secrets.fingerprintSecret);
+  const fingerprints = createFingerprinter(config.secrets.fingerprintKeys);
+  const tenantMacs = createTenantMacs(config.secrets.fingerprintKeys);
   const events = createMongoEventStore(db, tenantMacs);
   const memories = createMongoMemoryStore(db);
   const lineage = createMongoLineageStore(db);

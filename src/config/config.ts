@@ -58,7 +58,9 @@ const schema = z.object({
     .min(60)
     .max(30 * 86_400)
     .default(86_400),
-  LETHE_FINGERPRINT_SECRET: secret,
+  /** One fingerprint key (id `k0`); or LETHE_FINGERPRINT_KEYS, several with ids, the first current. */
+  LETHE_FINGERPRINT_SECRET: secret.optional(),
+  LETHE_FINGERPRINT_KEYS: z.string().min(1).optional(),
   /** The certificate-signing private key: the worker's (it issues certificates). */
   LETHE_SIGNING_KEY_FILE: z.string().min(1).optional(),
   /** Its public key: the API's (it serves the key, and never signs). */
@@ -102,7 +104,7 @@ export interface Config {
    * The certificate key files: the private one is required where certificates are issued (the worker), the public
    * one where the key is only served (the API); each process checks for its own at start.
    */
-  secrets: { fingerprintSecret: string; signingKeyFile?: string; signingPublicKeyFile?: string };
+  secrets: { fingerprintKeys: FingerprintKey[]; signingKeyFile?: string; signingPublicKeyFile?: string };
   /**
    * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
    * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
@@ -155,6 +157,44 @@ function embedderConfig(e: z.infer<typeof schema>): EmbedderConfig {
   }
 }
 
+/** A fingerprint key and its id; the first configured is current. */
+export interface FingerprintKey {
+  id: string;
+  secret: string;
+}
+
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/**
+ * `LETHE_FINGERPRINT_KEYS` (`id:secret,id2:secret2`, the first current; the others still match what was hashed
+ * under them), or `LETHE_FINGERPRINT_SECRET` alone as the key `k0`. Errors name the key id, never a secret.
+ */
+function fingerprintKeys(e: z.infer<typeof schema>): FingerprintKey[] {
+  const variable = 'LETHE_FINGERPRINT_KEYS';
+  if (e.LETHE_FINGERPRINT_KEYS && e.LETHE_FINGERPRINT_SECRET) {
+    throw new ConfigError(variable, 'set either LETHE_FINGERPRINT_KEYS or LETHE_FINGERPRINT_SECRET, not both');
+  }
+  if (!e.LETHE_FINGERPRINT_KEYS) {
+    if (!e.LETHE_FINGERPRINT_SECRET)
+      throw new ConfigError('LETHE_FINGERPRINT_SECRET', 'is required (or LETHE_FINGERPRINT_KEYS)');
+    return [{ id: 'k0', secret: e.LETHE_FINGERPRINT_SECRET }];
+  }
+  const keys = e.LETHE_FINGERPRINT_KEYS.split(',').map((entry, i) => {
+    const at = entry.indexOf(':');
+    const id = at < 0 ? '' : entry.slice(0, at).trim();
+    const secretValue = at < 0 ? '' : entry.slice(at + 1).trim();
+    if (!KEY_ID.test(id))
+      throw new ConfigError(variable, `entry ${i + 1}: expected id:secret, the id 1-32 letters, digits, "_" or "-"`);
+    if (secretValue.length < 32)
+      throw new ConfigError(variable, `key ${id}: the secret must be at least 32 characters`);
+    return { id, secret: secretValue };
+  });
+  const ids = keys.map((k) => k.id);
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (repeated) throw new ConfigError(variable, `key ${repeated} is listed twice`);
+  return keys;
+}
+
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = schema.safeParse(env);
   if (!result.success) {
@@ -201,7 +241,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {
-      fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
+      fingerprintKeys: fingerprintKeys(e),
       ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),
       ...(e.LETHE_SIGNING_PUBLIC_KEY_FILE ? { signingPublicKeyFile: e.LETHE_SIGNING_PUBLIC_KEY_FILE } : {}),
     },

@@ -43,6 +43,8 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
     env.LETHE_SIGNING_KEY_FILE || env.LETHE_SIGNING_PUBLIC_KEY_FILE
       ? {}
       : { LETHE_SIGNING_KEY_FILE: keyFile, LETHE_SIGNING_PUBLIC_KEY_FILE: publicKeyFile };
+  // Keys of the operator's own replace the generated secret rather than sit beside it.
+  if (env.LETHE_FINGERPRINT_KEYS) delete secrets.LETHE_FINGERPRINT_SECRET;
   return { ...secrets, ...keys };
 }
 

@@ -3,9 +3,14 @@ import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import type { LegalHold, StoredHoldScope } from './legal-hold.js';
 
-/** The keyed hash a subject hold keeps in place of the subject (HMAC with the fingerprint secret). */
+/** The keyed hash a subject hold keeps in place of the subject (HMAC with the current fingerprint key). */
 export function holdSubjectHash(fingerprints: Fingerprinter, tenant: string, subjectId: string): string {
   return fingerprints.of('hold-subject', tenant, subjectId);
+}
+
+/** The subject's hash under every configured key: a hold placed before a rotation still covers its subject. */
+export function holdSubjectHashes(fingerprints: Fingerprinter, tenant: string, subjectId: string): string[] {
+  return fingerprints.all('hold-subject', tenant, subjectId);
 }
 
 /** Legal holds per tenant; a tenant has few active holds, so they are read whole. */

@@ -80,3 +80,40 @@ describe('production mode refuses to guess', () => {
     expect(own.secrets.signingPublicKeyFile).toBeUndefined();
   });
 });
+
+describe('fingerprint keys', () => {
+  const dev = { LETHE_ENV: 'development', LETHE_STATE_DIR: stateDir, LETHE_EMBEDDER: 'hashing' };
+
+  it('LETHE_FINGERPRINT_KEYS lists keys with ids, the first current; the generated secret does not join them', () => {
+    const keys = loadConfig({ ...dev, LETHE_FINGERPRINT_KEYS: `b:${'b'.repeat(32)}, a:${'a'.repeat(32)}` }).secrets
+      .fingerprintKeys;
+    expect(keys).toEqual([
+      { id: 'b', secret: 'b'.repeat(32) },
+      { id: 'a', secret: 'a'.repeat(32) },
+    ]);
+    expect(loadConfig(dev).secrets.fingerprintKeys.map((k) => k.id)).toEqual(['k0']);
+  });
+
+  it('a malformed list is refused naming LETHE_FINGERPRINT_KEYS and the key id, never the secret', () => {
+    for (const value of [
+      `${'s'.repeat(32)}`,
+      `a:short`,
+      `a:${'s'.repeat(32)},a:${'t'.repeat(32)}`,
+      `a b:${'s'.repeat(32)}`,
+    ]) {
+      let message = '';
+      try {
+        loadConfig({ ...dev, LETHE_FINGERPRINT_KEYS: value });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as ConfigError).variable).toBe('LETHE_FINGERPRINT_KEYS');
+        message = (error as Error).message;
+      }
+      expect(message, value).not.toBe('');
+      expect(message).not.toMatch(/s{32}|t{32}|short/);
+    }
+    expect(variableOf(() => loadConfig({ ...production, LETHE_FINGERPRINT_KEYS: `a:${'a'.repeat(32)}` }))).toBe(
+      'LETHE_FINGERPRINT_KEYS',
+    );
+  });
+});
