@@ -23,6 +23,13 @@ const schema = z.object({
     .regex(/^[^:]+:\d+$/, 'must be host:port')
     .default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** TLS to Temporal: `true` with the system's roots, or a CA file; a client certificate and key for mTLS. */
+  LETHE_TEMPORAL_TLS: z.enum(['true', 'false']).optional(),
+  LETHE_TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  LETHE_TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  LETHE_TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  LETHE_TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  LETHE_TEMPORAL_API_KEY: z.string().min(1).optional(),
   LETHE_TASK_QUEUE: z.string().min(1).default('lethe'),
   MONGODB_URI: z.string().url().default('mongodb://127.0.0.1:27017/lethe'),
   ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
@@ -86,7 +93,14 @@ export type EmbedderConfig =
 export interface Config {
   env: 'development' | 'test' | 'production';
   logLevel: string;
-  temporal: { address: string; namespace: string; taskQueue: string };
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    /** Files are read when the connection options are built (`temporalConnectionOptions`), at start. */
+    tls?: { caFile?: string; certFile?: string; keyFile?: string; serverName?: string };
+    apiKey?: string;
+  };
   mongo: { uri: string; dbName: string };
   elasticsearch: { url: string; indexPrefix: string };
   embedder: EmbedderConfig;
@@ -195,6 +209,29 @@ function fingerprintKeys(e: z.infer<typeof schema>): FingerprintKey[] {
   return keys;
 }
 
+/** TLS and the API key for Temporal; a client certificate without its key (or the reverse) is refused. */
+function temporalSecurity(e: z.infer<typeof schema>): Pick<Config['temporal'], 'tls' | 'apiKey'> {
+  if (!!e.LETHE_TEMPORAL_TLS_CERT !== !!e.LETHE_TEMPORAL_TLS_KEY) {
+    const missing = e.LETHE_TEMPORAL_TLS_CERT ? 'LETHE_TEMPORAL_TLS_KEY' : 'LETHE_TEMPORAL_TLS_CERT';
+    throw new ConfigError(missing, 'is required: mTLS needs both the client certificate and its key');
+  }
+  const files = !!(e.LETHE_TEMPORAL_TLS_CA || e.LETHE_TEMPORAL_TLS_CERT || e.LETHE_TEMPORAL_TLS_SERVER_NAME);
+  if (e.LETHE_TEMPORAL_TLS === 'false' && files) {
+    throw new ConfigError('LETHE_TEMPORAL_TLS', 'is false, yet TLS files or a server name are set');
+  }
+  const tls =
+    e.LETHE_TEMPORAL_TLS === 'true' || files
+      ? {
+          ...(e.LETHE_TEMPORAL_TLS_CA ? { caFile: e.LETHE_TEMPORAL_TLS_CA } : {}),
+          ...(e.LETHE_TEMPORAL_TLS_CERT
+            ? { certFile: e.LETHE_TEMPORAL_TLS_CERT, keyFile: e.LETHE_TEMPORAL_TLS_KEY! }
+            : {}),
+          ...(e.LETHE_TEMPORAL_TLS_SERVER_NAME ? { serverName: e.LETHE_TEMPORAL_TLS_SERVER_NAME } : {}),
+        }
+      : undefined;
+  return { ...(tls ? { tls } : {}), ...(e.LETHE_TEMPORAL_API_KEY ? { apiKey: e.LETHE_TEMPORAL_API_KEY } : {}) };
+}
+
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = schema.safeParse(env);
   if (!result.success) {
@@ -226,7 +263,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return {
     env: e.LETHE_ENV,
     logLevel: e.LOG_LEVEL,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.LETHE_TASK_QUEUE },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.LETHE_TASK_QUEUE,
+      ...temporalSecurity(e),
+    },
     mongo: { uri: e.MONGODB_URI, dbName },
     elasticsearch: { url: e.ELASTICSEARCH_URL, indexPrefix: e.LETHE_INDEX_PREFIX },
     embedder: embedderConfig(e),

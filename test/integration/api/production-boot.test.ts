@@ -68,6 +68,7 @@ describe('production mode refuses to guess', () => {
       ['LETHE_SIGNING_PUBLIC_KEY_FILE', 'api', { ...secret, LETHE_TOKEN_JWKS_FILE: jwksFile }],
       ['LETHE_TOKEN_SECRET', 'api', { ...secret, LETHE_TOKEN_SECRET: 's'.repeat(32), LETHE_TOKEN_JWKS_FILE: jwksFile }],
       ['LETHE_SIGNING_KEY_FILE', 'worker', secret],
+      ['LETHE_TEMPORAL_TLS_CA', 'worker', { ...secret, LETHE_TEMPORAL_TLS_CA: path.join(dir, 'no-such-ca.pem') }],
     ];
     for (const [variable, name, env] of cases) {
       const result = await run(name, productionEnv(env));
