@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/config.js';
+import { parseConfig } from '../../../src/config/config.js';
+import { configRefusal } from './config-refusal.js';
 
 const base = {
   LETHE_ENV: 'development',
@@ -9,15 +10,7 @@ const base = {
   LETHE_EMBEDDING_MODEL_DIR: '/models/minilm',
 };
 
-function refusal(env: Record<string, string>): ConfigError {
-  try {
-    parseConfig({ ...base, ...env });
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const refusal = (env: Record<string, string>) => configRefusal(() => parseConfig({ ...base, ...env }));
 
 describe('embedder configuration', () => {
   it('uses the local model outside tests and the hashing stand-in in tests', () => {

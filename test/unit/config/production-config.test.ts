@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config.js';
 import { loadConfig } from '../../../src/config/load-config.js';
+import { configRefusal } from './config-refusal.js';
 import { loadTokenKeys } from '../../../src/governance/auth/token-keys.js';
 import { loadPublicSigningKey, loadSigningKey } from '../../../src/governance/certificates/signing.js';
 
@@ -20,15 +21,7 @@ const production = {
   LETHE_EMBEDDER: 'hashing',
 };
 
-function variableOf(load: () => unknown): string {
-  try {
-    load();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.variable;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const variableOf = (load: () => unknown) => configRefusal(load).variable;
 
 describe('production mode refuses to guess', () => {
   it('without LETHE_ENV, stops naming it, and generates no secret', () => {

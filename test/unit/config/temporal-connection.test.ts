@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../src/config/config.js';
+import { parseConfig } from '../../../src/config/config.js';
+import { configRefusal } from './config-refusal.js';
 import { temporalConnectionOptions } from '../../../src/config/temporal-connection.js';
 
 const base = {
@@ -19,15 +20,7 @@ const read = (file: string) => {
 const optionsOf = (env: Record<string, string>) =>
   temporalConnectionOptions(parseConfig({ ...base, ...env }).temporal, read);
 
-function refusal(build: () => unknown): ConfigError {
-  try {
-    build();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const refusal = configRefusal;
 
 describe('Temporal connection options', () => {
   it('are plain without TLS settings or an API key, as on the local stack', () => {
