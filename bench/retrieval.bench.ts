@@ -215,13 +215,13 @@ async function main(): Promise<void> {
   const config = withDatabase(base, 'bench_retrieval', { LETHE_INDEX_PREFIX: 'lethe-bench-rtv' });
   const prefix = config.elasticsearch.indexPrefix;
   const runtime = createRuntime(config, 'lethe-bench');
-  const fingerprints = createFingerprinter(config.secrets.fingerprintSecret);
+  const fingerprints = createFingerprinter(config.secrets.fingerprintKeys);
   const memories = createMongoMemoryStore(runtime.db);
   const disputes = createMongoDisputeStore(runtime.db);
   const exposures = createMongoExposureStore(runtime.db, fingerprints);
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, { prefix, embedder });
-  const trace = createReadTrace({ exposures, macs: createTenantMacs(config.secrets.fingerprintSecret) });
+  const trace = createReadTrace({ exposures, macs: createTenantMacs(config.secrets.fingerprintKeys) });
   const retrieval = createRetrievalService({ index, memories, disputes, trace });
   const profiled = profilingClient(runtime.es);
   const profiledIndex = createElasticsearchSearchIndex(profiled.client, { prefix, embedder });

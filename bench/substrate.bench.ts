@@ -75,10 +75,10 @@ async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Pro
     log: runtime.log,
     probes: runtime.probes,
     services,
-    tokenSecret: runtime.config.secrets.tokenSecret,
+    tokenKeys: { hs256Secret: runtime.config.tokens.hs256Secret! },
   });
   try {
-    const token = await mintToken(runtime.config.secrets.tokenSecret, { id: 'bench-agent', tenant, roles: ['agent'] });
+    const token = await mintToken(runtime.config.tokens.hs256Secret!, { id: 'bench-agent', tenant, roles: ['agent'] });
     const post = async (batch: IngestBatch): Promise<void> => {
       const response = await api.inject({
         method: 'POST',

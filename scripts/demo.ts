@@ -27,7 +27,12 @@ const step = (title: string) => say(`\n── ${title}`);
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  // The demo runs on this machine's generated development secrets, unless told otherwise.
+  const config = loadConfig({
+    ...process.env,
+    LETHE_ENV: process.env.LETHE_ENV ?? 'development',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
   const runtime = createRuntime(config, 'lethe-demo');
   const taskQueue = `demo-${process.pid}`;
   // The demo's indices sync soft-delete retention leases every second, so that its erasure expunges at once;
@@ -54,29 +59,29 @@ async function main(): Promise<void> {
     log: runtime.log,
     probes: runtime.probes,
     services,
-    tokenSecret: config.secrets.tokenSecret,
+    tokenKeys: { hs256Secret: config.tokens.hs256Secret! },
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const agent = createApiClient(
       address,
-      await mintToken(config.secrets.tokenSecret, { id: 'agent-7', tenant, roles: ['agent'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'agent-7', tenant, roles: ['agent'] }),
     );
     const auditor = createApiClient(
       address,
-      await mintToken(config.secrets.tokenSecret, { id: 'auditor-1', tenant, roles: ['auditor'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'auditor-1', tenant, roles: ['auditor'] }),
     );
     const reviewer = createApiClient(
       address,
-      await mintToken(config.secrets.tokenSecret, { id: 'rita', tenant, roles: ['reviewer'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'rita', tenant, roles: ['reviewer'] }),
     );
     const dpo = createApiClient(
       address,
-      await mintToken(config.secrets.tokenSecret, { id: 'dpo-1', tenant, roles: ['dpo'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'dpo-1', tenant, roles: ['dpo'] }),
     );
     const otherAgent = createApiClient(
       address,
-      await mintToken(config.secrets.tokenSecret, { id: 'agent-9', tenant, roles: ['agent'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'agent-9', tenant, roles: ['agent'] }),
     );
 
     step(`2. Ingest a sample tenant "${tenant}" through the ingestion workflow (events → memories → index)`);

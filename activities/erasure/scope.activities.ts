@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { holdSubjectHash } from '../../src/governance/holds/hold-store.js';
+import { holdSubjectHashes } from '../../src/governance/holds/hold-store.js';
 import { holdCovers } from '../../src/governance/holds/legal-hold.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
@@ -164,9 +164,9 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const holds = await deps.holds.active(ref.tenant);
         const holdOf: Record<string, string> = {};
         if (holds.length > 0) {
-          const subjectHash = (subject: string) => holdSubjectHash(deps.fingerprints, ref.tenant, subject);
+          const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, ref.tenant, subject);
           for (const record of await ctx.describe(ref.tenant, closure)) {
-            const hold = holds.find((h) => holdCovers(h, record, subjectHash));
+            const hold = holds.find((h) => holdCovers(h, record, subjectHashes));
             if (hold) holdOf[record.id] = hold._id;
           }
         }

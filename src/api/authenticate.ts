@@ -3,7 +3,14 @@ import type { AuditLog } from '../governance/audit/audit-log.port.js';
 import { roleAllows, type Action } from '../governance/auth/permissions.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { TENANT_PATTERN } from '../governance/auth/principal.js';
-import { bearer, DEFAULT_TOKEN_LIMITS, verifyToken, type TokenLimits } from '../governance/auth/tokens.js';
+import {
+  bearer,
+  DEFAULT_TOKEN_LIMITS,
+  verifyToken,
+  type RevocationCheck,
+  type TokenKeys,
+  type TokenLimits,
+} from '../governance/auth/tokens.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 
 export type RouteReads = 'records' | 'ids' | 'none';
@@ -29,7 +36,7 @@ declare module 'fastify' {
  */
 export function registerAuthentication(
   app: FastifyInstance,
-  deps: { tokenSecret: string; tokenLimits?: TokenLimits; audit: AuditLog },
+  deps: { tokenKeys: TokenKeys; tokenLimits?: TokenLimits; audit: AuditLog; revocations?: RevocationCheck },
 ): void {
   app.addHook('onRequest', async (request) => {
     const action = request.routeOptions.config.action;
@@ -40,9 +47,10 @@ export function registerAuthentication(
     let principal: Principal | undefined;
     try {
       principal = await verifyToken(
-        deps.tokenSecret,
+        deps.tokenKeys,
         bearer(request.headers.authorization),
         deps.tokenLimits ?? DEFAULT_TOKEN_LIMITS,
+        deps.revocations,
       );
       if (principal.tenant !== tenant) {
         throw new DomainError(ErrorType.Forbidden, 'tenant: the token is not valid for this tenant', 'tenant');

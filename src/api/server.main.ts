@@ -3,16 +3,20 @@ import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
 import { buildApiServer } from './server.js';
 import { createServices } from '../app/services.js';
+import { loadTokenKeys } from '../governance/auth/token-keys.js';
 
 async function main(): Promise<void> {
-  const runtime = createRuntime(loadConfig(), 'lethe-api');
-  const services = createServices(runtime);
+  const config = loadConfig();
+  // Read before anything connects: a key set that cannot be read stops the API at boot, naming its variable.
+  const tokenKeys = loadTokenKeys(config.tokens);
+  const runtime = createRuntime(config, 'lethe-api');
+  const services = createServices(runtime, { certificateKey: 'public' });
   await services.ensureIndexes();
   const app = await buildApiServer({
     log: runtime.log,
     probes: runtime.probes,
     services,
-    tokenSecret: runtime.config.secrets.tokenSecret,
+    tokenKeys,
     tokenLimits: runtime.config.tokens,
     limits: runtime.config.limits,
   });

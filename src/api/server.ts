@@ -6,7 +6,7 @@ import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication, type RouteReads } from './authenticate.js';
-import type { TokenLimits } from '../governance/auth/tokens.js';
+import type { TokenKeys, TokenLimits } from '../governance/auth/tokens.js';
 import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
@@ -44,7 +44,8 @@ export interface ApiDependencies {
   probes: readonly DependencyProbe[];
   /** Tenant-scoped routes are registered only when the services are given (health endpoints always). */
   services?: Services;
-  tokenSecret?: string;
+  /** What bearer tokens are verified with (see `loadTokenKeys`). */
+  tokenKeys?: TokenKeys;
   /** Bearer tokens' longest lifetime (the configuration's by default). */
   tokenLimits?: TokenLimits;
   /** The built consoles (default: `dist/console`). */
@@ -101,10 +102,11 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
 
   registerPublicReadiness(app, deps.probes);
 
-  if (deps.services && deps.tokenSecret) {
+  if (deps.services && deps.tokenKeys) {
     const { services } = deps;
     registerAuthentication(app, {
-      tokenSecret: deps.tokenSecret,
+      tokenKeys: deps.tokenKeys,
+      revocations: services.revokedTokens,
       ...(deps.tokenLimits ? { tokenLimits: deps.tokenLimits } : {}),
       audit: services.audit,
     });

@@ -3,6 +3,7 @@ import { Client as ElasticsearchClient } from '@elastic/elasticsearch';
 import { Connection } from '@temporalio/client';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../config/config.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import type { DependencyProbe } from '../observability/readiness.js';
 import { elasticsearchProbe, mongoProbe, smtpProbe, temporalProbe } from '../observability/dependency-probes.js';
@@ -25,7 +26,7 @@ export function createRuntime(config: Config, name = 'lethe'): Runtime {
   const log = createLogger(config.logLevel, name);
   const mongo = new MongoClient(config.mongo.uri, { serverSelectionTimeoutMS: 5000, maxPoolSize: 32 });
   const es = new ElasticsearchClient({ node: config.elasticsearch.url, requestTimeout: 60_000 });
-  const temporal = Connection.lazy({ address: config.temporal.address, connectTimeout: 5000 });
+  const temporal = Connection.lazy({ ...temporalConnectionOptions(config.temporal), connectTimeout: 5000 });
   const mail = nodemailer.createTransport({
     host: config.smtp.host,
     port: config.smtp.port,

@@ -29,26 +29,32 @@ import { createMongoTenantUsageStore } from '../governance/quotas/tenant-usage-s
 import { createWriteQuota } from '../ingestion/write-quota.js';
 import { createMongoHoldStore } from '../governance/holds/hold-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
-import { loadSigningKey } from '../governance/certificates/signing.js';
+import { loadPublicSigningKey, loadSigningKey } from '../governance/certificates/signing.js';
 import { createMailNotifier } from '../governance/notifications/notifier.js';
 import { createMongoReviewStore } from '../governance/review/review-store.js';
 import { createMongoDisputeStore } from '../governance/disputes/dispute-store.js';
 import { createClaimLookup } from '../substrate/memories/claim-lookup.js';
 import { createThreadedVerifier } from '../governance/derivation/threaded-verifier.js';
 import { createOpenAiCompatibleVerifier } from '../governance/derivation/openai-compatible-verifier.js';
+import { createMongoRevokedTokenStore } from '../governance/auth/revoked-token-store.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
   indexSettings?: Record<string, unknown>;
   /** Task queue the API starts workflows on (tests use one of their own). */
   taskQueue?: string;
+  /**
+   * The certificate key this process holds: `private` where certificates are issued (the worker, tests and the
+   * demo in one process), `public` where the key is only served (the API).
+   */
+  certificateKey?: 'private' | 'public';
 }
 
 /** Stores, index and domain services over the runtime's clients: the one place they are wired. */
 export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const { config, db } = runtime;
-  const fingerprints = createFingerprinter(config.secrets.fingerprintSecret);
-  const tenantMacs = createTenantMacs(config.secrets.fingerprintSecret);
+  const fingerprints = createFingerprinter(config.secrets.fingerprintKeys);
+  const tenantMacs = createTenantMacs(config.secrets.fingerprintKeys);
   const events = createMongoEventStore(db, tenantMacs);
   const memories = createMongoMemoryStore(db);
   const lineage = createMongoLineageStore(db);
@@ -64,7 +70,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const policies = loadPolicies();
   const temporalClient = new Client({ connection: runtime.temporal, namespace: config.temporal.namespace });
   const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
-  const signer = loadSigningKey(config.secrets.signingKeyFile);
+  const signer =
+    options.certificateKey === 'public'
+      ? loadPublicSigningKey(config.secrets.signingPublicKeyFile)
+      : loadSigningKey(config.secrets.signingKeyFile);
   const certificates = createMongoCertificateStore(db, { signer, audit });
   const erasureRequests = createMongoErasureRequestStore(db);
   const holds = createMongoHoldStore(db, fingerprints);
@@ -74,6 +83,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const exposures = createMongoExposureStore(db, fingerprints);
   const usage = createMongoTenantUsageStore(db);
+  const revokedTokens = createMongoRevokedTokenStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
   const retrieval = createRetrievalService({ index, memories, disputes, trace });
@@ -138,6 +148,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
     fences,
+    /** Revoked bearer tokens, checked on every authenticated request. */
+    revokedTokens,
     probes: createMongoProbeStore(db),
     holds,
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
@@ -179,6 +191,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await fences.ensureIndexes();
       await exposures.ensureIndexes();
       await usage.ensureIndexes();
+      await revokedTokens.ensureIndexes();
     },
   };
 }

@@ -31,13 +31,21 @@ const limitsSchema = z.object({
 
 const schema = z.object({
   ...limitsSchema.shape,
-  LETHE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** No default: a deployment that forgot it must not run on secrets it generated itself. */
+  LETHE_ENV: z.enum(['development', 'test', 'production']),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TEMPORAL_ADDRESS: z
     .string()
     .regex(/^[^:]+:\d+$/, 'must be host:port')
     .default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  /** TLS to Temporal: `true` with the system's roots, or a CA file; a client certificate and key for mTLS. */
+  LETHE_TEMPORAL_TLS: z.enum(['true', 'false']).optional(),
+  LETHE_TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  LETHE_TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  LETHE_TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  LETHE_TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  LETHE_TEMPORAL_API_KEY: z.string().min(1).optional(),
   LETHE_TASK_QUEUE: z.string().min(1).default('lethe'),
   MONGODB_URI: z.string().url().default('mongodb://127.0.0.1:27017/lethe'),
   ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
@@ -62,7 +70,10 @@ const schema = z.object({
   LETHE_ESCALATION_EMAIL: z.string().email().default('review-escalation@localhost'),
   LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
   LETHE_API_PORT: port.default(8080),
-  LETHE_TOKEN_SECRET: secret,
+  /** HS256, development only: production verifies EdDSA tokens against a key set (JWKS file or URL). */
+  LETHE_TOKEN_SECRET: secret.optional(),
+  LETHE_TOKEN_JWKS_FILE: z.string().min(1).optional(),
+  LETHE_TOKEN_JWKS_URL: z.string().url().optional(),
   /** The longest lifetime a bearer token may have (exp − iat): longer ones are refused, and never minted. */
   LETHE_TOKEN_MAX_TTL_SECONDS: z.coerce
     .number()
@@ -70,8 +81,13 @@ const schema = z.object({
     .min(60)
     .max(30 * 86_400)
     .default(86_400),
-  LETHE_FINGERPRINT_SECRET: secret,
-  LETHE_SIGNING_KEY_FILE: z.string().min(1),
+  /** One fingerprint key (id `k0`); or LETHE_FINGERPRINT_KEYS, several with ids, the first current. */
+  LETHE_FINGERPRINT_SECRET: secret.optional(),
+  LETHE_FINGERPRINT_KEYS: z.string().min(1).optional(),
+  /** The certificate-signing private key: the worker's (it issues certificates). */
+  LETHE_SIGNING_KEY_FILE: z.string().min(1).optional(),
+  /** Its public key: the API's (it serves the key, and never signs). */
+  LETHE_SIGNING_PUBLIC_KEY_FILE: z.string().min(1).optional(),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
   LETHE_VERIFIER: z.enum(['deterministic', 'openai-compatible']).default('deterministic'),
   LETHE_VERIFIER_URL: z.string().url().optional(),
@@ -158,7 +174,14 @@ export function defaultApiLimits(): ApiLimits {
 export interface Config {
   env: 'development' | 'test' | 'production';
   logLevel: string;
-  temporal: { address: string; namespace: string; taskQueue: string };
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    /** Files are read when the connection options are built (`temporalConnectionOptions`), at start. */
+    tls?: { caFile?: string; certFile?: string; keyFile?: string; serverName?: string };
+    apiKey?: string;
+  };
   mongo: { uri: string; dbName: string };
   elasticsearch: { url: string; indexPrefix: string };
   embedder: EmbedderConfig;
@@ -172,9 +195,16 @@ export interface Config {
     escalationEmail: string;
   };
   api: { host: string; port: number };
-  secrets: { tokenSecret: string; fingerprintSecret: string; signingKeyFile: string };
-  /** Bearer tokens: the longest lifetime accepted or minted, in seconds. */
-  tokens: { maxTtlSeconds: number };
+  /**
+   * The certificate key files: the private one is required where certificates are issued (the worker), the public
+   * one where the key is only served (the API); each process checks for its own at start.
+   */
+  secrets: { fingerprintKeys: FingerprintKey[]; signingKeyFile?: string; signingPublicKeyFile?: string };
+  /**
+   * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
+   * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
+   */
+  tokens: { maxTtlSeconds: number; jwksFile?: string; jwksUrl?: string; hs256Secret?: string };
   limits: ApiLimits;
   /**
    * The write-time derivation audit: `enforce` lets its verdict decide admission (derivation-admission policy);
@@ -228,12 +258,78 @@ function embedderConfig(e: z.infer<typeof schema>): EmbedderConfig {
   }
 }
 
+/** A fingerprint key and its id; the first configured is current. */
+export interface FingerprintKey {
+  id: string;
+  secret: string;
+}
+
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/**
+ * `LETHE_FINGERPRINT_KEYS` (`id:secret,id2:secret2`, the first current; the others still match what was hashed
+ * under them), or `LETHE_FINGERPRINT_SECRET` alone as the key `k0`. Errors name the key id, never a secret.
+ */
+function fingerprintKeys(e: z.infer<typeof schema>): FingerprintKey[] {
+  const variable = 'LETHE_FINGERPRINT_KEYS';
+  if (e.LETHE_FINGERPRINT_KEYS && e.LETHE_FINGERPRINT_SECRET) {
+    throw new ConfigError(variable, 'set either LETHE_FINGERPRINT_KEYS or LETHE_FINGERPRINT_SECRET, not both');
+  }
+  if (!e.LETHE_FINGERPRINT_KEYS) {
+    if (!e.LETHE_FINGERPRINT_SECRET)
+      throw new ConfigError('LETHE_FINGERPRINT_SECRET', 'is required (or LETHE_FINGERPRINT_KEYS)');
+    return [{ id: 'k0', secret: e.LETHE_FINGERPRINT_SECRET }];
+  }
+  const keys = e.LETHE_FINGERPRINT_KEYS.split(',').map((entry, i) => {
+    const at = entry.indexOf(':');
+    const id = at < 0 ? '' : entry.slice(0, at).trim();
+    const secretValue = at < 0 ? '' : entry.slice(at + 1).trim();
+    if (!KEY_ID.test(id))
+      throw new ConfigError(variable, `entry ${i + 1}: expected id:secret, the id 1-32 letters, digits, "_" or "-"`);
+    if (secretValue.length < 32)
+      throw new ConfigError(variable, `key ${id}: the secret must be at least 32 characters`);
+    return { id, secret: secretValue };
+  });
+  const ids = keys.map((k) => k.id);
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (repeated) throw new ConfigError(variable, `key ${repeated} is listed twice`);
+  return keys;
+}
+
+/** TLS and the API key for Temporal; a client certificate without its key (or the reverse) is refused. */
+function temporalSecurity(e: z.infer<typeof schema>): Pick<Config['temporal'], 'tls' | 'apiKey'> {
+  if (!!e.LETHE_TEMPORAL_TLS_CERT !== !!e.LETHE_TEMPORAL_TLS_KEY) {
+    const missing = e.LETHE_TEMPORAL_TLS_CERT ? 'LETHE_TEMPORAL_TLS_KEY' : 'LETHE_TEMPORAL_TLS_CERT';
+    throw new ConfigError(missing, 'is required: mTLS needs both the client certificate and its key');
+  }
+  const files = !!(e.LETHE_TEMPORAL_TLS_CA || e.LETHE_TEMPORAL_TLS_CERT || e.LETHE_TEMPORAL_TLS_SERVER_NAME);
+  if (e.LETHE_TEMPORAL_TLS === 'false' && files) {
+    throw new ConfigError('LETHE_TEMPORAL_TLS', 'is false, yet TLS files or a server name are set');
+  }
+  const tls =
+    e.LETHE_TEMPORAL_TLS === 'true' || files
+      ? {
+          ...(e.LETHE_TEMPORAL_TLS_CA ? { caFile: e.LETHE_TEMPORAL_TLS_CA } : {}),
+          ...(e.LETHE_TEMPORAL_TLS_CERT
+            ? { certFile: e.LETHE_TEMPORAL_TLS_CERT, keyFile: e.LETHE_TEMPORAL_TLS_KEY! }
+            : {}),
+          ...(e.LETHE_TEMPORAL_TLS_SERVER_NAME ? { serverName: e.LETHE_TEMPORAL_TLS_SERVER_NAME } : {}),
+        }
+      : undefined;
+  return { ...(tls ? { tls } : {}), ...(e.LETHE_TEMPORAL_API_KEY ? { apiKey: e.LETHE_TEMPORAL_API_KEY } : {}) };
+}
+
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = schema.safeParse(env);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
-    const message = env[variable] === undefined ? 'is required' : issue.message;
+    const message =
+      env[variable] !== undefined
+        ? issue.message
+        : variable === 'LETHE_ENV'
+          ? 'is required: development, test or production (secrets and keys are generated only for development and test)'
+          : 'is required';
     throw new ConfigError(variable, message);
   }
   const e = result.data;
@@ -243,11 +339,26 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (e.LETHE_DERIVATION_BATCH_MAX_BYTES < e.LETHE_DERIVATION_AUDIT_MAX_BYTES) {
     throw new ConfigError('LETHE_DERIVATION_BATCH_MAX_BYTES', 'must be at least LETHE_DERIVATION_AUDIT_MAX_BYTES');
   }
+  if (e.LETHE_TOKEN_JWKS_FILE && e.LETHE_TOKEN_JWKS_URL) {
+    throw new ConfigError('LETHE_TOKEN_JWKS_URL', 'set either LETHE_TOKEN_JWKS_FILE or LETHE_TOKEN_JWKS_URL, not both');
+  }
+  if (e.LETHE_ENV === 'production' && e.LETHE_TOKEN_SECRET) {
+    // One shared secret would let whoever verifies tokens also mint them, for every tenant.
+    throw new ConfigError(
+      'LETHE_TOKEN_SECRET',
+      'HS256 tokens are for development; in production set LETHE_TOKEN_JWKS_FILE or LETHE_TOKEN_JWKS_URL',
+    );
+  }
   const dbName = new URL(e.MONGODB_URI).pathname.replace(/^\//, '') || 'lethe';
   return {
     env: e.LETHE_ENV,
     logLevel: e.LOG_LEVEL,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.LETHE_TASK_QUEUE },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.LETHE_TASK_QUEUE,
+      ...temporalSecurity(e),
+    },
     mongo: { uri: e.MONGODB_URI, dbName },
     elasticsearch: { url: e.ELASTICSEARCH_URL, indexPrefix: e.LETHE_INDEX_PREFIX },
     embedder: embedderConfig(e),
@@ -262,11 +373,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
     secrets: {
-      tokenSecret: e.LETHE_TOKEN_SECRET,
-      fingerprintSecret: e.LETHE_FINGERPRINT_SECRET,
-      signingKeyFile: e.LETHE_SIGNING_KEY_FILE,
+      fingerprintKeys: fingerprintKeys(e),
+      ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),
+      ...(e.LETHE_SIGNING_PUBLIC_KEY_FILE ? { signingPublicKeyFile: e.LETHE_SIGNING_PUBLIC_KEY_FILE } : {}),
     },
-    tokens: { maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS },
+    tokens: {
+      maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS,
+      ...(e.LETHE_TOKEN_JWKS_FILE ? { jwksFile: e.LETHE_TOKEN_JWKS_FILE } : {}),
+      ...(e.LETHE_TOKEN_JWKS_URL ? { jwksUrl: e.LETHE_TOKEN_JWKS_URL } : {}),
+      ...(e.LETHE_TOKEN_SECRET ? { hs256Secret: e.LETHE_TOKEN_SECRET } : {}),
+    },
     limits: apiLimits(e),
     derivation: {
       mode: e.LETHE_DERIVATION_AUDIT,

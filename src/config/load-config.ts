@@ -1,20 +1,22 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type Config } from './config.js';
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
- * Outside production, secrets that are not set come from a development secrets file in the state
- * directory (generated once), so that `npm run demo` works on a fresh machine. Production must set them.
+ * In development and test, secrets that are not set come from a development secrets file in the state directory
+ * (generated once), so that `npm run demo` works on a fresh machine. Anywhere else (production, or LETHE_ENV not
+ * set at all) nothing is generated: a missing secret stops the process, naming its variable.
  */
 function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
   const stateDir = path.resolve(env.LETHE_STATE_DIR ?? path.join(repoDir, '.stack'));
   const file = path.join(stateDir, 'dev-secrets.json');
   const keyFile = path.join(stateDir, 'dev-signing-key.pem');
+  const publicKeyFile = path.join(stateDir, 'dev-signing-key.pub.pem');
   fs.mkdirSync(stateDir, { recursive: true });
   if (!fs.existsSync(file)) {
     const secrets = {
@@ -29,13 +31,27 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
     fs.writeFileSync(`${keyFile}.tmp`, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     fs.renameSync(`${keyFile}.tmp`, keyFile);
   }
-  return { ...(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>), LETHE_SIGNING_KEY_FILE: keyFile };
+  if (!fs.existsSync(publicKeyFile)) {
+    const publicKey = createPublicKey(fs.readFileSync(keyFile, 'utf8'));
+    fs.writeFileSync(`${publicKeyFile}.tmp`, publicKey.export({ type: 'spki', format: 'pem' }));
+    fs.renameSync(`${publicKeyFile}.tmp`, publicKeyFile);
+  }
+  const secrets = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+  // The pair is defaulted together or not at all: a key of the operator's own beside the generated public key
+  // would have the API serve a key that verifies nothing the worker signs.
+  const keys: Record<string, string> =
+    env.LETHE_SIGNING_KEY_FILE || env.LETHE_SIGNING_PUBLIC_KEY_FILE
+      ? {}
+      : { LETHE_SIGNING_KEY_FILE: keyFile, LETHE_SIGNING_PUBLIC_KEY_FILE: publicKeyFile };
+  // Keys of the operator's own replace the generated secret rather than sit beside it.
+  if (env.LETHE_FINGERPRINT_KEYS) delete secrets.LETHE_FINGERPRINT_SECRET;
+  return { ...secrets, ...keys };
 }
 
 /** Parses the process environment once; throws ConfigError naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const production = env.LETHE_ENV === 'production';
-  const merged = production ? env : { ...developmentSecrets(env), ...stripEmpty(env) };
+  const generated = env.LETHE_ENV === 'development' || env.LETHE_ENV === 'test';
+  const merged = generated ? { ...developmentSecrets(env), ...stripEmpty(env) } : env;
   return parseConfig({ LETHE_EMBEDDING_MODEL_DIR: defaultModelDir(env), ...merged });
 }
 

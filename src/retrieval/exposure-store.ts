@@ -155,8 +155,12 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
       };
     },
     async summarise(tenant, memoryIds) {
-      // By clear id and by keyed hash: a retried certification finds the trace whether or not it was re-keyed yet.
-      const keys = [...new Set(memoryIds)].flatMap((memoryId) => [memoryId, hashOf(tenant, memoryId)]);
+      // By clear id and by keyed hash (under every fingerprint key, for a trace re-keyed before a rotation): a
+      // retried certification finds the trace whether or not it was re-keyed yet.
+      const keys = [...new Set(memoryIds)].flatMap((memoryId) => [
+        memoryId,
+        ...fingerprints.all('exposed-memory', tenant, memoryId).map((hash) => `h:${hash}`),
+      ]);
       const all = await findMatching(exposures, tenant, 'memoryId', keys);
       const times = (dates: Date[]) => {
         const sorted = dates.map((d) => d.getTime()).sort((a, b) => a - b);

@@ -11,6 +11,7 @@ import { createServices, type Services } from '../app/services.js';
 import { createAllActivities } from './activities.js';
 import { WORKFLOWS_PATH, bundlerOptions } from './bundling.js';
 import { SanitizingActivityInterceptor } from './sanitizing-interceptor.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
 
 export interface WorkerOptions {
   taskQueue?: string;
@@ -28,7 +29,7 @@ export function bundleWorkflows() {
 
 export async function createLetheWorker(runtime: Runtime, options: WorkerOptions = {}): Promise<Worker> {
   const connection =
-    options.connection ?? (await NativeConnection.connect({ address: runtime.config.temporal.address }));
+    options.connection ?? (await NativeConnection.connect(temporalConnectionOptions(runtime.config.temporal)));
   return Worker.create({
     connection,
     namespace: runtime.config.temporal.namespace,

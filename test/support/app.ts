@@ -9,6 +9,7 @@ import { createServices, type Services } from '../../src/app/services.js';
 import type { Runtime } from '../../src/app/runtime.js';
 import { buildApiServer } from '../../src/api/server.js';
 import { mintToken } from '../../src/governance/auth/tokens.js';
+import { loadTokenKeys } from '../../src/governance/auth/token-keys.js';
 import type { Role } from '../../src/governance/auth/principal.js';
 import { startWorker, testRuntime, uniqueId, type RunningWorker } from './harness.js';
 
@@ -41,7 +42,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     log: runtime.log,
     probes: runtime.probes,
     services,
-    tokenSecret: runtime.config.secrets.tokenSecret,
+    tokenKeys: loadTokenKeys(runtime.config.tokens),
     limits: runtime.config.limits,
   });
   return {
@@ -50,7 +51,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     api,
     worker,
     token: (tenant, roles, principal = uniqueId('p'), ttlSeconds = 600) =>
-      mintToken(runtime.config.secrets.tokenSecret, { id: principal, tenant, roles }, ttlSeconds),
+      mintToken(runtime.config.tokens.hs256Secret!, { id: principal, tenant, roles }, ttlSeconds),
     request: ({ token, headers, ...options }) =>
       api.inject({ ...options, headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } }),
     async close() {

@@ -35,8 +35,8 @@ export function cliEnvironment(app: TestApp, apiUrl: string): NodeJS.ProcessEnv 
   return {
     ...inherited,
     LETHE_API_URL: apiUrl,
-    LETHE_TOKEN_SECRET: secrets.tokenSecret,
-    LETHE_FINGERPRINT_SECRET: secrets.fingerprintSecret,
+    LETHE_TOKEN_SECRET: app.runtime.config.tokens.hs256Secret,
+    LETHE_FINGERPRINT_KEYS: secrets.fingerprintKeys.map((k) => `${k.id}:${k.secret}`).join(','),
     LETHE_SIGNING_KEY_FILE: secrets.signingKeyFile,
   };
 }

@@ -1,20 +1,26 @@
-/** The least environment that parses, and the refusal an environment meets: for tests of configuration. */
+/** The least environment that parses, and the refusal a configuration meets: for tests of configuration. */
 import { ConfigError, parseConfig } from '../../src/config/config.js';
 
 export const minimalEnv = {
+  LETHE_ENV: 'development',
   LETHE_TOKEN_SECRET: 'x'.repeat(32),
   LETHE_FINGERPRINT_SECRET: 'y'.repeat(32),
   LETHE_SIGNING_KEY_FILE: '/keys/signing.pem',
   LETHE_EMBEDDING_MODEL_DIR: '/models/minilm',
 };
 
-/** The ConfigError `parseConfig` throws on `minimalEnv` with `env` over it; fails the test when it parses. */
-export function configRefusal(env: Record<string, string>): ConfigError {
+/** The ConfigError that `build` throws; any other outcome fails the test. */
+export function configRefusal(build: () => unknown): ConfigError {
   try {
-    parseConfig({ ...minimalEnv, ...env });
+    build();
   } catch (error) {
     if (error instanceof ConfigError) return error;
     throw error;
   }
   throw new Error('expected a ConfigError');
+}
+
+/** The ConfigError `parseConfig` throws on `minimalEnv` with `env` over it. */
+export function envRefusal(env: Record<string, string>): ConfigError {
+  return configRefusal(() => parseConfig({ ...minimalEnv, ...env }));
 }

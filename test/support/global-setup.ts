@@ -17,6 +17,8 @@ import { claimRunTag, releaseRunTag } from './run-tag.js';
 export default async function setup(): Promise<() => Promise<void>> {
   // Slightly before now: the clocks of the servers and of this process may disagree by a little.
   const since = new Date(Date.now() - 5_000);
+  // The suite runs the local development configuration (LETHE_ENV has no default); the test workers inherit it.
+  process.env.LETHE_ENV ??= 'development';
   const stack = loadStackConfig();
   execFileSync(process.execPath, ['--import', 'tsx', path.join(stack.repoDir, 'stack', 'cli.ts'), 'ensure'], {
     stdio: 'inherit',

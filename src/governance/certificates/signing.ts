@@ -8,6 +8,8 @@ import { ConfigError } from '../../config/config.js';
 
 /** The configuration variable naming the private key file; errors name it. */
 export const SIGNING_KEY_VARIABLE = 'LETHE_SIGNING_KEY_FILE';
+/** The variable naming the public key file, which the API serves without holding the private key. */
+export const PUBLIC_KEY_VARIABLE = 'LETHE_SIGNING_PUBLIC_KEY_FILE';
 
 /** Signs certificate bodies with one Ed25519 key. */
 export interface CertificateSigner {
@@ -19,15 +21,19 @@ export interface CertificateSigner {
   sign(message: Uint8Array): string;
 }
 
-/** Loads the Ed25519 private key from a PEM file; a missing, unreadable or non-Ed25519 key is a ConfigError. */
-export function loadSigningKey(file: string): CertificateSigner {
-  let pem: string;
+function readKeyFile(variable: string, file: string | undefined): { file: string; pem: string } {
+  if (!file) throw new ConfigError(variable, 'is required');
   try {
-    pem = fs.readFileSync(file, 'utf8');
+    return { file, pem: fs.readFileSync(file, 'utf8') };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError(SIGNING_KEY_VARIABLE, `cannot read the signing key file ${file} (${code})`);
+    throw new ConfigError(variable, `cannot read the signing key file ${file} (${code})`);
   }
+}
+
+/** Loads the Ed25519 private key from a PEM file; a missing, unreadable or non-Ed25519 key is a ConfigError. */
+export function loadSigningKey(path: string | undefined): CertificateSigner {
+  const { file, pem } = readKeyFile(SIGNING_KEY_VARIABLE, path);
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: pem, format: 'pem' });
@@ -42,6 +48,27 @@ export function loadSigningKey(file: string): CertificateSigner {
     );
   }
   return createSigner(key);
+}
+
+/**
+ * The public half only (SPKI PEM file), for a process that serves the key and never issues a certificate (the
+ * API): its `sign` throws, so a code path that would sign there fails loudly rather than finding a key.
+ */
+export function loadPublicSigningKey(path: string | undefined): CertificateSigner {
+  const { file, pem } = readKeyFile(PUBLIC_KEY_VARIABLE, path);
+  let publicKey: KeyObject;
+  try {
+    publicKey = parsePublicKeyPem(pem);
+  } catch (error) {
+    throw new ConfigError(PUBLIC_KEY_VARIABLE, `${file}: ${(error as Error).message}`);
+  }
+  return {
+    keyId: keyIdOf(publicKey),
+    publicKeyPem: exportPublicKeyPem(publicKey),
+    sign: () => {
+      throw new Error('this process holds only the public certificate key: certificates are issued by the worker');
+    },
+  };
 }
 
 /** A signer over an Ed25519 private key object. */

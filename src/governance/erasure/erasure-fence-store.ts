@@ -23,6 +23,8 @@ interface FenceDoc {
   key: string;
   requestId: string;
   raisedAt: Date;
+  /** The fingerprint key `key` was made under (absent: `k0`, before keys had ids). */
+  keyId?: string;
 }
 
 /** A write refused by a fence: which of the checked keys hit, and the request that holds it. */
@@ -68,6 +70,8 @@ export function createMongoErasureFenceStore(
 ): ErasureFenceStore {
   const fences = db.collection<FenceDoc>(Collections.erasureFences);
   const keyOf = (tenant: string, k: FenceKey) => fingerprints.of('fence', tenant, k.kind, k.value);
+  // Checked under every configured key: a fence raised before a rotation still blocks.
+  const keysOf = (tenant: string, k: FenceKey) => fingerprints.all('fence', tenant, k.kind, k.value);
   return {
     admissions,
     async ensureIndexes() {
@@ -85,6 +89,7 @@ export function createMongoErasureFenceStore(
           key,
           requestId,
           raisedAt,
+          keyId: fingerprints.keyId,
         }));
         try {
           await fences.insertMany(docs, { ordered: false });
@@ -95,7 +100,7 @@ export function createMongoErasureFenceStore(
       return unique.length;
     },
     async firstFenced(tenant, keys) {
-      const hashed = keys.map((k) => keyOf(tenant, k));
+      const hashed = keys.map((k) => keysOf(tenant, k));
       if (hashed.length >= FENCE_SCAN_MIN) {
         // A tenant has fences only while its erasures run, so its fences are few: one bounded pass answers every key
         // of a batch, where a lookup per key would cost hundreds of round trips.
@@ -110,11 +115,13 @@ export function createMongoErasureFenceStore(
           { key: 1, requestId: 1 },
         );
         if (complete) {
-          const index = hashed.findIndex((key) => raised.has(key));
-          return index < 0 ? null : { index, requestId: raised.get(hashed[index]!)! };
+          const index = hashed.findIndex((variants) => variants.some((key) => raised.has(key)));
+          if (index < 0) return null;
+          return { index, requestId: raised.get(hashed[index]!.find((key) => raised.has(key))!)! };
         }
       }
-      const hits = await mapBounded([...hashed.entries()], 16, async ([index, key]) => {
+      const hits = await mapBounded([...hashed.entries()], 16, async ([index, variants]) => {
+        const key = variants.length === 1 ? variants[0]! : { $in: variants };
         const found = await fences.findOne({ key }, { projection: { requestId: 1, tenant: 1 } });
         return found && found.tenant === tenant ? { index, requestId: found.requestId } : null;
       });

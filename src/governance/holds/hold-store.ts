@@ -4,9 +4,14 @@ import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.j
 import type { LegalHold, StoredHoldScope } from './legal-hold.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 
-/** The keyed hash a subject hold keeps in place of the subject (HMAC with the fingerprint secret). */
+/** The keyed hash a subject hold keeps in place of the subject (HMAC with the current fingerprint key). */
 export function holdSubjectHash(fingerprints: Fingerprinter, tenant: string, subjectId: string): string {
   return fingerprints.of('hold-subject', tenant, subjectId);
+}
+
+/** The subject's hash under every configured key: a hold placed before a rotation still covers its subject. */
+export function holdSubjectHashes(fingerprints: Fingerprinter, tenant: string, subjectId: string): string[] {
+  return fingerprints.all('hold-subject', tenant, subjectId);
 }
 
 /** Legal holds per tenant; a tenant has few active holds, so they are read whole. */

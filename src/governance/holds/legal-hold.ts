@@ -41,15 +41,18 @@ export interface LegalHold {
   releasedAt: Date | null;
 }
 
-/** Whether a hold covers a record with these subjects and namespace (`subjectHash` keys a subject as holds do). */
+/**
+ * Whether a hold covers a record with these subjects and namespace (`subjectHashes` keys a subject as holds do,
+ * under every configured fingerprint key).
+ */
 export function holdCovers(
   hold: LegalHold,
   record: { id: string; subjects: readonly string[]; namespace: string },
-  subjectHash: (subject: string) => string,
+  subjectHashes: (subject: string) => readonly string[],
 ): boolean {
   if (!hold.active) return false;
   const scope = hold.scope;
-  if ('subjectHash' in scope) return record.subjects.some((s) => subjectHash(s) === scope.subjectHash);
+  if ('subjectHash' in scope) return record.subjects.some((s) => subjectHashes(s).includes(scope.subjectHash));
   if ('subjectId' in scope) return record.subjects.includes(scope.subjectId);
   if ('recordIds' in scope) return scope.recordIds.includes(record.id);
   return record.namespace === scope.namespace;

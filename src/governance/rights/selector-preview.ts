@@ -5,7 +5,7 @@ import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import type { Selector } from '../erasure/erasure-request.js';
 import { isEvent, locateRecordIds } from '../erasure/locate.js';
 import type { HoldStore } from '../holds/hold-store.js';
-import { holdSubjectHash } from '../holds/hold-store.js';
+import { holdSubjectHashes } from '../holds/hold-store.js';
 import { holdCovers } from '../holds/legal-hold.js';
 
 /** A principal that read some of the records: its id, how often, whether they reached its prompts, and when last. */
@@ -72,10 +72,10 @@ export async function previewSelector(
   const derived = records.filter((r) => !locatedSet.has(r.id));
   const collateral = derived.filter((r) => !r.subjects.some((s) => locatedSubjects.has(s)));
   const holds = await deps.holds.active(tenant);
-  const subjectHash = (subject: string) => holdSubjectHash(deps.fingerprints, tenant, subject);
+  const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, tenant, subject);
   const heldBy = new Map<string, string>();
   for (const record of records) {
-    const hold = holds.find((h) => holdCovers(h, record, subjectHash));
+    const hold = holds.find((h) => holdCovers(h, record, subjectHashes));
     if (hold) heldBy.set(record.id, hold._id);
   }
   const memoriesByStatus: Record<string, number> = {};

@@ -30,6 +30,8 @@ export const Collections = {
   tenantUsage: 'tenant_usage',
   /** The bytes each record written through the API holds, given back to the quota when it is erased. */
   storedRecords: 'stored_record_bytes',
+  /** Revoked bearer tokens: their `jti` and when they would have expired, nothing else. */
+  revokedTokens: 'revoked_tokens',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

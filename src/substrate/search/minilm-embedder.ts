@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import ort from 'onnxruntime-node';
 import { Tokenizer } from '@huggingface/tokenizers';
 import type { Embedder } from './embedder.port.js';
@@ -17,6 +18,25 @@ const MAX_TOKENS = 256;
 const BATCH = 32;
 /** The pinned file (see fetch.sh): the model id names its content, so provenance says exactly what embedded. */
 export const MINILM_MODEL_ID = 'all-minilm-l6-v2-int8@8199be6f';
+/**
+ * The files' pinned sha256 (as in fetch.sh), checked again when they are loaded: the cache directory may have been
+ * written by anything since the fetch, and a model is code onnxruntime runs.
+ */
+export const MINILM_SHA256 = {
+  'model.onnx': '8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6',
+  'tokenizer.json': 'be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037',
+} as const;
+
+/** The file's bytes, when they hash to the pinned value; the very bytes checked are the ones used. */
+function verifiedBytes(file: string, name: keyof typeof MINILM_SHA256): Buffer {
+  const bytes = fs.readFileSync(file);
+  if (createHash('sha256').update(bytes).digest('hex') !== MINILM_SHA256[name]) {
+    throw new EmbeddingModelError(
+      `LETHE_EMBEDDING_MODEL_DIR: ${name} in ${path.dirname(file)} does not match its pinned sha256 (npm run stack:up fetches it again)`,
+    );
+  }
+  return bytes;
+}
 
 /** The model files are missing or unreadable; names the directory and how to get them. */
 export class EmbeddingModelError extends Error {
@@ -62,14 +82,19 @@ export function createMinilmEmbedder(options: MinilmEmbedderOptions): Embedder {
       );
     }
   }
-  const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(tokenizerFile, 'utf8')), TOKENIZER_CONFIG);
+  const tokenizer = new Tokenizer(
+    JSON.parse(verifiedBytes(tokenizerFile, 'tokenizer.json').toString('utf8')),
+    TOKENIZER_CONFIG,
+  );
   let session: Promise<ort.InferenceSession> | undefined;
   const loaded = (): Promise<ort.InferenceSession> => {
-    session ??= ort.InferenceSession.create(modelFile, {
-      intraOpNumThreads: options.threads ?? 1,
-      interOpNumThreads: 1,
-      graphOptimizationLevel: 'all',
-    });
+    session ??= Promise.resolve().then(() =>
+      ort.InferenceSession.create(verifiedBytes(modelFile, 'model.onnx'), {
+        intraOpNumThreads: options.threads ?? 1,
+        interOpNumThreads: 1,
+        graphOptimizationLevel: 'all',
+      }),
+    );
     // A failed load is not cached: the next call tries again.
     session.catch(() => (session = undefined));
     return session;

@@ -18,6 +18,8 @@ interface TombstoneDoc {
   kind: TombstoneKind;
   requestId: string;
   createdAt: Date;
+  /** The fingerprint key `_id` was made under (absent: `k0`, before keys had ids). */
+  keyId?: string;
 }
 
 /** Keyed fingerprints of erased data; ingestion and derivation check them before writing. */
@@ -32,6 +34,8 @@ export interface TombstoneStore {
 export function createMongoTombstoneStore(db: Db, fingerprints: Fingerprinter): TombstoneStore {
   const collection = db.collection<TombstoneDoc>(Collections.tombstones);
   const id = (tenant: string, spec: TombstoneSpec) => fingerprints.of('tombstone', tenant, spec.kind, ...spec.parts);
+  // Checked under every configured key: a tombstone written before a rotation still refuses what it erased.
+  const ids = (tenant: string, spec: TombstoneSpec) => fingerprints.all('tombstone', tenant, spec.kind, ...spec.parts);
   return {
     async ensureIndexes() {
       await collection.createIndex({ tenant: 1, requestId: 1 });
@@ -45,6 +49,7 @@ export function createMongoTombstoneStore(db: Db, fingerprints: Fingerprinter): 
           kind: spec.kind,
           requestId,
           createdAt: new Date(),
+          keyId: fingerprints.keyId,
         }));
         try {
           const result = await collection.insertMany(docs, { ordered: false });
@@ -57,9 +62,9 @@ export function createMongoTombstoneStore(db: Db, fingerprints: Fingerprinter): 
       return written;
     },
     async findTombstoned(tenant, specs) {
-      const ids = specs.map((spec) => id(tenant, spec));
-      const found = new Set((await findByIds(collection, tenant, ids)).map((d) => d._id));
-      return specs.filter((_, i) => found.has(ids[i]!));
+      const variants = specs.map((spec) => ids(tenant, spec));
+      const found = new Set((await findByIds(collection, tenant, variants.flat())).map((d) => d._id));
+      return specs.filter((_, i) => variants[i]!.some((v) => found.has(v)));
     },
   };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
@@ -98,7 +99,7 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
         log: app.runtime.log,
         probes: [],
         services: app.services,
-        tokenSecret: app.runtime.config.secrets.tokenSecret,
+        tokenKeys: { hs256Secret: app.runtime.config.tokens.hs256Secret! },
       });
       // Registered after the server was built, the way a forgotten route in a later plugin would be.
       leaky.get('/v1/tenants/:tenant/everything', async () => ({ leaked: true }));
@@ -133,18 +134,19 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
   });
 
   /** A token signed with the server's secret, with the claims given (seconds since the epoch; null leaves one out). */
-  const signed = (claims: { iat: number | null; exp: number | null; sub?: string | null }) => {
+  const signed = (claims: { iat: number | null; exp: number | null; sub?: string | null; jti?: null }) => {
     let jwt = new SignJWT({ tenant: home, roles: [...ROLES] })
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer('lethe')
       .setAudience('lethe-api');
     if (claims.sub !== null) jwt = jwt.setSubject(claims.sub ?? 'mallory');
+    if (claims.jti !== null) jwt = jwt.setJti(randomUUID());
     if (claims.iat !== null) jwt = jwt.setIssuedAt(claims.iat);
     if (claims.exp !== null) jwt = jwt.setExpirationTime(claims.exp);
-    return jwt.sign(new TextEncoder().encode(app.runtime.config.secrets.tokenSecret));
+    return jwt.sign(new TextEncoder().encode(app.runtime.config.tokens.hs256Secret!));
   };
 
-  it('answers 401 without a token, with a forged, expired, endless, overlong or future-dated token, and writes nothing into the tenant it named', async () => {
+  it('answers 401 without a token, with a forged, expired, endless, overlong, future-dated or unrevocable token, and writes nothing into the tenant it named', async () => {
     const before = await refusalsIn(home);
     const countedBefore = refusalCounts.unauthenticated;
     const now = Math.floor(Date.now() / 1000);
@@ -166,6 +168,8 @@ describe('who is asking: every endpoint refuses unauthenticated, wrong-role and 
       await signed({ iat: now, exp: now + app.runtime.config.tokens.maxTtlSeconds + 60 }),
       await signed({ iat: now + 3600, exp: now + 3700 }),
       await signed({ iat: now, exp: now + 600, sub: null }),
+      // Without a jti it could never be revoked.
+      await signed({ iat: now, exp: now + 600, jti: null }),
       'not.a.jwt',
     ];
     // Positive control: the same claims within the limits are accepted.

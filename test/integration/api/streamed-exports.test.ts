@@ -1,3 +1,4 @@
+import { loadTokenKeys } from '../../../src/governance/auth/token-keys.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,7 +73,7 @@ describe('the certificate and audit exports stream', () => {
       log: app.runtime.log,
       probes: [],
       services: { ...app.services, certificates: gatedCertificates, audit: gatedAudit },
-      tokenSecret: app.runtime.config.secrets.tokenSecret,
+      tokenKeys: loadTokenKeys(app.runtime.config.tokens),
     });
     await api.listen({ host: '127.0.0.1', port: 0 });
     port = (api.server.address() as AddressInfo).port;

@@ -1,3 +1,4 @@
+import { loadTokenKeys } from '../../../src/governance/auth/token-keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiServer } from '../../../src/api/server.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
@@ -35,7 +36,7 @@ describe("a tenant's writes are bounded by its daily write quota and its stored-
       log: app.runtime.log,
       probes: [],
       services: app.services,
-      tokenSecret: app.runtime.config.secrets.tokenSecret,
+      tokenKeys: loadTokenKeys(app.runtime.config.tokens),
       limits: app.runtime.config.limits,
     });
     try {

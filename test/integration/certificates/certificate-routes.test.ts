@@ -35,7 +35,7 @@ const issued: DeletionCertificate[] = [];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-cert-routes-'));
 
 const token = (roles: Role[], forTenant = tenant) =>
-  mintToken(runtime.config.secrets.tokenSecret, { id: uniqueId('p'), tenant: forTenant, roles }, 600);
+  mintToken(runtime.config.tokens.hs256Secret!, { id: uniqueId('p'), tenant: forTenant, roles }, 600);
 
 beforeAll(async () => {
   runtime = testRuntime();
@@ -53,7 +53,7 @@ beforeAll(async () => {
   // The API as the server wires it: error handling, authentication and the role gate, then the routes.
   app = Fastify();
   registerErrorHandling(app);
-  registerAuthentication(app, { tokenSecret: runtime.config.secrets.tokenSecret, audit });
+  registerAuthentication(app, { tokenKeys: { hs256Secret: runtime.config.tokens.hs256Secret! }, audit });
   registerCertificateRoutes(app, { certificates: store, publicKeyPem: signer.publicKeyPem });
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
 });

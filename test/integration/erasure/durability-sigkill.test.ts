@@ -57,7 +57,7 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
   let final: ErasureRequest;
 
   const token = (roles: ('agent' | 'dpo')[], principal = uniqueId('p')) =>
-    mintToken(runtime.config.secrets.tokenSecret, { id: principal, tenant, roles }, 600);
+    mintToken(runtime.config.tokens.hs256Secret!, { id: principal, tenant, roles }, 600);
   const request = async (method: 'GET' | 'POST', url: string, roles: ('agent' | 'dpo')[], payload?: object) =>
     api.inject({
       method,
@@ -105,7 +105,7 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
       log: runtime.log,
       probes: runtime.probes,
       services,
-      tokenSecret: runtime.config.secrets.tokenSecret,
+      tokenKeys: { hs256Secret: runtime.config.tokens.hs256Secret! },
     });
     workers.push(startWorkerProcess({ taskQueue }));
 

@@ -3,6 +3,7 @@
  * aimed at the worker's task queue, and the Schedule's own run (triggered here instead of waiting for the hour)
  * erases a record past its expiry on ground retention-expiry, with a certificate. No sweep helper is called.
  */
+import { loadTokenKeys } from '../../../src/governance/auth/token-keys.js';
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +64,7 @@ describe('the retention schedule of a tenant', () => {
       log: app.runtime.log,
       probes: app.runtime.probes,
       services: { ...app.services, retentionScheduler: scheduler },
-      tokenSecret: app.runtime.config.secrets.tokenSecret,
+      tokenKeys: loadTokenKeys(app.runtime.config.tokens),
     });
     const admin = await app.token(tenant, ['admin']);
     const ready = () =>

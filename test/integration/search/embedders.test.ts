@@ -4,7 +4,10 @@
  * vectors (no such server runs on this machine otherwise), and what the index does when its vectors come from
  * another model than the process's.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/app/runtime.js';
@@ -15,7 +18,9 @@ import {
   createMinilmEmbedder,
   EmbeddingModelError,
   MINILM_DIMS,
+  MINILM_SHA256,
 } from '../../../src/substrate/search/minilm-embedder.js';
+import { REPO_DIR } from '../../support/cli-process.js';
 import { createOpenAiEmbedder, EmbeddingServiceError } from '../../../src/substrate/search/openai-embedder.js';
 import { SearchIndexError } from '../../../src/substrate/search/search-index-error.js';
 import { testConfig, testRuntime, uniqueId } from '../../support/harness.js';
@@ -77,6 +82,28 @@ describe('the local MiniLM embedder', () => {
   it('refuses to start without its files, naming the setting', () => {
     expect(() => createMinilmEmbedder({ modelDir: '/nonexistent/model' })).toThrow(EmbeddingModelError);
     expect(() => createMinilmEmbedder({ modelDir: '/nonexistent/model' })).toThrow(/LETHE_EMBEDDING_MODEL_DIR/);
+  });
+
+  it('refuses files that do not match their pinned sha256 when it loads them, not only when they were fetched', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-model-'));
+    try {
+      // A tokenizer changed after the fetch: refused at start.
+      fs.writeFileSync(path.join(dir, 'model.onnx'), 'not the model');
+      fs.writeFileSync(path.join(dir, 'tokenizer.json'), '{}');
+      expect(() => createMinilmEmbedder({ modelDir: dir })).toThrow(
+        /tokenizer\.json .*does not match its pinned sha256/,
+      );
+      // The genuine tokenizer beside a replaced model: refused when the model is loaded, before onnxruntime reads it.
+      fs.copyFileSync(path.join(modelDir, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
+      const embedder = createMinilmEmbedder({ modelDir: dir });
+      await expect(embedder.embed(['hello'])).rejects.toThrow(/model\.onnx .*does not match its pinned sha256/);
+      // The pins are the ones the fetch checks.
+      const fetchScript = fs.readFileSync(path.join(REPO_DIR, 'stack', 'embedding-model', 'fetch.sh'), 'utf8');
+      expect(fetchScript).toContain(`MODEL_SHA256=${MINILM_SHA256['model.onnx']}`);
+      expect(fetchScript).toContain(`TOKENIZER_SHA256=${MINILM_SHA256['tokenizer.json']}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

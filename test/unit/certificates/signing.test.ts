@@ -101,7 +101,7 @@ describe('certificate signing keys', () => {
   it('the development key that loadConfig generates into the state directory loads as an Ed25519 signer', () => {
     const stateDir = path.join(dir, 'state');
     const config = loadConfig({ LETHE_ENV: 'development', LETHE_STATE_DIR: stateDir });
-    expect(config.secrets.signingKeyFile.startsWith(stateDir)).toBe(true);
+    expect(config.secrets.signingKeyFile?.startsWith(stateDir)).toBe(true);
     const signer = loadSigningKey(config.secrets.signingKeyFile);
     expect(signer.keyId).toMatch(/^[0-9a-f]{16}$/);
     expect(

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/config.js';
-import { configRefusal, minimalEnv } from '../../support/config-refusal.js';
+import { envRefusal, minimalEnv } from '../../support/config-refusal.js';
 
 const base = { ...minimalEnv, LETHE_ENV: 'test' };
-const refusal = configRefusal;
+const refusal = envRefusal;
 
 describe('derivation audit budgets', () => {
   it('defaults to 128 KiB per audit, 8 MiB per batch, a 2 s deadline on two verifier threads', () => {

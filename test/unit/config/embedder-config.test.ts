@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/config.js';
-import { configRefusal, minimalEnv } from '../../support/config-refusal.js';
+import { envRefusal, minimalEnv } from '../../support/config-refusal.js';
 
 const base = minimalEnv;
-const refusal = configRefusal;
+const refusal = envRefusal;
 
 describe('embedder configuration', () => {
   it('uses the local model outside tests and the hashing stand-in in tests', () => {
-    expect(parseConfig({ ...base, LETHE_ENV: 'production' }).embedder).toEqual({
+    const { LETHE_TOKEN_SECRET: _development, ...productionBase } = base;
+    expect(parseConfig({ ...productionBase, LETHE_ENV: 'production' }).embedder).toEqual({
       kind: 'minilm',
       modelDir: '/models/minilm',
       threads: 1,
