@@ -15,6 +15,8 @@ import { WORST_CASE_MEMORY, worstCaseEvidence } from '../../support/verifier-wor
 import { MAX_OBLIGATIONS } from '../../../src/governance/derivation/derivation-audit.js';
 
 const KiB = 1024;
+/** The hostile memory's evidence: 256 citations (the most a memory may make) of the largest events. */
+const EVIDENCE_BYTES = 8192 * KiB;
 
 interface Written {
   events: { id: string }[];
@@ -127,19 +129,25 @@ describe('a write citing more evidence than the byte caps allow', () => {
 describe('a write at the verifier worst case, beside honest work', () => {
   let app: TestApp;
   let hostileStarted: Promise<void>;
+  /** What happened, in order: the hostile views' start and end (seen at the verifier), and the writes' answers. */
+  const order: string[] = [];
+  const once = (step: string) => {
+    if (!order.includes(step)) order.push(step);
+  };
   beforeAll(async () => {
     app = await startTestApp({
       config: {
-        // An operator's choice that lets a memory cite 4 MiB, so the CPU deadline is the only bound on its audit.
-        LETHE_DERIVATION_AUDIT_MAX_BYTES: String(4096 * KiB),
-        LETHE_DERIVATION_BATCH_MAX_BYTES: String(16384 * KiB),
-        // A deadline an honest write finishes well within, and an audit of 4 MiB at the worst case never does.
-        LETHE_VERIFIER_DEADLINE_MS: '6000',
+        // An operator's choice that lets a memory cite 8 MiB, so the CPU deadline is the only bound on its audit.
+        LETHE_DERIVATION_AUDIT_MAX_BYTES: String(EVIDENCE_BYTES),
+        LETHE_DERIVATION_BATCH_MAX_BYTES: String(2 * EVIDENCE_BYTES),
+        // A deadline an honest write finishes well within, and a view of 8 MiB at the worst case never does.
+        LETHE_VERIFIER_DEADLINE_MS: '8000',
         // The hostile audit's two views take two threads; a third serves the honest write meanwhile.
         LETHE_VERIFIER_THREADS: '3',
       },
     });
-    // Sees (never changes) what the verifier is asked: the honest work starts once the hostile views are in it.
+    // Sees (never changes) what the verifier is asked and when it answers: the honest work starts once the hostile
+    // views are in it, and must be done before the first of them ends.
     const threaded = app.services.derivation.verifier;
     let started!: () => void;
     hostileStarted = new Promise((resolve) => (started = resolve));
@@ -147,8 +155,10 @@ describe('a write at the verifier worst case, beside honest work', () => {
       id: threaded.id,
       version: threaded.version,
       verify(content, obligations, evidence, signal) {
-        if (obligations.length > MAX_OBLIGATIONS / 2) started();
-        return threaded.verify(content, obligations, evidence, signal);
+        if (obligations.length <= MAX_OBLIGATIONS / 2) return threaded.verify(content, obligations, evidence, signal);
+        once('hostile views started');
+        started();
+        return threaded.verify(content, obligations, evidence, signal).finally(() => once('hostile views ended'));
       },
     };
   });
@@ -163,14 +173,13 @@ describe('a write at the verifier worst case, beside honest work', () => {
     const graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
     // The evidence, stored beforehand in batches the body limit admits; the hostile batch cites it by id.
     const evidence: string[] = [];
-    const contents = worstCaseEvidence(4096 * KiB);
+    const contents = worstCaseEvidence(EVIDENCE_BYTES);
     for (let at = 0; at < contents.length; at += 24) {
       const batch = contents.slice(at, at + 24).map((content) => sampleEvent({ subjects: [subject], content }));
       evidence.push(...(await write(app, hostileTenant, { events: batch })).events.map((e) => e.id));
     }
     expect(evidence.length).toBeLessThanOrEqual(256);
 
-    const order: string[] = [];
     const hostile = write(app, hostileTenant, {
       memories: [
         sampleMemory({
@@ -182,12 +191,11 @@ describe('a write at the verifier worst case, beside honest work', () => {
         }),
       ],
     }).then((written) => {
-      order.push('hostile admitted');
+      once('hostile admitted');
       return written;
     });
     // Either the hostile views reach the verifier, or the write ends first (and the order below says so).
     await Promise.race([hostileStarted, hostile]);
-    order.push('hostile being verified');
     const erasure = fileErasure(app, graph.tenant, { subjectId: graph.subject }).then((id) =>
       completeErasure(app, graph.tenant, id, 'extend'),
     );
@@ -195,10 +203,10 @@ describe('a write at the verifier worst case, beside honest work', () => {
       events: [sampleEvent({ subjects: ['subject-honest'], content: FACT })],
       memories: [factAbout('subject-honest', ['#0'])],
     });
-    order.push('honest admitted');
+    once('honest admitted');
     const [hostileWritten, erased] = await Promise.all([hostile, erasure]);
 
-    expect(order).toEqual(['hostile being verified', 'honest admitted', 'hostile admitted']);
+    expect(order).toEqual(['hostile views started', 'honest admitted', 'hostile views ended', 'hostile admitted']);
     expect(honest.memories[0]).toMatchObject({ status: 'active', derivation: 'supported' });
     const memory = hostileWritten.memories[0]!;
     expect(memory).toMatchObject({ status: 'candidate', derivation: 'unresolved' });
