@@ -1,4 +1,12 @@
 /** Small statistics and plain-text/markdown table helpers for `bench/stack.bench.ts`. */
+import os from 'node:os';
+
+/** The 1, 5 and 15 minute load averages, as a bench prints them beside its figures: "3.4 2.9 2.1". */
+export const loadAverage = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 /** The p-th percentile (0–100) of `values`, nearest-rank on a sorted copy. */
 export function percentile(values: readonly number[], p: number): number {
