@@ -26,6 +26,7 @@ import { createServices } from '../src/app/services.js';
 import { buildApiServer } from '../src/api/server.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { mintToken } from '../src/governance/auth/tokens.js';
+import { loadTokenKeys } from '../src/governance/auth/token-keys.js';
 import { Collections } from '../src/substrate/mongo/collections.js';
 import { bundleWorkflows, createLetheWorker } from '../src/temporal/worker.js';
 import { activityTimeoutsOn, type ActivityTimeouts } from '../test/support/activity-timeouts.js';
@@ -145,7 +146,8 @@ async function main(): Promise<void> {
     strangers: Array.from({ length: STRANGERS }, (_, i) => benchName(`stranger-${i}`)),
   };
   const ttl = Math.min(config.tokens.maxTtlSeconds, 2 * span + 3600);
-  const secret = config.secrets.tokenSecret;
+  // The bench runs in development (HS256 tokens); production verifies EdDSA tokens against a JWKS.
+  const secret = config.tokens.hs256Secret!;
   const agent = (tenant: string) => mintToken(secret, { id: 'bench-agent', tenant, roles: ['agent'] }, ttl);
   out(`## bench:abuse — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${load()}`);
   out(`MongoDB ${uri.toString()} · Temporal ${config.temporal.address} · Elasticsearch ${config.elasticsearch.url}`);
@@ -159,8 +161,10 @@ async function main(): Promise<void> {
     log: runtime.log,
     probes: runtime.probes,
     services,
-    tokenSecret: secret,
+    tokenKeys: loadTokenKeys(config.tokens),
     tokenLimits: config.tokens,
+    // Production's limits as configured: the flood meets the rate limits users would.
+    limits: config.limits,
   });
   try {
     const baseUrl = await api.listen({ host: '127.0.0.1', port: 0 });
