@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
+import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
 
 /**
  * Admissions in flight, so that no write outlives an erasure's fence. An admission opens its lease before its
@@ -64,17 +64,22 @@ export function createMongoAdmissionLeaseStore(
   const leases = db.collection<LeaseDoc>(Collections.admissionLeases);
   const idOf = (tenant: string, stageId: string) => fingerprints.of('admission-lease', tenant, stageId);
   const standing = { revokedBy: { $exists: false } };
+  // By id, one lookup or update each (few leases are open at once): the local server scans the collection for
+  // an `$in` of ids, and pushes an `_id` equality down.
   const openIn = async (tenant: string, ids?: string[]) =>
-    (
-      await leases
-        .find({ tenant, ...standing, ...(ids ? { _id: { $in: ids } } : {}) }, { projection: { _id: 1 } })
-        .toArray()
-    ).map((d) => d._id);
+    ids
+      ? (
+          await mapBounded(ids, 16, async (_id) =>
+            leases.findOne({ _id, tenant, ...standing }, { projection: { _id: 1 } }),
+          )
+        ).flatMap((d) => (d ? [d._id] : []))
+      : (await leases.find({ tenant, ...standing }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
   const revoke = async (ids: string[], requestId: string, filter: Record<string, unknown> = {}) =>
-    ids.length === 0
-      ? 0
-      : (await leases.updateMany({ _id: { $in: ids }, ...standing, ...filter }, { $set: { revokedBy: requestId } }))
-          .modifiedCount;
+    (
+      await mapBounded(ids, 16, async (_id) =>
+        leases.updateOne({ _id, ...standing, ...filter }, { $set: { revokedBy: requestId } }),
+      )
+    ).reduce((n, r) => n + r.modifiedCount, 0);
   return {
     renewEveryMs: Math.max(1, Math.floor(timing.leaseMs / 3)),
     async ensureIndexes() {
@@ -116,7 +121,7 @@ export function createMongoAdmissionLeaseStore(
       let waiting = await openIn(tenant);
       const awaited = waiting.length;
       if (awaited === 0) return { awaited, revoked: 0 };
-      await leases.updateMany({ _id: { $in: waiting } }, { $addToSet: { awaitedBy: requestId } });
+      await mapBounded(waiting, 16, (_id) => leases.updateOne({ _id }, { $addToSet: { awaitedBy: requestId } }));
       const deadline = Date.now() + timing.maxWaitMs;
       let revoked = 0;
       for (;;) {

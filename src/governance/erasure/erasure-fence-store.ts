@@ -120,8 +120,10 @@ export function createMongoErasureFenceStore(
           return { index, requestId: raised.get(hashed[index]!.find((key) => raised.has(key))!)! };
         }
       }
-      const hits = await mapBounded([...hashed.entries()], 16, async ([index, variants]) => {
-        const key = variants.length === 1 ? variants[0]! : { $in: variants };
+      // One equality lookup per key variant (a key under each listed fingerprint key): the local server pushes
+      // equality down and scans the collection for `$in`, and this runs on every admission.
+      const lookups = [...hashed.entries()].flatMap(([index, variants]) => variants.map((key) => ({ index, key })));
+      const hits = await mapBounded(lookups, 16, async ({ index, key }) => {
         const found = await fences.findOne({ key }, { projection: { requestId: 1, tenant: 1 } });
         return found && found.tenant === tenant ? { index, requestId: found.requestId } : null;
       });

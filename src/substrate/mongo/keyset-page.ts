@@ -25,21 +25,25 @@ export async function keysetPage<T extends Document & { _id: string }>(
   limit: number,
   after: PageKey | null,
 ): Promise<Page<T>> {
-  const beyond = order === 1 ? '$gt' : '$lt';
-  const query = after
-    ? {
-        $and: [
-          filter,
-          { $or: [{ [field]: { [beyond]: after.at } }, { [field]: after.at, _id: { [beyond]: after.id } }] },
-        ],
-      }
-    : filter;
-  const found = (await collection
-    .find(query as Filter<T>)
-    .sort({ [field]: order, _id: order } as Sort)
-    .limit(limit + 1)
-    .toArray()) as T[];
-  const items = found.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, next: found.length > limit && last ? { at: last[field] as Date, id: last._id } : null };
+  // A range on the sort field alone, from the last page's value inclusive: the local server scans the whole
+  // collection for an `$or`. Documents that share that value and were already shown (id not beyond the last one's)
+  // are dropped here; the read grows until past them (ties on a timestamp are few).
+  const beyond = (id: string) => (order === 1 ? id > after!.id : id < after!.id);
+  const query = after ? { $and: [filter, { [field]: { [order === 1 ? '$gte' : '$lte']: after.at } }] } : filter;
+  for (let read = limit + 1; ; read *= 2) {
+    const found = (await collection
+      .find(query as Filter<T>)
+      .sort({ [field]: order, _id: order } as Sort)
+      .limit(read)
+      .toArray()) as T[];
+    const fresh = after
+      ? found.filter((d) => (d[field] as Date).getTime() !== after.at.getTime() || beyond(d._id))
+      : found;
+    // Enough past the ties, or nothing more to read.
+    if (fresh.length > limit || found.length < read) {
+      const items = fresh.slice(0, limit);
+      const last = items[items.length - 1];
+      return { items, next: fresh.length > limit && last ? { at: last[field] as Date, id: last._id } : null };
+    }
+  }
 }
