@@ -12,6 +12,7 @@ import {
   type TokenLimits,
 } from '../governance/auth/tokens.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
+import type { UnprovenCallBudget } from './rate-limits.js';
 
 export type RouteReads = 'records' | 'ids' | 'none';
 
@@ -36,14 +37,23 @@ declare module 'fastify' {
  */
 export function registerAuthentication(
   app: FastifyInstance,
-  deps: { tokenKeys: TokenKeys; tokenLimits?: TokenLimits; audit: AuditLog; revocations?: RevocationCheck },
+  deps: {
+    tokenKeys: TokenKeys;
+    tokenLimits?: TokenLimits;
+    audit: AuditLog;
+    revocations?: RevocationCheck;
+    /** Spends the caller's address budget when its token is refused (429 once spent). */
+    unproven?: UnprovenCallBudget;
+  },
 ): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const action = request.routeOptions.config.action;
     if (!action) return;
     const tenant = (request.params as { tenant?: string }).tenant ?? '';
-    if (!TENANT_PATTERN.test(tenant))
+    if (!TENANT_PATTERN.test(tenant)) {
+      await deps.unproven?.(request, reply);
       throw new DomainError(ErrorType.Validation, 'tenant: invalid tenant id', 'tenant');
+    }
     let principal: Principal | undefined;
     try {
       principal = await verifyToken(
@@ -63,7 +73,9 @@ export function registerAuthentication(
         );
       }
     } catch (error) {
-      if (error instanceof DomainError) await recordRefusal(deps.audit, request, tenant, action, principal, error);
+      if (!(error instanceof DomainError)) throw error;
+      if (!principal && deps.unproven) await deps.unproven(request, reply);
+      await recordRefusal(deps.audit, request, tenant, action, principal, error);
       throw error;
     }
     request.principal = principal;

@@ -16,33 +16,38 @@ const WHOSE: Record<Budget, string> = {
 
 type Limiter = (
   request: FastifyRequest,
-  options?: { increment?: boolean },
-) => Promise<{ isAllowed: boolean; isExceeded?: boolean; remaining?: number; ttlInSeconds?: number }>;
+) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number }>;
+
+/** Spends the address budget of a call whose token was refused; throws 429 instead of 401 once it is spent. */
+export type UnprovenCallBudget = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /**
  * Requests per minute, counted in this process's memory (`@fastify/rate-limit`'s local store): each API process
  * enforces the whole budget, so N processes behind a balancer allow up to N times it (see the README).
  *
- * The address budget bounds callers that prove nothing about who they are: public routes and calls whose token is
- * refused are counted against it, before authentication, and once it is spent every call from that address is
- * refused until the window turns. Authenticated calls never spend it: they spend their principal's and their
- * tenant's budgets, counted after authentication.
+ * The address budget bounds callers that prove nothing about who they are. Public routes spend it before anything
+ * else runs. A call that presents a token on a gated route is judged by its token first: many honest principals
+ * may share one address (a gateway, a NAT, a host running several agents), and a flood of forged tokens from that
+ * address must not lock them out. Judging costs one signature check; no store is read until the signature holds. A valid
+ * token spends its principal's and its tenant's budgets instead; a refused one spends the address budget, and once
+ * that is spent, refused tokens get 429 rather than 401.
  */
-export async function registerAddressRateLimit(app: FastifyInstance, limits: ApiLimits['rate']): Promise<void> {
+export async function registerAddressRateLimit(
+  app: FastifyInstance,
+  limits: ApiLimits['rate'],
+): Promise<UnprovenCallBudget> {
   await app.register(rateLimit, { global: false, cache: 10_000 });
   const byAddress = limiterOf(app, limits.perAddress, (r) => `address:${r.ip}`);
-  // A token on a gated route is judged by the authentication that follows: it spends the address budget only if
-  // refused. Any other call spends it at once.
-  const judgedLater = (request: FastifyRequest) =>
+  const judgedByToken = (request: FastifyRequest) =>
     request.routeOptions.config.action !== undefined && /^bearer /i.test(request.headers.authorization ?? '');
   app.addHook('onRequest', async (request, reply) => {
-    await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply, !judgedLater(request));
+    if (judgedByToken(request)) return;
+    await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply);
   });
-  app.addHook('onError', async (request, _reply, error) => {
-    if (error instanceof DomainError && error.type === ErrorType.Unauthenticated && judgedLater(request)) {
-      await byAddress(request);
-    }
-  });
+  return async (request, reply) => {
+    // A call without a token spent the budget when it arrived; each call spends it once.
+    if (judgedByToken(request)) await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply);
+  };
 }
 
 /** The principal's and the tenant's budgets; registered after authentication, so that the principal is known. */
@@ -55,8 +60,8 @@ export function registerPrincipalRateLimits(app: FastifyInstance, limits: ApiLim
   const byTenant = limiterOf(app, limits.perTenant, (r) => `tenant:${r.principal?.tenant ?? ''}`);
   app.addHook('onRequest', async (request, reply) => {
     if (!request.principal) return;
-    await refuseWhenSpent(byPrincipal, 'principal', limits.perPrincipal, request, reply, true);
-    await refuseWhenSpent(byTenant, 'tenant', limits.perTenant, request, reply, true);
+    await refuseWhenSpent(byPrincipal, 'principal', limits.perPrincipal, request, reply);
+    await refuseWhenSpent(byTenant, 'tenant', limits.perTenant, request, reply);
   });
 }
 
@@ -70,13 +75,9 @@ async function refuseWhenSpent(
   max: number,
   request: FastifyRequest,
   reply: FastifyReply,
-  increment: boolean,
 ): Promise<void> {
-  const state = await limiter(request, { increment });
-  if (state.isAllowed) return;
-  // A read (no increment) sees the calls made so far: none remains when they reach the budget.
-  const spent = increment ? state.isExceeded === true : state.remaining === 0;
-  if (!spent) return;
+  const state = await limiter(request);
+  if (state.isAllowed || state.isExceeded !== true) return;
   const retryAfter = Math.max(1, state.ttlInSeconds ?? 60);
   reply.header('retry-after', String(retryAfter));
   throw new DomainError(

@@ -79,7 +79,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
-  await registerAddressRateLimit(app, limits.rate);
+  const unproven = await registerAddressRateLimit(app, limits.rate);
   refuseControlCharacters(app);
   guardPresentedContent(app);
   const tenantRoutes: TenantRoute[] = [];
@@ -107,6 +107,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerAuthentication(app, {
       tokenKeys: deps.tokenKeys,
       revocations: services.revokedTokens,
+      unproven,
       ...(deps.tokenLimits ? { tokenLimits: deps.tokenLimits } : {}),
       audit: services.audit,
     });

@@ -56,7 +56,13 @@ describe('a caller that spends its request budget is told to retry later', () =>
     expect((await listHolds(other, forged)).statusCode).toBe(401);
     expect((await listHolds(other, forged)).statusCode).toBe(401);
     expectRefused(await app.request({ method: 'GET', url: '/healthz' }), /this address's unauthenticated 4 requests/);
-    // Spent before authentication: a forged token is not even verified any more.
     expectRefused(await listHolds(other, forged), /this address's unauthenticated/);
+    expectRefused(
+      await app.request({ method: 'GET', url: '/v1/tenants/NOT%20A%20TENANT/legal-holds', token: forged }),
+      /this address's unauthenticated/,
+    );
+    // A principal behind the same address (a gateway, another agent on the host) is judged by its own token.
+    const honest = uniqueTenant();
+    expect((await listHolds(honest, await app.token(honest, ['legal']))).statusCode).toBe(200);
   });
 });
