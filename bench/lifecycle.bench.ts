@@ -223,7 +223,7 @@ async function admissionSection(
   try {
     await services.ensureIndexes();
     // The retention queue's index, which the records admission writes (with their expiry bucket) land in.
-    await createExpiryQueue(runtime.db).ensureIndexes();
+    await createExpiryQueue(runtime.db, runtime.cipher).ensureIndexes();
     const worker = await createLetheWorker(runtime, { taskQueue, services, connection, workflowBundle });
     const eventsCollection = runtime.db.collection<EventRecord>(Collections.events);
     const memoriesCollection = runtime.db.collection<MemoryRecord>(Collections.memories);
@@ -409,8 +409,8 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
   const taskQueue = benchName(`retention-a-${randomUUID().slice(0, 6)}`);
   try {
     const db = runtime.db;
-    await createMongoMemoryStore(db).ensureIndexes();
-    const queue = createExpiryQueue(db);
+    await createMongoMemoryStore(db, runtime.cipher).ensureIndexes();
+    const queue = createExpiryQueue(db, runtime.cipher);
     await queue.ensureIndexes();
     const audit = createMongoAuditLog(db);
     await audit.ensureIndexes();
@@ -583,7 +583,7 @@ async function retentionPartB(
   const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
   try {
     await services.ensureIndexes();
-    await createExpiryQueue(runtime.db).ensureIndexes();
+    await createExpiryQueue(runtime.db, runtime.cipher).ensureIndexes();
     const { expired, later } = dataset(tenant, FULL, Math.round(FULL / 10));
     progress(`B: inserting ${FULL} expired + ${later.length} later records and indexing them`);
     await insertAll(runtime.db, [...expired, ...later]);

@@ -216,7 +216,7 @@ async function main(): Promise<void> {
   const prefix = config.elasticsearch.indexPrefix;
   const runtime = createRuntime(config, 'lethe-bench');
   const fingerprints = createFingerprinter(config.secrets.fingerprintKeys);
-  const memories = createMongoMemoryStore(runtime.db);
+  const memories = createMongoMemoryStore(runtime.db, runtime.cipher);
   const disputes = createMongoDisputeStore(runtime.db);
   const exposures = createMongoExposureStore(runtime.db, fingerprints);
   const embedder = createEmbedder(config.embedder);

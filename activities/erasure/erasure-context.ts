@@ -1,3 +1,4 @@
+import type { ContentCipher } from '../../src/substrate/crypto/content-cipher.js';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { AuditLog } from '../../src/governance/audit/audit-log.port.js';
@@ -24,6 +25,8 @@ import { isEvent, locateRecordIds } from '../../src/governance/erasure/locate.js
 
 export interface ErasureActivityDeps {
   db: Db;
+  /** Content sealed at rest: the purge destroys the erased records' data keys before their rows. */
+  cipher: ContentCipher;
   requests: ErasureRequestStore;
   sets: ErasureSetStore;
   probes: ProbeStore;

@@ -20,6 +20,8 @@ interface PurgeTotals {
   memories: number;
   events: number;
   lineage: number;
+  /** Data keys destroyed: the records' content no longer opens anywhere a copy of it is kept. */
+  keys: number;
   indexDocs: number;
 }
 
@@ -40,6 +42,8 @@ export const COMPACTED = [
   Collections.reviews,
   Collections.disputeReasons,
   Collections.exposures,
+  // The destroyed data keys' rows: rewritten away, so the live table keeps no wrapped copy of them either.
+  Collections.dataKeys,
 ];
 
 /**
@@ -234,7 +238,14 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // deleted them find none recorded).
         const req = await ctx.request(ref);
         const atMark = req.indexDeletedAtMark?.[String(ref.round)] ?? 0;
-        const totals: PurgeTotals = { memories: 0, events: 0, lineage: 0, indexDocs: atMark, ...resumed?.totals };
+        const totals: PurgeTotals = {
+          memories: 0,
+          events: 0,
+          lineage: 0,
+          keys: 0,
+          indexDocs: atMark,
+          ...resumed?.totals,
+        };
         // Heartbeats are throttled, so a dead predecessor may have purged records past the cursor the server holds.
         // Every record of the erase set existed when it was marked deleted: on a retry, one already gone was purged
         // by this request and counts as such (lineage edges already removed cannot be counted again).
@@ -267,6 +278,10 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             // Index first: once a record is gone from MongoDB, nothing else would point at its document. The marking
             // deleted the documents already; what is found here was indexed again since (a write that raced it).
             if (memoryIds.length > 0) totals.indexDocs += reach(await deps.index.purge(ref.tenant, memoryIds));
+            // Keys before rows: from here the content opens nowhere — not in this row while it is deleted, nor in the
+            // copies the database's log, replicas and backups keep of it.
+            const keys = await deps.cipher.shred(ref.tenant, slice);
+            totals.keys += retried ? slice.length : keys;
             const memories = await deps.memories.purge(ref.tenant, memoryIds);
             totals.memories += retried ? memoryIds.length : memories;
             const events = await deps.events.purge(ref.tenant, eventIds);
@@ -306,7 +321,9 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             resumedAt: resumeAt,
             issued,
           };
+          const sealing = await deps.cipher.vault.state();
           await deps.requests.update(ref.tenant, ref.requestId, {
+            shredding: { ...sealing, at: new Date() },
             [`purgeRounds.${ref.round}`]: counts,
             [`indexReach.${ref.round}.purge`]: [...reached.values()],
             indexName: await deps.index.indexOf(ref.tenant),

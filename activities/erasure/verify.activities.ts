@@ -1,3 +1,4 @@
+import type { ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
 import type {
   AssuranceClaim,
   CertificateFinding,
@@ -68,11 +69,16 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // The concrete indices the text and vector probes ran on, named in their results.
           const ranOn = { text: new Set<string>(), vector: new Set<string>() };
 
+          // Rows, not readable records: a row whose key is gone reads as erased through the stores, and must still
+          // be found here if it was left behind.
           const remaining = [
-            ...(await deps.memories.getMany(ref.tenant, memoryIds)),
-            ...(await deps.events.getMany(ref.tenant, [...erased].filter(isEvent))),
+            ...(await deps.memories.factsOf(ref.tenant, memoryIds)),
+            ...(await deps.events.factsOf(ref.tenant, [...erased].filter(isEvent))),
           ];
           results.push({ kind: 'id', target: 'mongodb', checked: erased.size, found: remaining.length });
+          // The data keys of every erased record: none may be left in the vault.
+          const keysLeft = await deps.cipher.vault.idsWithKeys(ref.tenant, [...erased]);
+          results.push({ kind: 'data-key', target: 'mongodb', checked: erased.size, found: keysLeft.length });
           const esById = memoryIds.length > 0 ? await deps.index.probe(ref.tenant, { ids: memoryIds }) : null;
           results.push({
             kind: 'id',
@@ -121,8 +127,8 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             texts.length === 0
               ? []
               : [
-                  ...(await idsWithContent(deps.db, Collections.events, ref.tenant, repeatsAny)),
-                  ...(await idsWithContent(deps.db, Collections.memories, ref.tenant, repeatsAny)),
+                  ...(await idsWithContent(deps.db, deps.cipher, Collections.events, ref.tenant, repeatsAny)),
+                  ...(await idsWithContent(deps.db, deps.cipher, Collections.memories, ref.tenant, repeatsAny)),
                 ];
           reach(storedHits, 'text:mongodb');
           results.push(
@@ -277,6 +283,13 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
         mongo(Collections.memories, sum('memories')),
         mongo(Collections.events, sum('events')),
         mongo(Collections.lineage, sum('lineage')),
+        {
+          store: 'mongodb',
+          collection: Collections.dataKeys,
+          action: 'destroy data keys (crypto-shred)+compact(force)',
+          deleted: sum('keys'),
+          compacted: compacted.has(Collections.dataKeys),
+        },
         mongo(Collections.staging, sum(`side:${Collections.staging}`)),
         mongo(Collections.reviews, sum(`side:${Collections.reviews}`)),
         mongo(Collections.disputeReasons, sum(`side:${Collections.disputeReasons}`)),
@@ -340,6 +353,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           otherIndices: otherIndices(req, indexName).map((s) => s.index),
           probes,
           compacted: COMPACTED.filter((c) => compacted.has(c)),
+          ...(req.shredding ? { shredding: req.shredding } : {}),
         }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
         ...certifiedFindings(req.findings, new Set(ids)),
@@ -395,9 +409,12 @@ export function assuranceClaims(facts: {
   compacted: readonly string[];
   /** Copies outside the closure the DPO certified as left (named in the certificate's findings). */
   statedFindings?: number;
+  /** The purge's crypto-shredding, when it destroyed data keys. */
+  shredding?: ShreddingRecord;
 }): AssuranceClaim[] {
   const { probes } = facts;
-  const collections = facts.compacted.join(',') || 'none';
+  // The destroyed keys' table has a claim of its own (below): the records' place names the record collections.
+  const collections = facts.compacted.filter((c) => c !== Collections.dataKeys).join(',') || 'none';
   const stated = facts.statedFindings ?? 0;
   const copies =
     stated > 0 ? `none outside the closure but the ${stated} stated findings` : 'none outside the closure either';
@@ -448,30 +465,91 @@ export function assuranceClaims(facts: {
     })),
     mongoClaim,
     probeClaim,
-    {
-      place: facts.backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal',
-      level: 'L3',
-      statement: 'write-ahead records of the deleted documents remain until recycled',
-      lapses: {
-        condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)',
-      },
-    },
-    {
-      place: 'backups and elasticsearch:snapshots',
-      level: 'L3',
-      statement:
-        'copies taken before or during the erasure keep its records. Before a restored copy serves traffic, ' +
-        '`lethe restore reapply-erasures` replays this certificate: tombstones rewritten; records, lineage, index ' +
-        'documents, staged batches, review and dispute reasons, exposures, probes and facts erased again; for a ' +
-        'complete request, selector cleared, fences lowered and the holds of its partial certificates released. ' +
-        'Drilled with backups from before the erasure, after its closure and after its marking',
-      lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
-    },
+    ...(facts.shredding
+      ? [
+          {
+            place: `${facts.backend === 'postgresql' ? 'postgresql' : 'mongodb'}:data_keys`,
+            level: facts.backend === 'postgresql' && facts.compacted.includes(Collections.dataKeys) ? 'L2' : 'L3',
+            statement: `the erased records' data keys deleted from the vault${facts.compacted.includes(Collections.dataKeys) ? ' and the collection compacted' : ''}; ${checked(probes, 'data-key', 'mongodb')} keys looked up afterwards found none`,
+            ...(facts.backend === 'postgresql' && facts.compacted.includes(Collections.dataKeys)
+              ? {}
+              : {
+                  lapses: {
+                    condition: 'freed blocks are overwritten by later writes, or the data files are rewritten',
+                  },
+                }),
+          } satisfies AssuranceClaim,
+        ]
+      : []),
+    ...copiesClaims(facts.backend, facts.shredding),
     {
       place: 'temporal:history',
       level: 'L3',
       statement: 'workflow histories hold ids, keyed hashes and counts only, never content',
       lapses: { condition: 'namespace history retention period expires' },
+    },
+  ];
+}
+
+/**
+ * The write-ahead log and backups. Without shredding, their copies of the records survive until recycled or expired.
+ * With it, the content in those copies is sealed under data keys that no longer exist in the live vault; the vault's
+ * own copies of those keys (in the same log and backups) are wrapped under the KEK epoch current at the purge, so
+ * the content is beyond reach once that epoch is destroyed by a rotation (`lethe keys rotate`). Fields kept in clear
+ * for queries (ids, subjects, content hashes, times) stay in those copies until recycled or expired.
+ */
+function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | undefined): AssuranceClaim[] {
+  const log = backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal';
+  const recycled = {
+    condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)',
+  };
+  const reapply =
+    '`lethe restore reapply-erasures` replays this certificate before a restored copy serves traffic: tombstones ' +
+    'rewritten; records, lineage, index documents, staged batches, review and dispute reasons, exposures, probes ' +
+    'and facts erased again; for a complete request, selector cleared, fences lowered and the holds of its partial ' +
+    'certificates released. Drilled with backups from before the erasure, after its closure and after its marking';
+  if (!shredding) {
+    return [
+      {
+        place: log,
+        level: 'L3',
+        statement: 'write-ahead records of the deleted documents remain until recycled',
+        lapses: recycled,
+      },
+      {
+        place: 'backups and elasticsearch:snapshots',
+        level: 'L3',
+        statement: `copies taken before or during the erasure keep its records. ${reapply}`,
+        lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
+      },
+    ];
+  }
+  const sealed =
+    `content sealed under per-record data keys (AES-256-GCM), destroyed at ${shredding.at.toISOString()} and ` +
+    `forgotten by every process within ${shredding.boundMs} ms; the keys' own copies are wrapped under KEK epoch ` +
+    `${shredding.epoch} (${shredding.kek})`;
+  const epochGone = {
+    condition: `KEK epoch ${shredding.epoch} is destroyed by a rotation (lethe keys rotate); ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
+  };
+  return [
+    {
+      place: log,
+      level: 'L3',
+      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}`,
+      lapses: epochGone,
+    },
+    {
+      place: 'backups',
+      level: 'L3',
+      statement: `copies taken before the erasure keep its rows: ${sealed}. A restored copy is replayed by lethe restore reapply-erasures before it serves (runbooks/restore-backup.md)`,
+      lapses: epochGone,
+    },
+    {
+      place: 'elasticsearch:snapshots',
+      level: 'L3',
+      statement:
+        'index snapshots hold plaintext terms and vectors of the documents they copied: nothing is sealed there (exclude content indices from snapshots or expire them with the KEK epochs: docs/deploy.md)',
+      lapses: { condition: 'snapshot retention period expires (runbooks/restore-backup.md)' },
     },
   ];
 }

@@ -5,6 +5,9 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../config/config.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { createLogger, type Logger } from '../observability/logger.js';
+import { createContentCipher, type ContentCipher } from '../substrate/crypto/content-cipher.js';
+import { createDataKeyVault } from '../substrate/crypto/data-key-vault.js';
+import { createLocalKekFile, ensureLocalKekFile } from '../substrate/crypto/local-kek-file.js';
 import type { DependencyProbe } from '../observability/readiness.js';
 import { elasticsearchProbe, mongoProbe, smtpProbe, temporalProbe } from '../observability/dependency-probes.js';
 
@@ -18,6 +21,8 @@ export interface Runtime {
   temporal: Connection;
   mail: Transporter;
   probes: DependencyProbe[];
+  /** Seals content at rest under per-record data keys; shreds them on erasure. */
+  cipher: ContentCipher;
   close(): Promise<void>;
 }
 
@@ -33,16 +38,25 @@ export function createRuntime(config: Config, name = 'lethe'): Runtime {
     secure: false,
     ignoreTLS: true,
   });
+  const db = mongo.db(config.mongo.dbName);
+  // Development and test make their keyring on first use; anywhere else a missing one stops the process.
+  if (config.env !== 'production') ensureLocalKekFile(config.sealing.kekFile);
+  const vault = createDataKeyVault(db, createLocalKekFile(config.sealing.kekFile), {
+    pollMs: config.sealing.feedPollMs,
+    boundMs: config.sealing.cacheBoundMs,
+  });
   return {
     config,
     log,
     mongo,
-    db: mongo.db(config.mongo.dbName),
+    db,
+    cipher: createContentCipher(vault),
     es,
     temporal,
     mail,
     probes: [mongoProbe(mongo), elasticsearchProbe(es), temporalProbe(temporal), smtpProbe(mail)],
     async close() {
+      vault.close();
       await Promise.allSettled([mongo.close(), es.close(), temporal.close()]);
       mail.close();
     },

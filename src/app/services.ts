@@ -55,11 +55,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const { config, db } = runtime;
   const fingerprints = createFingerprinter(config.secrets.fingerprintKeys);
   const tenantMacs = createTenantMacs(config.secrets.fingerprintKeys);
-  const events = createMongoEventStore(db, tenantMacs);
-  const memories = createMongoMemoryStore(db);
+  const events = createMongoEventStore(db, tenantMacs, runtime.cipher);
+  const memories = createMongoMemoryStore(db, runtime.cipher);
   const lineage = createMongoLineageStore(db);
   const tombstones = createMongoTombstoneStore(db, fingerprints);
-  const staging = createMongoStagingStore(db, tenantMacs);
+  const staging = createMongoStagingStore(db, tenantMacs, runtime.cipher);
   const audit = createMongoAuditLog(db);
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, {
@@ -150,7 +150,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     fences,
     /** Revoked bearer tokens, checked on every authenticated request. */
     revokedTokens,
-    probes: createMongoProbeStore(db),
+    probes: createMongoProbeStore(db, runtime.cipher),
     holds,
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
     reviews,
@@ -177,7 +177,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       macs: tenantMacs,
     }),
     /** Creates every index the queries need; idempotent, run at start-up. */
+    /** Seals content at rest under per-record data keys, and shreds those keys on erasure. */
+    cipher: runtime.cipher,
     async ensureIndexes() {
+      await runtime.cipher.vault.ensureIndexes();
       await events.ensureIndexes();
       await staging.ensureIndexes();
       await memories.ensureIndexes();

@@ -5,6 +5,7 @@ import { ConfigError } from '../config/config.js';
 import { createCliContext, type CliContext } from './context.js';
 import { CliError, ExitCode } from './exit-codes.js';
 import { registerTokenCommands } from './commands/token.command.js';
+import { registerKeyCommands } from './commands/keys.command.js';
 import { registerIngestCommand } from './commands/ingest.command.js';
 import { registerSearchCommand } from './commands/search.command.js';
 import { registerRetrieveCommand } from './commands/retrieve.command.js';
@@ -32,6 +33,7 @@ const program = new Command('lethe')
 
 const context = (): CliContext => createCliContext(program.opts());
 registerTokenCommands(program);
+registerKeyCommands(program);
 registerIngestCommand(program, context);
 registerSearchCommand(program, context);
 registerRetrieveCommand(program, context);

@@ -88,6 +88,14 @@ const schema = z.object({
   LETHE_SIGNING_KEY_FILE: z.string().min(1).optional(),
   /** Its public key: the API's (it serves the key, and never signs). */
   LETHE_SIGNING_PUBLIC_KEY_FILE: z.string().min(1).optional(),
+  /**
+   * The key-encryption keys that wrap every record's data key (a local keyring file; generated for development).
+   * Required: content is sealed at rest under per-record data keys, and nothing opens without them.
+   */
+  LETHE_KEK_FILE: z.string().min(1),
+  /** How often each process reads the feed of destroyed data keys, and the longest it trusts its memory without it. */
+  LETHE_KEY_FEED_POLL_MS: count(100, 60_000).default(1000),
+  LETHE_KEY_CACHE_BOUND_MS: count(500, 300_000).default(5000),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
   LETHE_VERIFIER: z.enum(['deterministic', 'openai-compatible']).default('deterministic'),
   LETHE_VERIFIER_URL: z.string().url().optional(),
@@ -200,6 +208,8 @@ export interface Config {
    * one where the key is only served (the API); each process checks for its own at start.
    */
   secrets: { fingerprintKeys: FingerprintKey[]; signingKeyFile?: string; signingPublicKeyFile?: string };
+  /** Content sealed at rest: where the KEKs are, and how fast a destroyed data key is forgotten everywhere. */
+  sealing: { kekFile: string; feedPollMs: number; cacheBoundMs: number };
   /**
    * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
    * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
@@ -349,6 +359,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       'HS256 tokens are for development; in production set LETHE_TOKEN_JWKS_FILE or LETHE_TOKEN_JWKS_URL',
     );
   }
+  if (e.LETHE_KEY_CACHE_BOUND_MS <= e.LETHE_KEY_FEED_POLL_MS) {
+    throw new ConfigError('LETHE_KEY_CACHE_BOUND_MS', 'must be greater than LETHE_KEY_FEED_POLL_MS');
+  }
   const dbName = new URL(e.MONGODB_URI).pathname.replace(/^\//, '') || 'lethe';
   return {
     env: e.LETHE_ENV,
@@ -376,6 +389,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       fingerprintKeys: fingerprintKeys(e),
       ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),
       ...(e.LETHE_SIGNING_PUBLIC_KEY_FILE ? { signingPublicKeyFile: e.LETHE_SIGNING_PUBLIC_KEY_FILE } : {}),
+    },
+    sealing: {
+      kekFile: e.LETHE_KEK_FILE,
+      feedPollMs: e.LETHE_KEY_FEED_POLL_MS,
+      cacheBoundMs: e.LETHE_KEY_CACHE_BOUND_MS,
     },
     tokens: {
       maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS,

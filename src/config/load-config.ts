@@ -17,6 +17,7 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
   const file = path.join(stateDir, 'dev-secrets.json');
   const keyFile = path.join(stateDir, 'dev-signing-key.pem');
   const publicKeyFile = path.join(stateDir, 'dev-signing-key.pub.pem');
+  const kekFile = path.join(stateDir, 'dev-kek.json');
   fs.mkdirSync(stateDir, { recursive: true });
   if (!fs.existsSync(file)) {
     const secrets = {
@@ -45,7 +46,8 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
       : { LETHE_SIGNING_KEY_FILE: keyFile, LETHE_SIGNING_PUBLIC_KEY_FILE: publicKeyFile };
   // Keys of the operator's own replace the generated secret rather than sit beside it.
   if (env.LETHE_FINGERPRINT_KEYS) delete secrets.LETHE_FINGERPRINT_SECRET;
-  return { ...secrets, ...keys };
+  // The KEK file itself is made by the runtime when it is missing (development and test only).
+  return { ...secrets, ...keys, ...(env.LETHE_KEK_FILE ? {} : { LETHE_KEK_FILE: kekFile }) };
 }
 
 /** Parses the process environment once; throws ConfigError naming the bad variable. */

@@ -62,6 +62,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
     }),
     ...createErasureActivities({
       db: runtime.db,
+      cipher: runtime.cipher,
       requests: services.erasureRequests,
       sets: services.erasureSets,
       probes: services.probes,
@@ -83,6 +84,6 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       dpoEmail: runtime.config.smtp.dpoEmail,
       operatorEmail: runtime.config.smtp.operatorEmail,
     }),
-    ...createRetentionActivities(retentionActivityDeps(runtime.db, services)),
+    ...createRetentionActivities(retentionActivityDeps(runtime.db, runtime.cipher, services)),
   };
 }

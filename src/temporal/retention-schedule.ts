@@ -8,6 +8,7 @@
  * Tenants are registered in `retention_sweeps` the first time they write (memoised per process) and the worker
  * re-ensures every registered tenant's schedule at start, so a deleted schedule comes back.
  */
+import type { ContentCipher } from '../substrate/crypto/content-cipher.js';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { RetentionActivityDeps, RetentionErasurePort } from '../../activities/retention.activities.js';
@@ -141,10 +142,11 @@ export function retentionErasurePort(erasures: ErasureGateway, requests: Erasure
 /** Everything `createRetentionActivities` needs, from the worker's services (one line in `activities.ts`). */
 export function retentionActivityDeps(
   db: Db,
+  cipher: ContentCipher,
   services: { audit: AuditLog; erasures: ErasureGateway; erasureRequests: ErasureRequestStore },
 ): RetentionActivityDeps {
   return {
-    queue: createExpiryQueue(db),
+    queue: createExpiryQueue(db, cipher),
     sweeps: createMongoSweepStateStore(db),
     audit: services.audit,
     erasures: retentionErasurePort(services.erasures, services.erasureRequests),

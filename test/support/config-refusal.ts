@@ -7,6 +7,7 @@ export const minimalEnv = {
   LETHE_FINGERPRINT_SECRET: 'y'.repeat(32),
   LETHE_SIGNING_KEY_FILE: '/keys/signing.pem',
   LETHE_EMBEDDING_MODEL_DIR: '/models/minilm',
+  LETHE_KEK_FILE: '/keys/kek.json',
 };
 
 /** The ConfigError that `build` throws; any other outcome fails the test. */

@@ -46,7 +46,7 @@ export interface ReapplyReport {
   erasedIds: number;
   /** Of those, records found again in MongoDB (restored from the backup) and purged again. */
   restored: { memories: number; events: number };
-  purged: { memories: number; events: number; lineage: number; indexDocs: number };
+  purged: { memories: number; events: number; lineage: number; indexDocs: number; keys: number };
   /**
    * What the requests' erasures removed beyond the records, found again and removed again: side collections (as the
    * erasure counts them), probes, facts, completed request rows still running or holding their clear selector, their
@@ -89,7 +89,7 @@ export async function reapplyErasures(
     requests: 0,
     erasedIds: 0,
     restored: { memories: 0, events: 0 },
-    purged: { memories: 0, events: 0, lineage: 0, indexDocs: 0 },
+    purged: { memories: 0, events: 0, lineage: 0, indexDocs: 0, keys: 0 },
     requestRecords: emptyRequestCounts(),
     segmentsDeletedDocs: 0,
     tombstones: { before: await tombstoneDocs.countDocuments({ tenant }), written: 0, after: 0 },
@@ -168,6 +168,7 @@ function touchedCollections(report: ReapplyReport): string[] {
     [Collections.memories, purged.memories],
     [Collections.events, purged.events],
     [Collections.lineage, purged.lineage],
+    [Collections.dataKeys, purged.keys],
     ...Object.entries(r.side),
     [Collections.erasureProbes, r.probes],
     [Collections.erasureFacts, r.facts],
@@ -187,9 +188,10 @@ async function reapplyChunk(
   const { requestId } = request;
   const memoryIds = ids.filter((id) => !isEvent(id));
   const eventIds = ids.filter(isEvent);
+  // Without content: a restored row whose data key is gone (destroyed by a rotation since) is found all the same.
   const [memories, events] = await Promise.all([
-    services.memories.getMany(tenant, memoryIds),
-    services.events.getMany(tenant, eventIds),
+    services.memories.factsOf(tenant, memoryIds),
+    services.events.factsOf(tenant, eventIds),
   ]);
   report.restored.memories += memories.length;
   report.restored.events += events.length;
@@ -223,6 +225,8 @@ async function reapplyChunk(
     );
   // The index by every erased memory id, not only the restored ones: a snapshot may have been restored alone.
   if (memoryIds.length > 0) report.purged.indexDocs += (await services.index.purge(tenant, memoryIds)).deleted;
+  // The backup's copies of the data keys, by every erased id: keys before rows, as in the erasure.
+  report.purged.keys += await services.cipher.shred(tenant, ids);
   report.purged.memories += await services.memories.purge(
     tenant,
     memories.map((m) => m._id),
@@ -256,7 +260,7 @@ function printReport(r: ReapplyReport): void {
   out(`tenant ${r.tenant}: ${r.certificates} certificates, ${r.requests} requests, ${r.erasedIds} erased records`);
   out(`  found again in MongoDB  memories=${r.restored.memories} events=${r.restored.events}`);
   out(
-    `  purged                  memories=${r.purged.memories} events=${r.purged.events} lineage=${r.purged.lineage} index=${r.purged.indexDocs}`,
+    `  purged                  memories=${r.purged.memories} events=${r.purged.events} lineage=${r.purged.lineage} index=${r.purged.indexDocs} keys=${r.purged.keys}`,
   );
   out(
     `  tombstones              before=${r.tombstones.before} written=${r.tombstones.written} after=${r.tombstones.after}`,

@@ -71,7 +71,7 @@ const store = z.discriminatedUnion('store', [
   z.strictObject({ store: z.literal('cache'), name: opaqueId, action: code, deleted: count }),
 ]);
 const probe = z.strictObject({
-  kind: z.enum(['id', 'text', 'vector', 'content-hash', 'subject', 'locate']),
+  kind: z.enum(['id', 'text', 'vector', 'content-hash', 'subject', 'locate', 'data-key']),
   target: z.enum(['api', 'mongodb', 'elasticsearch']),
   indices: uniqueIds(100).optional(),
   checked: count,

@@ -91,7 +91,7 @@ export interface CacheStoreResult {
 /** Per-store actions and results. */
 export type StoreResult = MongoStoreResult | ElasticsearchStoreResult | CacheStoreResult;
 
-export type ProbeKind = 'id' | 'text' | 'vector' | 'content-hash' | 'subject' | 'locate';
+export type ProbeKind = 'id' | 'text' | 'vector' | 'content-hash' | 'subject' | 'locate' | 'data-key';
 
 /** One post-purge probe: how many erased records it looked for, and how many it still found. */
 export interface ProbeResult {

@@ -128,8 +128,23 @@ export interface ErasureRequest {
   /** Deleted documents `_segments` reported per concrete index at the last verification. */
   segmentsByIndex?: { index: string; role: string; deletedDocs: number }[];
   compacted?: string[];
+  /**
+   * When the purge last destroyed data keys, and the KEK epoch current then: the erased content's copies in the
+   * database's log and backups die with that epoch (see `lethe keys rotate`).
+   */
+  shredding?: ShreddingRecord;
   /** Copies of erased content the probes found outside the closure, and what the DPO decided about each. */
   findings?: CopyFinding[];
   /** What the last certificate stated about the erased records' exposure to agents (counts and times). */
   exposure?: ExposureStatement;
+}
+
+/** The crypto-shredding of a purge: ids and numbers only. */
+export interface ShreddingRecord {
+  at: Date;
+  /** The KEK service (`local-file`, …). */
+  kek: string;
+  epoch: number;
+  /** The longest a destroyed key can still open content in any process, in ms. */
+  boundMs: number;
 }

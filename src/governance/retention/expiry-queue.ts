@@ -3,6 +3,7 @@ import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../../substrate/model/records.js';
 import { Collections, mapBounded } from '../../substrate/mongo/collections.js';
 import { ERASURE_PENDING } from './expiry-bucket.js';
+import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
 import { createMongoMemoryStore } from '../../substrate/memories/memory-store.js';
 
 /** A memory record with its place in the retention queue (see `expiry-bucket.ts`). */
@@ -45,9 +46,9 @@ export interface ExpiryQueue {
   move(tenant: string, id: string, from: string, to: string | null): Promise<boolean>;
 }
 
-export function createExpiryQueue(db: Db): ExpiryQueue {
+export function createExpiryQueue(db: Db, cipher: ContentCipher): ExpiryQueue {
   const memories = db.collection<QueuedRecord>(Collections.memories);
-  const store = createMongoMemoryStore(db);
+  const store = createMongoMemoryStore(db, cipher);
   return {
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, expiryBucket: 1 });

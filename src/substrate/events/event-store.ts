@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { EventRecord, Sensitivity } from '../model/records.js';
+import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
@@ -111,8 +112,18 @@ export function eventIdOf(macs: TenantMacs, tenant: string, idempotencyKey: stri
   return `evt_${macs.of(tenant, 'event-id', idempotencyKey).slice(0, 32)}`;
 }
 
-export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
+/** Events whose content is read at a time while a history is walked: one key lookup round per batch. */
+const HISTORY_BATCH = 64;
+
+/**
+ * The event log in MongoDB. Content is sealed under each event's own data key before it is written, and opened when
+ * read; an event whose key is destroyed reads as erased (absent), even before its row is purged.
+ */
+export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentCipher): EventStore {
   const events = db.collection<EventRecord>(Collections.events);
+  /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
+  const openedOr = async (stored: EventRecord, sent: NewEvent) =>
+    (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
   return {
     async ensureIndexes() {
       await events.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
@@ -125,7 +136,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
       const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
       // By idempotency key, not id: a re-delivery of an event written under the earlier id scheme is a duplicate.
       const existing = await events.findOne({ tenant: input.tenant, idempotencyKey });
-      if (existing) return { event: existing, outcome: 'duplicate' };
+      if (existing) return { event: await openedOr(existing, input), outcome: 'duplicate' };
       const earlier = await events
         .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
         .sort({ recordedAt: -1 })
@@ -133,11 +144,11 @@ export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
         .next();
       const event = eventRecordOf(macs, input, new Date(), earlier?._id ?? null);
       try {
-        await events.insertOne(event);
+        await events.insertOne((await cipher.sealAll([event]))[0]!);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         const winner = await events.findOne({ tenant: input.tenant, idempotencyKey });
-        if (winner) return { event: winner, outcome: 'duplicate' };
+        if (winner) return { event: await openedOr(winner, input), outcome: 'duplicate' };
         throw error;
       }
       return { event, outcome: event.correctionOf ? 'correction' : 'created' };
@@ -145,7 +156,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
     idOf: (tenant, idempotencyKey) => eventIdOf(macs, tenant, idempotencyKey),
     async get(tenant, id) {
       const event = await events.findOne({ _id: id });
-      return event && event.tenant === tenant ? event : null;
+      return event && event.tenant === tenant ? cipher.openOne(event) : null;
     },
     async idsBySubject(tenant, subject, options = {}) {
       const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();
@@ -167,7 +178,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
         .toArray();
       return docs.map((d) => d._id);
     },
-    getMany: (tenant, ids) => findByIds(events, tenant, ids),
+    getMany: async (tenant, ids) => cipher.openAll(await findByIds(events, tenant, ids)),
     factsOf: (tenant, ids) =>
       findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
     async historyOf(tenant, subject, before, limit, maxBytes = Infinity) {
@@ -180,14 +191,26 @@ export function createMongoEventStore(db: Db, macs: TenantMacs): EventStore {
       const docs: EventRecord[] = [];
       let bytes = 0;
       let truncated = false;
+      const take = async (batch: EventRecord[]) => {
+        for (const doc of await cipher.openAll(batch)) {
+          const size = Buffer.byteLength(doc.content, 'utf8');
+          if (docs.length === limit || bytes + size > maxBytes) return false;
+          bytes += size;
+          docs.push(doc);
+        }
+        return true;
+      };
+      let batch: EventRecord[] = [];
       for await (const doc of cursor) {
-        if (docs.length === limit || bytes + Buffer.byteLength(doc.content, 'utf8') > maxBytes) {
+        batch.push(doc);
+        if (batch.length < HISTORY_BATCH) continue;
+        if (!(await take(batch))) {
           truncated = true;
           break;
         }
-        bytes += Buffer.byteLength(doc.content, 'utf8');
-        docs.push(doc);
+        batch = [];
       }
+      if (!truncated && batch.length > 0 && !(await take(batch))) truncated = true;
       await cursor.close();
       const live = docs.filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
       return { events: live, truncated };

@@ -1,6 +1,7 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
+import type { ContentCipher } from '../crypto/content-cipher.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 import { createDeletionMarks, guardIdOf, type TransitionGuard } from './deletion-marks.js';
@@ -123,7 +124,11 @@ const FACT_FIELDS = {
 /** What a move needs to know of a record: which version it moves from, and from which status. */
 export type MoveFrom = Pick<MemoryRecord, '_id' | 'tenant' | 'version' | 'status'>;
 
-export function createMongoMemoryStore(db: Db): MemoryStore {
+/**
+ * Memory records in MongoDB. Content is sealed under each record's own data key before it is written and opened when
+ * read; a record whose key is destroyed reads as erased (absent), even before its row is purged.
+ */
+export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemoryStore {
   const memories = db.collection<MemoryRecord>(Collections.memories);
   const guards = db.collection<TransitionGuard>(Collections.transitions);
   const marks = createDeletionMarks(db);
@@ -133,8 +138,10 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
       { _id: record._id, tenant: record.tenant, version: record.version },
       { $set: { status: to, statusReason: reason, updatedAt: new Date(), version: record.version + 1, ...patch } },
     );
+  /** Records as every content read sees them: claimed moves applied, content opened. */
+  const readable = async (tenant: string, found: MemoryRecord[]) => cipher.openAll(await effective(tenant, found));
   const getMany = async (tenant: string, ids: readonly string[]) =>
-    effective(tenant, await findByIds(memories, tenant, ids));
+    readable(tenant, await findByIds(memories, tenant, ids));
   /**
    * The local server (FerretDB 1.x) updates a document by reading it, then writing the whole document back by `_id`,
    * with nothing held in between: a write made from an older read can land after a newer guarded move and put the row
@@ -255,7 +262,7 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     async insert(record) {
       try {
-        await memories.insertOne(record);
+        await memories.insertOne((await cipher.sealAll([record]))[0]!);
         return 'created';
       } catch (error) {
         if (isDuplicateKey(error)) return 'exists';
@@ -268,7 +275,7 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
         const chunk = records.slice(i, i + GUARD_CHUNK);
         if (chunk.length === 0) continue;
         try {
-          await memories.insertMany([...chunk], { ordered: false });
+          await memories.insertMany(await cipher.sealAll(chunk), { ordered: false });
         } catch (error) {
           const duplicates = duplicateWriteErrors(error);
           if (duplicates === null) throw error;
@@ -279,7 +286,7 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     },
     async get(tenant, id) {
       const record = await memories.findOne({ _id: id });
-      return record && record.tenant === tenant ? ((await effective(tenant, [record]))[0] ?? null) : null;
+      return record && record.tenant === tenant ? ((await readable(tenant, [record]))[0] ?? null) : null;
     },
     getMany,
     async factsOf(tenant, ids) {
@@ -333,15 +340,15 @@ export function createMongoMemoryStore(db: Db): MemoryStore {
     async listByStatus(tenant, status, limit) {
       const found = await memories.find({ tenant, status }).sort({ recordedAt: 1 }).limit(limit).toArray();
       // A record claimed by an erasure still says its old status in its row until the purge removes it.
-      return (await effective(tenant, found)).filter((r) => r.status === status);
+      return (await readable(tenant, found)).filter((r) => r.status === status);
     },
     async pageByStatus(tenant, status, limit, after) {
       const page = await keysetPage(memories, { tenant, status }, 'recordedAt', 1, limit, after);
-      return { items: (await effective(tenant, page.items)).filter((r) => r.status === status), next: page.next };
+      return { items: (await readable(tenant, page.items)).filter((r) => r.status === status), next: page.next };
     },
     async pageOfTenant(tenant, afterId, limit) {
       const filter = afterId === null ? { tenant } : { tenant, _id: { $gt: afterId } };
-      return effective(tenant, await memories.find(filter).sort({ _id: 1 }).limit(limit).toArray());
+      return readable(tenant, await memories.find(filter).sort({ _id: 1 }).limit(limit).toArray());
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await memories.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();

@@ -32,6 +32,10 @@ export const Collections = {
   storedRecords: 'stored_record_bytes',
   /** Revoked bearer tokens: their `jti` and when they would have expired, nothing else. */
   revokedTokens: 'revoked_tokens',
+  /** One data key per content-bearing record, wrapped under a key-encryption key epoch (see substrate/crypto). */
+  dataKeys: 'data_keys',
+  /** Which data keys were destroyed and when: the feed every process reads to forget the keys it holds. */
+  dataKeyDestructions: 'data_key_destructions',
 } as const;
 
 export function isDuplicateKey(error: unknown): boolean {

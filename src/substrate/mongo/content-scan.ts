@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import type { ContentCipher } from '../crypto/content-cipher.js';
 
 /** Documents read per page while scanning a tenant's contents. */
 const PAGE = 500;
@@ -12,23 +13,26 @@ const PAGE = 500;
  */
 export async function idsWithContent(
   db: Db,
+  cipher: ContentCipher,
   collection: string,
   tenant: string,
   matches: (content: string) => boolean,
 ): Promise<string[]> {
-  const docs = db.collection<{ _id: string; tenant: string; content?: unknown }>(collection);
+  const docs = db.collection<{ _id: string; tenant: string; content: string }>(collection);
   const found: string[] = [];
   let after: string | null = null;
   for (;;) {
     const page = await docs
       .find(after === null ? { tenant } : { tenant, _id: { $gt: after } }, {
-        projection: { _id: 1, content: 1 },
+        projection: { _id: 1, tenant: 1, content: 1 },
         sort: { _id: 1 },
         limit: PAGE,
         batchSize: PAGE,
       })
       .toArray();
-    for (const doc of page) if (typeof doc.content === 'string' && matches(doc.content)) found.push(doc._id);
+    // Sealed content is opened to be read; a record whose key is gone holds nothing readable to match.
+    const readable = await cipher.openAll(page.filter((doc) => typeof doc.content === 'string'));
+    for (const doc of readable) if (matches(doc.content)) found.push(doc._id);
     if (page.length < PAGE) return found;
     after = page[page.length - 1]!._id;
   }

@@ -2,6 +2,8 @@ import type { Db } from 'mongodb';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
 import { Collections, mapBounded } from '../mongo/collections.js';
+import type { ContentCipher } from '../crypto/content-cipher.js';
+import { isSealed } from '../crypto/content-seal.js';
 
 /**
  * Validated writes parked between the API and their workflow, so that content never travels through
@@ -63,31 +65,56 @@ export function stageMentions(macs: TenantMacs, tenant: string, body: unknown, m
   return visit(body);
 }
 
-export function createMongoStagingStore(db: Db, macs: TenantMacs): StagingStore {
-  const staging = db.collection<StagedWrite<unknown>>(Collections.staging);
+/** A stage as stored: its body sealed under a data key of the stage's own (a body written before sealing is kept). */
+interface StoredStage extends Omit<StagedWrite<unknown>, 'body'> {
+  body: unknown;
+}
+
+const keyIdOf = (stageId: string) => `stage:${stageId}`;
+
+/**
+ * Staged writes in MongoDB. A body is sealed under the stage's own data key, destroyed when the stage is discarded
+ * or erased: the copies of a staged batch in the database's log die with it.
+ */
+export function createMongoStagingStore(db: Db, macs: TenantMacs, cipher: ContentCipher): StagingStore {
+  const staging = db.collection<StoredStage>(Collections.staging);
+  /** The stage with its body opened; null when its key is gone (it was discarded or erased). */
+  const opened = async (stage: StoredStage): Promise<StagedWrite<unknown> | null> => {
+    if (!isSealed(stage.body)) return stage as StagedWrite<unknown>;
+    const body = await cipher.openOne({ _id: keyIdOf(stage._id), tenant: stage.tenant, content: stage.body });
+    return body ? { ...stage, body: JSON.parse(body.content) as unknown } : null;
+  };
+  const remove = async (tenant: string, id: string) => {
+    await cipher.shred(tenant, [keyIdOf(id)]);
+    return staging.deleteOne({ _id: id, tenant });
+  };
   return {
     async ensureIndexes() {
       await staging.createIndex({ tenant: 1 });
     },
     async put(write) {
-      await staging.replaceOne({ _id: write._id }, write as StagedWrite<unknown>, { upsert: true });
+      const [sealed] = await cipher.sealAll([
+        { _id: keyIdOf(write._id), tenant: write.tenant, content: JSON.stringify(write.body) },
+      ]);
+      await staging.replaceOne({ _id: write._id }, { ...write, body: sealed!.content }, { upsert: true });
     },
     async get<T>(tenant: string, id: string) {
       const write = await staging.findOne({ _id: id });
-      return write && write.tenant === tenant ? (write as StagedWrite<T>) : null;
+      return write && write.tenant === tenant ? ((await opened(write)) as StagedWrite<T> | null) : null;
     },
     async discard(tenant, id) {
-      await staging.deleteOne({ _id: id, tenant });
+      await remove(tenant, id);
     },
     async eraseMentioning(tenant, mentions) {
       if (mentions.subjects.length + mentions.ids.length + mentions.contentHashes.length === 0) return 0;
       // A tenant has few stages at a time (each lives for one ingestion), so one scan filtered here is cheap,
       // and it finds mentions nested in a body, which the local server would not filter on.
       const matching: string[] = [];
-      for await (const write of staging.find({ tenant }, { batchSize: 1000 })) {
-        if (stageMentions(macs, tenant, write.body, mentions)) matching.push(write._id);
+      for await (const stored of staging.find({ tenant }, { batchSize: 1000 })) {
+        const write = await opened(stored);
+        if (write && stageMentions(macs, tenant, write.body, mentions)) matching.push(write._id);
       }
-      const removed = await mapBounded(matching, 16, (id) => staging.deleteOne({ _id: id, tenant }));
+      const removed = await mapBounded(matching, 16, (id) => remove(tenant, id));
       return removed.reduce((n, r) => n + r.deletedCount, 0);
     },
   };

@@ -53,7 +53,7 @@ const until = expiryBucketOf(now);
 
 beforeAll(async () => {
   runtime = testRuntime();
-  await createExpiryQueue(runtime.db).ensureIndexes();
+  await createExpiryQueue(runtime.db, runtime.cipher).ensureIndexes();
 });
 
 afterAll(async () => {
@@ -95,7 +95,7 @@ interface Interference {
 
 /** Moves some of the page's records as other processes would, and claims some as a crashed sweep attempt did. */
 async function interfere(tenant: string, ids: readonly string[], plan: Interference): Promise<void> {
-  const store = createMongoMemoryStore(runtime.db);
+  const store = createMongoMemoryStore(runtime.db, runtime.cipher);
   const pick = (ks: number[]) => [...new Set(ks)].filter((k) => k < ids.length).map((k) => ids[k]!);
   const erased = new Set(pick(plan.erased));
   const claimed = pick(plan.claimed).filter((id) => !erased.has(id));
@@ -207,7 +207,7 @@ describe('bulk expiry against one-by-one expiry (property, real database)', () =
           const singleTenant = uniqueId('single');
           const bulkIds = await seed(bulkTenant, n);
           const singleIds = await seed(singleTenant, n);
-          const queue = createExpiryQueue(runtime.db);
+          const queue = createExpiryQueue(runtime.db, runtime.cipher);
           const page = { bucket, until, pageSize: 100 };
           const bulk = await activitiesOver(
             withReadBoundary(queue, () => interfere(bulkTenant, bulkIds, plan)),
@@ -249,7 +249,7 @@ describe('bulk expiry against one-by-one expiry (property, real database)', () =
         async ([n, plan]) => {
           const tenant = uniqueId('race');
           const ids = await seed(tenant, n);
-          const queue = createExpiryQueue(runtime.db);
+          const queue = createExpiryQueue(runtime.db, runtime.cipher);
           const page = { tenant, bucket, until, pageSize: 100 };
           await Promise.all([
             activitiesOver(queue).markExpiredPage(page),
@@ -287,8 +287,8 @@ describe('bulk expiry against one-by-one expiry (property, real database)', () =
   it('leaves no record behind its erasure when a sweep wrote its slot from a read taken before the erasure’s move', async () => {
     const tenant = uniqueId('stale-slot');
     const [id] = await seed(tenant, 1);
-    const store = createMongoMemoryStore(runtime.db);
-    const queue = createExpiryQueue(runtime.db);
+    const store = createMongoMemoryStore(runtime.db, runtime.cipher);
+    const queue = createExpiryQueue(runtime.db, runtime.cipher);
     // Expired, still in its hour bucket (a sweep attempt stopped between the move and the slot change).
     expect(await store.transition(tenant, id!, 'active', 'expired', 'retention-expiry')).toBe(true);
     const lock = await lockRow(testConfig().mongo.dbName, Collections.memories, id!);

@@ -26,7 +26,7 @@ afterAll(async () => {
 
 describe('bulk writes of a batch', () => {
   it('inserts the records of a batch, and a retry reports the ones already there without touching them', async () => {
-    const store = createMongoMemoryStore(runtime.db);
+    const store = createMongoMemoryStore(runtime.db, runtime.cipher);
     const records = [0, 1, 2, 3].map((n) => memoryRecord(tenant, `${tenant}-m${n}`, `fact number ${n}`));
     expect(await store.insertMany([records[1]!])).toEqual(['created']);
     const retried = { ...records[1]!, content: 'another text under the same id' };

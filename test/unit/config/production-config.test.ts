@@ -16,6 +16,7 @@ const production = {
   LETHE_ENV: 'production',
   LETHE_STATE_DIR: stateDir,
   LETHE_FINGERPRINT_SECRET: 'f'.repeat(32),
+  LETHE_KEK_FILE: '/keys/kek.json',
   LETHE_TOKEN_JWKS_URL: 'https://id.example/.well-known/jwks.json',
   LETHE_SIGNING_PUBLIC_KEY_FILE: '/keys/signing.pub.pem',
   LETHE_EMBEDDER: 'hashing',
@@ -33,6 +34,12 @@ describe('production mode refuses to guess', () => {
   it('in production, a missing fingerprint secret stops the process naming LETHE_FINGERPRINT_SECRET', () => {
     const { LETHE_FINGERPRINT_SECRET: _secret, ...rest } = production;
     expect(variableOf(() => loadConfig(rest))).toBe('LETHE_FINGERPRINT_SECRET');
+    expect(fs.readdirSync(stateDir)).toEqual([]);
+  });
+
+  it('in production, a missing KEK keyring stops the process naming LETHE_KEK_FILE, and none is generated', () => {
+    const { LETHE_KEK_FILE: _kek, ...rest } = production;
+    expect(variableOf(() => loadConfig(rest))).toBe('LETHE_KEK_FILE');
     expect(fs.readdirSync(stateDir)).toEqual([]);
   });
 

@@ -6,6 +6,7 @@ import { temporalConnectionOptions } from '../../../src/config/temporal-connecti
 const base = {
   LETHE_ENV: 'production',
   LETHE_FINGERPRINT_SECRET: 'f'.repeat(32),
+  LETHE_KEK_FILE: '/keys/kek.json',
   LETHE_EMBEDDER: 'hashing',
   TEMPORAL_ADDRESS: 'temporal.internal:7233',
 };

@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load-config.js';
+import { CliError, ExitCode } from '../exit-codes.js';
+
+/** Between the two re-wrap passes: far longer than any single key write takes. */
+const SETTLE_MS = 2000;
+
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('key-encryption keys (KEKs) that wrap every record’s data key');
+  keys
+    .command('rotate')
+    .description(
+      'begin a new KEK epoch, re-wrap every live data key under it, and destroy the older epochs: erased content in the database log and backups becomes unreadable',
+    )
+    .action(async () => {
+      const config = loadConfig();
+      const [{ createRuntime }, { rotateKeks }] = await Promise.all([
+        import('../../app/runtime.js'),
+        import('../../substrate/crypto/kek-rotation.js'),
+      ]);
+      const runtime = createRuntime(config, 'lethe-keys');
+      const json = (program.opts() as { json?: boolean }).json;
+      try {
+        const vault = runtime.cipher.vault;
+        await vault.ensureIndexes();
+        const started = Date.now();
+        const outcome = await rotateKeks(vault, vault.keks, {
+          settleMs: SETTLE_MS,
+          onProgress: (done) => process.stderr.write(`re-wrapped ${done}\r`),
+        });
+        const ms = Date.now() - started;
+        process.stdout.write(
+          json
+            ? `${JSON.stringify({ ...outcome, ms })}\n`
+            : `epoch ${outcome.epoch} current; ${outcome.rewrapped} data keys re-wrapped; destroyed epochs: ${outcome.destroyed.join(', ') || 'none'} (${ms} ms)\n`,
+        );
+        if (outcome.kept.length > 0) {
+          throw new CliError(
+            `epochs ${outcome.kept.join(', ')} still wrap data keys and were kept; run the rotation again`,
+            ExitCode.refused,
+          );
+        }
+      } finally {
+        await runtime.close();
+      }
+    });
+  keys
+    .command('epochs')
+    .description('list the KEK epochs: when each began and when its key material was destroyed')
+    .action(async () => {
+      const config = loadConfig();
+      const { createRuntime } = await import('../../app/runtime.js');
+      const runtime = createRuntime(config, 'lethe-keys');
+      try {
+        const epochs = await runtime.cipher.vault.keks.epochs();
+        const json = (program.opts() as { json?: boolean }).json;
+        for (const e of epochs) {
+          process.stdout.write(
+            json
+              ? `${JSON.stringify(e)}\n`
+              : `${e.epoch}\t${e.createdAt.toISOString()}\t${e.destroyedAt ? `destroyed ${e.destroyedAt.toISOString()}` : 'live'}\n`,
+          );
+        }
+      } finally {
+        await runtime.close();
+      }
+    });
+}

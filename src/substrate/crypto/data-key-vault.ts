@@ -1,0 +1,236 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { BoundedMap } from '../../shared/bounded-map.js';
+import { findByIds } from '../mongo/bounded-scan.js';
+import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { DATA_KEY_BYTES } from './content-seal.js';
+import { KekEpochGone, type KeyEncryptionKeys } from './key-encryption-keys.port.js';
+
+/** A record's data key, wrapped under a KEK epoch. Its id is the record's: one key per record. */
+interface DataKeyDoc {
+  _id: string;
+  tenant: string;
+  epoch: number;
+  wrapped: string;
+  createdAt: Date;
+}
+
+/** Which keys were destroyed, and when: what other processes read to drop the keys they hold in memory. */
+interface DestructionDoc {
+  _id: string;
+  tenant: string;
+  ids: string[];
+  at: Date;
+}
+
+/**
+ * One data key per record, in the `data_keys` collection, wrapped by the KEK service. Erasing a closure destroys the
+ * keys of exactly the records it erases: no other record shares one, so nothing else becomes unreadable.
+ *
+ * Every process keeps the keys it unwrapped in memory (a bounded LRU). A destruction is written to a feed that every
+ * process polls (`pollMs`); a process drops the destroyed keys at its next poll, and if it has not heard from the
+ * feed for `boundMs` it stops trusting its memory and reads every key from the vault again. So a key destroyed by
+ * any process stops opening content in every process within `boundMs` (the process that destroyed it: at once).
+ */
+export interface DataKeyVault {
+  ensureIndexes(): Promise<void>;
+  /** The records' keys, made (and wrapped) where missing. Idempotent: a record that has a key keeps it. */
+  keysFor(tenant: string, ids: readonly string[]): Promise<Map<string, Buffer>>;
+  /** The records' existing keys; a record whose key is destroyed (or never existed) is absent. */
+  existing(tenant: string, ids: readonly string[]): Promise<Map<string, Buffer>>;
+  /** Which of the records still have a key in the vault, read from the vault itself (no process memory). */
+  idsWithKeys(tenant: string, ids: readonly string[]): Promise<string[]>;
+  /** The KEK service's epochs (when each began, and was destroyed). */
+  readonly keks: KeyEncryptionKeys;
+  /** The KEK service and its current epoch: what a certificate names of the shredding. */
+  state(): Promise<{ kek: string; epoch: number; boundMs: number }>;
+  /** Destroys the records' keys (idempotent); returns how many this call removed from the vault. */
+  destroy(tenant: string, ids: readonly string[]): Promise<number>;
+  /** The longest a destroyed key can still open content in any process, in ms. */
+  readonly boundMs: number;
+  /** Re-wraps every key held under an epoch older than the current one; returns how many. */
+  rewrapOlderThan(epoch: number, onProgress?: (done: number) => void): Promise<number>;
+  /** Keys still wrapped under `epoch`. */
+  countUnder(epoch: number): Promise<number>;
+  /** Stops polling the feed. */
+  close(): void;
+}
+
+export interface VaultTiming {
+  pollMs: number;
+  boundMs: number;
+}
+
+export const DEFAULT_VAULT_TIMING: VaultTiming = { pollMs: 1000, boundMs: 5000 };
+const CACHE_ENTRIES = 100_000;
+/** Destruction entries older than this are removed by the next destruction: every live process has read them. */
+const FEED_KEEP_MS = 10 * 60_000;
+/** Entries are read this far back from the last poll, for clocks that differ between hosts. */
+const FEED_OVERLAP_MS = 30_000;
+const PAGE = 1000;
+
+interface WriteFailure {
+  code?: number;
+  index: number;
+}
+
+const contextOf = (tenant: string, id: string) => `data-key|${Buffer.byteLength(tenant)}:${tenant}|${id}`;
+
+export function createDataKeyVault(
+  db: Db,
+  keks: KeyEncryptionKeys,
+  timing: VaultTiming = DEFAULT_VAULT_TIMING,
+  clock: () => number = Date.now,
+): DataKeyVault {
+  const keys = db.collection<DataKeyDoc>(Collections.dataKeys);
+  const feed = db.collection<DestructionDoc>(Collections.dataKeyDestructions);
+  const cache = new BoundedMap<string, Buffer>(CACHE_ENTRIES);
+  const cacheKey = (tenant: string, id: string) => `${tenant}\u0000${id}`;
+  let heardAt = 0;
+  let readSince = clock() - FEED_OVERLAP_MS;
+
+  // Entries are applied again at every poll while they are within the overlap: a key read from the vault in the
+  // moment between its feed entry and its deletion is dropped by a later poll.
+  const poll = async () => {
+    const startedAt = clock();
+    const entries = await feed.find({ at: { $gte: new Date(readSince - FEED_OVERLAP_MS) } }).toArray();
+    for (const entry of entries) for (const id of entry.ids) cache.delete(cacheKey(entry.tenant, id));
+    readSince = startedAt;
+    heardAt = startedAt;
+  };
+  let polling = false;
+  const timer = setInterval(() => {
+    if (polling) return;
+    polling = true;
+    poll()
+      .catch(() => undefined)
+      .finally(() => (polling = false));
+  }, timing.pollMs);
+  timer.unref();
+
+  /** The cache is trusted only while the feed has been heard within the bound. */
+  const cached = (tenant: string, id: string): Buffer | undefined =>
+    clock() - heardAt < timing.boundMs ? cache.get(cacheKey(tenant, id)) : undefined;
+
+  const unwrapAll = async (tenant: string, docs: readonly DataKeyDoc[], into: Map<string, Buffer>) => {
+    await mapBounded([...docs], 16, async (doc) => {
+      try {
+        const key = await keks.unwrap(doc.epoch, doc.wrapped, contextOf(tenant, doc._id));
+        cache.set(cacheKey(tenant, doc._id), key);
+        into.set(doc._id, key);
+      } catch (error) {
+        // Wrapped under a destroyed epoch: a key restored from a backup older than a rotation. It opens nothing.
+        if (!(error instanceof KekEpochGone)) throw error;
+      }
+    });
+  };
+
+  const existing = async (tenant: string, ids: readonly string[]) => {
+    const found = new Map<string, Buffer>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const key = cached(tenant, id);
+      if (key) found.set(id, key);
+      else missing.push(id);
+    }
+    if (missing.length > 0) await unwrapAll(tenant, await findByIds(keys, tenant, missing), found);
+    return found;
+  };
+
+  return {
+    keks,
+    boundMs: timing.boundMs,
+    async ensureIndexes() {
+      await keys.createIndex({ tenant: 1 });
+      await keys.createIndex({ epoch: 1 });
+      await feed.createIndex({ at: 1 });
+      await poll();
+    },
+    existing,
+    async idsWithKeys(tenant, ids) {
+      const docs = await findByIds(keys, tenant, [...new Set(ids)], { projection: { _id: 1, tenant: 1 } });
+      return docs.map((d) => d._id);
+    },
+    async state() {
+      const epochs = await keks.epochs();
+      return { kek: keks.kind, epoch: epochs[epochs.length - 1]!.epoch, boundMs: timing.boundMs };
+    },
+    async keysFor(tenant, ids) {
+      const found = await existing(tenant, ids);
+      const missing = [...new Set(ids)].filter((id) => !found.has(id));
+      if (missing.length === 0) return found;
+      const made = await Promise.all(
+        missing.map(async (id) => {
+          const key = randomBytes(DATA_KEY_BYTES);
+          const { epoch, wrapped } = await keks.wrap(key, contextOf(tenant, id));
+          return { key, doc: { _id: id, tenant, epoch, wrapped, createdAt: new Date(clock()) } };
+        }),
+      );
+      let lost: string[] = [];
+      try {
+        await keys.insertMany(
+          made.map((m) => m.doc),
+          { ordered: false },
+        );
+      } catch (error) {
+        // Another writer made some of these keys first: theirs are kept, and read back below.
+        const raw = (error as { writeErrors?: WriteFailure | WriteFailure[] }).writeErrors;
+        const failures = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+        if (failures.length === 0 || !failures.every((e) => isDuplicateKey(e))) throw error;
+        lost = failures.map((e) => made[e.index]!.doc._id);
+      }
+      const lostSet = new Set(lost);
+      for (const m of made) {
+        if (lostSet.has(m.doc._id)) continue;
+        cache.set(cacheKey(tenant, m.doc._id), m.key);
+        found.set(m.doc._id, m.key);
+      }
+      if (lost.length > 0) for (const [id, key] of await existing(tenant, lost)) found.set(id, key);
+      return found;
+    },
+    async destroy(tenant, ids) {
+      const unique = [...new Set(ids)];
+      for (const id of unique) cache.delete(cacheKey(tenant, id));
+      if (unique.length === 0) return 0;
+      // The feed first: a process that reads a key between the delete and the feed entry would keep it otherwise.
+      const now = clock();
+      await feed.deleteMany({ at: { $lt: new Date(now - FEED_KEEP_MS) } });
+      for (let i = 0; i < unique.length; i += PAGE) {
+        await feed.insertOne({ _id: randomUUID(), tenant, ids: unique.slice(i, i + PAGE), at: new Date(now) });
+      }
+      const results = await mapBounded(unique, 32, (id) => keys.deleteOne({ _id: id, tenant }));
+      return results.reduce((n, r) => n + r.deletedCount, 0);
+    },
+    async rewrapOlderThan(epoch, onProgress) {
+      let done = 0;
+      let after: string | null = null;
+      for (;;) {
+        const filter: Record<string, unknown> = after === null ? {} : { _id: { $gt: after } };
+        const page = await keys.find(filter, { sort: { _id: 1 }, limit: PAGE }).toArray();
+        const older = page.filter((doc) => doc.epoch < epoch);
+        await mapBounded(older, 16, async (doc) => {
+          const context = contextOf(doc.tenant, doc._id);
+          let key: Buffer;
+          try {
+            key = await keks.unwrap(doc.epoch, doc.wrapped, context);
+          } catch (error) {
+            if (error instanceof KekEpochGone) return;
+            throw error;
+          }
+          const next = await keks.wrap(key, context);
+          // Only if it is still the key read: a concurrent destroy wins.
+          await keys.updateOne(
+            { _id: doc._id, epoch: doc.epoch },
+            { $set: { epoch: next.epoch, wrapped: next.wrapped } },
+          );
+        });
+        done += older.length;
+        onProgress?.(done);
+        if (page.length < PAGE) return done;
+        after = page[page.length - 1]!._id;
+      }
+    },
+    countUnder: (epoch) => keys.countDocuments({ epoch }),
+    close: () => clearInterval(timer),
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * Key-encryption keys (KEKs), in epochs: data keys are stored wrapped under the epoch that was current when they
+ * were made, or re-wrapped under a later one by a rotation. Destroying an epoch makes every copy of a data key wrapped
+ * under it — in the write-ahead log, in a replica, in a backup — unreadable: that is how a data key deleted from the
+ * vault also dies in the copies the vault's own storage keeps.
+ */
+export interface KekEpoch {
+  epoch: number;
+  createdAt: Date;
+  /** When its key material was destroyed; null while it can still unwrap. */
+  destroyedAt: Date | null;
+}
+
+/** An epoch whose key material is destroyed (or was never known here): what it wrapped cannot be unwrapped. */
+export class KekEpochGone extends Error {
+  constructor(readonly epoch: number) {
+    super(`key-encryption key epoch ${epoch} is destroyed or unknown`);
+    this.name = 'KekEpochGone';
+  }
+}
+
+export interface KeyEncryptionKeys {
+  /** Which service holds the KEKs (`local-file`, …): named in certificates, never a key. */
+  readonly kind: string;
+  /** Wraps a data key under the current epoch; `context` is bound to it (additional data) and must match on unwrap. */
+  wrap(dataKey: Buffer, context: string): Promise<{ epoch: number; wrapped: string }>;
+  /** Throws KekEpochGone when the epoch is destroyed or unknown. */
+  unwrap(epoch: number, wrapped: string, context: string): Promise<Buffer>;
+  /** The epochs known, oldest first. */
+  epochs(): Promise<KekEpoch[]>;
+  /** Starts a new epoch, current from now on; returns it. */
+  beginEpoch(): Promise<number>;
+  /** Destroys an epoch's key material for good (idempotent). Refuses the current epoch. */
+  destroyEpoch(epoch: number): Promise<void>;
+}

@@ -1,0 +1,190 @@
+/**
+ * Content is sealed before it leaves the process, under a data key of each record's own; an erasure destroys the
+ * keys of exactly the records it erases, and a KEK rotation then kills the keys' own copies in the database's log
+ * and in backups. This file runs on a database and a KEK keyring of its own, so that its rotation touches no other
+ * test's keys.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { testConfig, testRuntime } from '../../support/harness.js';
+import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } from '../../support/erasure-fixture.js';
+import { backUpTenant, restoreTenant, type TenantBackup } from '../../support/tenant-backup.js';
+import { grepFiles } from '../../support/data-files.js';
+import { checkpoint, postgresDataDirectory, relationOf } from '../../support/postgres-cluster.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
+import { reapplyErasures } from '../../../src/cli/commands/restore.command.js';
+import type { Runtime } from '../../../src/app/runtime.js';
+import type { ContentRecord } from '../../../src/substrate/crypto/content-cipher.js';
+
+const kekDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-shred-'));
+const database = `lethe_shred_${randomUUID().slice(0, 8)}`;
+const uri = new URL(testConfig().mongo.uri);
+uri.pathname = `/${database}`;
+const isolated = { MONGODB_URI: uri.toString(), LETHE_KEK_FILE: path.join(kekDir, 'kek.json') };
+
+describe('content sealed at rest, and shredded by an erasure', () => {
+  let app: TestApp;
+  let graph: SubjectGraph;
+  let backup: TenantBackup;
+  let requestId: string;
+  let closure: string[];
+
+  const readAs = async (kind: 'memories' | 'events', id: string) =>
+    app.request({
+      method: 'GET',
+      url: `/v1/tenants/${graph.tenant}/${kind}/${id}`,
+      token: await app.token(graph.tenant, ['agent'], graph.writer),
+    });
+  const rawRows = async () => [
+    ...(await app.runtime.db.collection(Collections.events).find({ tenant: graph.tenant }).toArray()),
+    ...(await app.runtime.db.collection(Collections.memories).find({ tenant: graph.tenant }).toArray()),
+    ...(await app.runtime.db.collection(Collections.staging).find({ tenant: graph.tenant }).toArray()),
+  ];
+
+  beforeAll(async () => {
+    app = await startTestApp({ config: isolated });
+    graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
+    backup = await backUpTenant(
+      app.runtime.db,
+      app.runtime.es,
+      graph.tenant,
+      await app.services.index.indexOf(graph.tenant),
+    );
+  }, 240_000);
+  afterAll(async () => {
+    await app?.runtime.db.dropDatabase().catch(() => undefined);
+    await app?.close();
+    fs.rmSync(kekDir, { recursive: true, force: true });
+  });
+
+  it('stores no content in clear: the rows hold ciphertext, and every read opens it', async () => {
+    const rows = await rawRows();
+    expect(rows.length).toBeGreaterThanOrEqual(graph.events.length + graph.memories.length);
+    expect(JSON.stringify(rows)).not.toContain(graph.canary);
+    for (const row of rows.filter((r) => 'content' in r)) expect(row.content).toMatch(/^lethe-sealed:v1:/);
+    const read = await readAs('memories', graph.memories[0]!);
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.body).toContain(graph.canary);
+    // The backup taken now holds the records' rows and keys, and no content in clear outside the index.
+    expect(JSON.stringify(backup.mongo)).not.toContain(graph.canary);
+    expect(backup.mongo[Collections.dataKeys]!.length).toBeGreaterThanOrEqual(rows.length);
+  });
+
+  it('writes no content in clear into any PostgreSQL file, the write-ahead log included', async () => {
+    await checkpoint();
+    const found = grepFiles(await postgresDataDirectory(), graph.canary);
+    const named = await Promise.all(found.map(async (file) => `${file} (${await relationOf(file)})`));
+    expect(named).toEqual([]);
+  });
+
+  it('destroys the data keys of exactly the records it erases, and the certificate names them and the KEK epoch', async () => {
+    requestId = await fileErasure(app, graph.tenant, { subjectId: graph.subject });
+    const done = await completeErasure(app, graph.tenant, requestId, 'extend');
+    expect(done.state).toBe('completed');
+    const [certificate] = await app.services.certificates.byRequest(graph.tenant, requestId);
+    closure = certificate!.closure.ids;
+    expect(closure).toEqual(expect.arrayContaining([...graph.events, ...graph.memories]));
+    const vault = app.runtime.cipher.vault;
+    expect(await vault.idsWithKeys(graph.tenant, closure)).toEqual([]);
+    // Every record outside the closure keeps its key and reads as before.
+    expect((await vault.idsWithKeys(graph.tenant, graph.control)).sort()).toEqual([...graph.control].sort());
+    for (const id of graph.control.filter((c) => !c.startsWith('evt_')))
+      expect((await readAs('memories', id)).statusCode).toBe(200);
+    expect(certificate!.probes).toContainEqual(
+      expect.objectContaining({ kind: 'data-key', target: 'mongodb', checked: closure.length, found: 0 }),
+    );
+    expect(certificate!.stores).toContainEqual(
+      expect.objectContaining({ collection: Collections.dataKeys, deleted: closure.length }),
+    );
+    const wal = certificate!.assurance.find((a) => a.place === 'postgresql:wal');
+    expect(wal?.statement).toMatch(/sealed under per-record data keys .* KEK epoch 1 \(local-file\)/);
+    expect(wal?.lapses).toEqual({ condition: expect.stringMatching(/^KEK epoch 1 is destroyed by a rotation/) });
+  });
+
+  it('after a KEK rotation, the pre-erasure backup reads as erased — with the live vault, and entirely with its own', async () => {
+    const vault = app.runtime.cipher.vault;
+    const rotation = await rotateKeks(vault, vault.keks, { settleMs: 200 });
+    expect(rotation).toMatchObject({ epoch: 2, destroyed: [1], kept: [] });
+    expect(rotation.rewrapped).toBeGreaterThanOrEqual(graph.control.length);
+    expect(await vault.countUnder(1)).toBe(0);
+
+    // The certificates, as an auditor exported them: the backup predates them.
+    const certificates = await app.services.certificates.byRequest(graph.tenant, requestId);
+    // Restored as the runbook says: records from the backup, keys from the live vault.
+    const { [Collections.dataKeys]: oldKeys, [Collections.dataKeyDestructions]: _feed, ...records } = backup.mongo;
+    await restoreTenant(app.runtime.db, app.runtime.es, { ...backup, mongo: records });
+    for (const id of graph.memories) expect((await readAs('memories', id)).statusCode, id).toBe(404);
+    for (const id of graph.events) expect((await readAs('events', id)).statusCode, id).toBe(404);
+    for (const id of graph.control.filter((c) => !c.startsWith('evt_')))
+      expect((await readAs('memories', id)).statusCode, id).toBe(200);
+
+    // The backup's own copies of the keys are wrapped under the destroyed epoch: nothing of it opens.
+    const restoredVault = app.runtime.db.collection(Collections.dataKeys);
+    await restoredVault.deleteMany({ tenant: graph.tenant });
+    await restoredVault.insertMany(oldKeys!);
+    const rows = await app.runtime.db
+      .collection<ContentRecord>(Collections.memories)
+      .find({ tenant: graph.tenant })
+      .toArray();
+    const fresh = testRuntime(isolated);
+    try {
+      await fresh.cipher.vault.ensureIndexes();
+      expect(await fresh.cipher.openAll(rows)).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+
+    // Re-applying the erasures removes the restored rows and the keys the backup brought back.
+    const report = await reapplyErasures(app.services, graph.tenant, {
+      db: app.runtime.db,
+      certificates: (async function* () {
+        yield* certificates;
+      })(),
+      expunge: { attempts: 30, intervalMs: 1000 },
+    });
+    expect(report.purged.memories + report.purged.events).toBe(closure.length);
+    expect(await vault.idsWithKeys(graph.tenant, closure)).toEqual([]);
+  });
+});
+
+describe('a destroyed data key, in other processes that hold it in memory', () => {
+  const runtimes: Runtime[] = [];
+  afterAll(async () => {
+    await runtimes[0]?.db.dropDatabase().catch(() => undefined);
+    await Promise.all(runtimes.map((r) => r.close()));
+  });
+
+  it('stops opening content in each of them at their next read of the feed, long before their bound', async () => {
+    // Readers that would trust their memory for a minute without the feed: only the feed can stop them sooner.
+    const reader = { ...isolated, LETHE_KEY_FEED_POLL_MS: '200', LETHE_KEY_CACHE_BOUND_MS: '60000' };
+    const writer = testRuntime(isolated);
+    const api = testRuntime(reader);
+    const worker = testRuntime(reader);
+    runtimes.push(writer, api, worker);
+    for (const r of runtimes) await r.cipher.vault.ensureIndexes();
+    const tenant = uniqueTenant();
+    const record = { _id: `mem_${randomUUID().replaceAll('-', '')}`, tenant, content: 'Ana lives in Porto.' };
+    const [sealed] = await writer.cipher.sealAll([record]);
+    // Warm: each reader has unwrapped the key and keeps it.
+    for (const r of [api, worker]) expect(await r.cipher.openAll([sealed!])).toEqual([record]);
+    const destroyedAt = Date.now();
+    expect(await writer.cipher.shred(tenant, [record._id])).toBe(1);
+    expect(await writer.cipher.openAll([sealed!])).toEqual([]);
+    const stopped = await Promise.all(
+      [api, worker].map(async (r) => {
+        while ((await r.cipher.openAll([sealed!])).length > 0) {
+          if (Date.now() - destroyedAt > 30_000) return Infinity;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return Date.now() - destroyedAt;
+      }),
+    );
+    console.info(`shred propagation: stopped opening after ${stopped.join(' ms, ')} ms (poll 200 ms)`);
+    for (const ms of stopped) expect(ms).toBeLessThan(30_000);
+  });
+});
