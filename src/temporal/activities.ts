@@ -82,6 +82,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       erasurePolicy: services.erasurePolicy,
       dpoEmail: runtime.config.smtp.dpoEmail,
       operatorEmail: runtime.config.smtp.operatorEmail,
+      metrics: services.metrics,
     }),
     ...createRetentionActivities(retentionActivityDeps(runtime.db, services)),
   };
