@@ -21,6 +21,7 @@ import type { Embedder } from '../../src/substrate/search/embedder.port.js';
 import type { SearchIndex } from '../../src/substrate/search/search-index.port.js';
 import type { TombstoneStore } from '../../src/substrate/tombstones/tombstone-store.js';
 import { ErrorType } from '../../src/shared/errors.js';
+import type { Metrics } from '../../src/observability/metrics.port.js';
 import { isEvent, locateRecordIds } from '../../src/governance/erasure/locate.js';
 
 export interface ErasureActivityDeps {
@@ -50,6 +51,8 @@ export interface ErasureActivityDeps {
   operatorEmail: string;
   /** Records purged per heartbeat. */
   purgeChunk?: number;
+  /** Where each step's duration is reported (the operator's metrics). */
+  metrics?: Pick<Metrics, 'erasureStep'>;
 }
 
 /** Workflow inputs and results of these activities: ids, counts and states only. */
@@ -124,8 +127,18 @@ export function erasureContext(deps: ErasureActivityDeps) {
     run: () => Promise<T>,
   ): Promise<T> {
     await deps.requests.stepStarted(ref.tenant, ref.requestId, name);
-    const counts = await run();
+    // Timed in the activity, not the workflow: the workflow's clock is its history's, and must stay so.
+    const started = performance.now();
+    const elapsed = () => (performance.now() - started) / 1000;
+    let counts: T;
+    try {
+      counts = await run();
+    } catch (error) {
+      deps.metrics?.erasureStep(name, 'failed', elapsed());
+      throw error;
+    }
     await deps.requests.stepFinished(ref.tenant, ref.requestId, name, counts);
+    deps.metrics?.erasureStep(name, 'done', elapsed());
     return counts;
   }
 

@@ -13,6 +13,7 @@ import {
 } from '../governance/auth/tokens.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 import type { UnprovenCallBudget } from './rate-limits.js';
+import type { Metrics } from '../observability/metrics.port.js';
 
 export type RouteReads = 'records' | 'ids' | 'none';
 
@@ -44,6 +45,8 @@ export function registerAuthentication(
     revocations?: RevocationCheck;
     /** Spends the caller's address budget when its token is refused (429 once spent). */
     unproven?: UnprovenCallBudget;
+    /** Counts refusals by reason for the operator. */
+    metrics?: Pick<Metrics, 'refused'>;
   },
 ): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -75,7 +78,7 @@ export function registerAuthentication(
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       if (!principal && deps.unproven) await deps.unproven(request, reply);
-      await recordRefusal(deps.audit, request, tenant, action, principal, error);
+      await recordRefusal(deps.audit, request, tenant, action, principal, error, deps.metrics);
       throw error;
     }
     request.principal = principal;
@@ -98,10 +101,12 @@ async function recordRefusal(
   action: Action,
   principal: Principal | undefined,
   error: DomainError,
+  metrics?: Pick<Metrics, 'refused'>,
 ): Promise<void> {
   const route = request.routeOptions.url ?? 'unknown';
   if (!principal) {
     refusalCounts.unauthenticated++;
+    metrics?.refused('unauthenticated');
     request.log.warn(
       { route, method: request.method, status: error.status, type: error.type },
       'unauthenticated call refused',
@@ -111,6 +116,7 @@ async function recordRefusal(
   const foreign = principal.tenant !== tenant;
   if (foreign) refusalCounts.foreignTenant++;
   else refusalCounts.role++;
+  metrics?.refused(foreign ? 'foreign-tenant' : 'role');
   await audit.append({
     tenant: principal.tenant,
     actor: principal.id,

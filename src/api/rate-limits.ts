@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { ApiLimits } from '../config/config.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
+import type { Metrics } from '../observability/metrics.port.js';
+
+type RateMetrics = Pick<Metrics, 'rateLimited'>;
 
 const MINUTE_MS = 60_000;
 
@@ -35,6 +38,7 @@ export type UnprovenCallBudget = (request: FastifyRequest, reply: FastifyReply) 
 export async function registerAddressRateLimit(
   app: FastifyInstance,
   limits: ApiLimits['rate'],
+  metrics?: RateMetrics,
 ): Promise<UnprovenCallBudget> {
   await app.register(rateLimit, { global: false, cache: 10_000 });
   const byAddress = limiterOf(app, limits.perAddress, (r) => `address:${r.ip}`);
@@ -42,16 +46,20 @@ export async function registerAddressRateLimit(
     request.routeOptions.config.action !== undefined && /^bearer /i.test(request.headers.authorization ?? '');
   app.addHook('onRequest', async (request, reply) => {
     if (judgedByToken(request)) return;
-    await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply);
+    await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply, metrics);
   });
   return async (request, reply) => {
     // A call without a token spent the budget when it arrived; each call spends it once.
-    if (judgedByToken(request)) await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply);
+    if (judgedByToken(request)) await refuseWhenSpent(byAddress, 'address', limits.perAddress, request, reply, metrics);
   };
 }
 
 /** The principal's and the tenant's budgets; registered after authentication, so that the principal is known. */
-export function registerPrincipalRateLimits(app: FastifyInstance, limits: ApiLimits['rate']): void {
+export function registerPrincipalRateLimits(
+  app: FastifyInstance,
+  limits: ApiLimits['rate'],
+  metrics?: RateMetrics,
+): void {
   const byPrincipal = limiterOf(
     app,
     limits.perPrincipal,
@@ -60,8 +68,8 @@ export function registerPrincipalRateLimits(app: FastifyInstance, limits: ApiLim
   const byTenant = limiterOf(app, limits.perTenant, (r) => `tenant:${r.principal?.tenant ?? ''}`);
   app.addHook('onRequest', async (request, reply) => {
     if (!request.principal) return;
-    await refuseWhenSpent(byPrincipal, 'principal', limits.perPrincipal, request, reply);
-    await refuseWhenSpent(byTenant, 'tenant', limits.perTenant, request, reply);
+    await refuseWhenSpent(byPrincipal, 'principal', limits.perPrincipal, request, reply, metrics);
+    await refuseWhenSpent(byTenant, 'tenant', limits.perTenant, request, reply, metrics);
   });
 }
 
@@ -75,9 +83,11 @@ async function refuseWhenSpent(
   max: number,
   request: FastifyRequest,
   reply: FastifyReply,
+  metrics?: RateMetrics,
 ): Promise<void> {
   const state = await limiter(request);
   if (state.isAllowed || state.isExceeded !== true) return;
+  metrics?.rateLimited(budget);
   const retryAfter = Math.max(1, state.ttlInSeconds ?? 60);
   reply.header('retry-after', String(retryAfter));
   throw new DomainError(

@@ -4,13 +4,18 @@ import { createRuntime } from '../app/runtime.js';
 import { buildApiServer } from './server.js';
 import { createServices } from '../app/services.js';
 import { loadTokenKeys } from '../governance/auth/token-keys.js';
+import { exitGracefully } from '../app/graceful-exit.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   // Read before anything connects: a key set that cannot be read stops the API at boot, naming its variable.
   const tokenKeys = loadTokenKeys(config.tokens);
   const runtime = createRuntime(config, 'lethe-api');
-  const services = createServices(runtime, { certificateKey: 'public' });
+  const services = createServices(runtime, {
+    certificateKey: 'public',
+    // The API serves the open erasure requests: every deployment runs it, and only it, so they are counted once.
+    metrics: { erasureBacklog: true, processMetrics: true },
+  });
   await services.ensureIndexes();
   const app = await buildApiServer({
     log: runtime.log,
@@ -19,14 +24,17 @@ async function main(): Promise<void> {
     tokenKeys,
     tokenLimits: runtime.config.tokens,
     limits: runtime.config.limits,
+    ...(runtime.config.metrics.token ? { metricsToken: runtime.config.metrics.token } : {}),
   });
-  const shutdown = async () => {
-    await app.close();
-    await runtime.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void shutdown());
-  process.once('SIGINT', () => void shutdown());
+  // Fastify's close stops accepting, answers 503 to new requests on open connections, closes idle ones, and
+  // resolves once the requests in flight are answered.
+  exitGracefully(
+    async () => {
+      await app.close();
+      await runtime.close();
+    },
+    { log: runtime.log, deadlineMs: runtime.config.shutdown.graceMs },
+  );
   await app.listen({ host: runtime.config.api.host, port: runtime.config.api.port });
 }
 

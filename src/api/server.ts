@@ -24,6 +24,7 @@ import { registerOperatorReadiness, registerPublicReadiness } from './routes/rea
 import { guardPresentedContent } from './presenters.js';
 import { defaultApiLimits, type ApiLimits } from '../config/config.js';
 import { registerAddressRateLimit, registerPrincipalRateLimits } from './rate-limits.js';
+import { registerMetrics } from './metrics.routes.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -52,6 +53,8 @@ export interface ApiDependencies {
   consoleDir?: string;
   /** Rate limits, quotas and server timeouts (the configuration's defaults when not given). */
   limits?: ApiLimits;
+  /** The bearer token `/metrics` requires (none: served to whoever reaches the port). */
+  metricsToken?: string;
 }
 
 /** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
@@ -79,7 +82,9 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
-  const unproven = await registerAddressRateLimit(app, limits.rate);
+  const metrics = deps.services?.metrics;
+  if (metrics) registerMetrics(app, metrics, deps.metricsToken);
+  const unproven = await registerAddressRateLimit(app, limits.rate, metrics);
   refuseControlCharacters(app);
   guardPresentedContent(app);
   const tenantRoutes: TenantRoute[] = [];
@@ -110,8 +115,9 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       unproven,
       ...(deps.tokenLimits ? { tokenLimits: deps.tokenLimits } : {}),
       audit: services.audit,
+      metrics: services.metrics,
     });
-    registerPrincipalRateLimits(app, limits.rate);
+    registerPrincipalRateLimits(app, limits.rate, services.metrics);
     registerWriteRoutes(app, { writes: services.writes, quota: services.writeQuota });
     const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
     registerReadRoutes(app, {

@@ -37,6 +37,7 @@ import { createClaimLookup } from '../substrate/memories/claim-lookup.js';
 import { createThreadedVerifier } from '../governance/derivation/threaded-verifier.js';
 import { createOpenAiCompatibleVerifier } from '../governance/derivation/openai-compatible-verifier.js';
 import { createMongoRevokedTokenStore } from '../governance/auth/revoked-token-store.js';
+import { createPrometheusMetrics } from '../observability/prometheus-metrics.js';
 
 export interface ServiceOptions {
   /** Extra settings for indices created by this process (tests shorten the soft-delete lease sync). */
@@ -48,6 +49,11 @@ export interface ServiceOptions {
    * demo in one process), `public` where the key is only served (the API).
    */
   certificateKey?: 'private' | 'public';
+  /**
+   * What this process's metrics serve besides its own series: the open erasure requests (read from MongoDB at each
+   * scrape; the API serves them, so that they are not counted twice) and the Node.js process's series.
+   */
+  metrics?: { erasureBacklog?: boolean; processMetrics?: boolean };
 }
 
 /** Stores, index and domain services over the runtime's clients: the one place they are wired. */
@@ -60,7 +66,13 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const lineage = createMongoLineageStore(db);
   const tombstones = createMongoTombstoneStore(db, fingerprints);
   const staging = createMongoStagingStore(db, tenantMacs, runtime.cipher);
-  const audit = createMongoAuditLog(db);
+  const erasureRequests = createMongoErasureRequestStore(db);
+  // One registry per services instance: a process has one, and tests that build several apps never collide.
+  const metrics = createPrometheusMetrics({
+    ...(options.metrics?.erasureBacklog ? { erasureBacklog: () => erasureRequests.backlog() } : {}),
+    processMetrics: options.metrics?.processMetrics ?? false,
+  });
+  const audit = createMongoAuditLog(db, { onAppended: metrics.auditAppended });
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, {
     prefix: config.elasticsearch.indexPrefix,
@@ -75,7 +87,6 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       ? loadPublicSigningKey(config.secrets.signingPublicKeyFile)
       : loadSigningKey(config.secrets.signingKeyFile);
   const certificates = createMongoCertificateStore(db, { signer, audit });
-  const erasureRequests = createMongoErasureRequestStore(db);
   const holds = createMongoHoldStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db);
   const reviews = createMongoReviewStore(db);
@@ -107,6 +118,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     maxBatchBytes: config.derivation.maxBatchBytes,
   };
   return {
+    /** The operator's series (`/metrics`): the one registry of this process. */
+    metrics,
     fingerprints,
     /** Keyed hashes under each tenant's own key: event and request ids, retrieval query hashes. */
     tenantMacs,
@@ -160,7 +173,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures, usage }),
     /** Per-tenant quotas on writes and stored bytes, counted in MongoDB across API processes. */
     usage,
-    writeQuota: createWriteQuota(usage, config.limits.quota),
+    writeQuota: createWriteQuota(usage, config.limits.quota, metrics),
     erasurePolicy: requirePolicy(policies, 'erasure-authorisation'),
     holdPolicy: requirePolicy(policies, 'legal-holds'),
     reembeds: createReembedGateway({ client: temporalClient, taskQueue }),

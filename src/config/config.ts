@@ -70,6 +70,19 @@ const schema = z.object({
   LETHE_ESCALATION_EMAIL: z.string().email().default('review-escalation@localhost'),
   LETHE_API_HOST: z.string().min(1).default('127.0.0.1'),
   LETHE_API_PORT: port.default(8080),
+  /**
+   * The bearer token `/metrics` requires (API and worker). Unset, the series are served to anyone who reaches the
+   * port: set it in production, or keep the port behind a firewall.
+   */
+  LETHE_METRICS_TOKEN: secret.optional(),
+  /** The worker's own listener for `/metrics` and `/healthz`; off unless a port is given. */
+  LETHE_WORKER_METRICS_PORT: port.optional(),
+  LETHE_WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * How long a process stopping on SIGTERM lets work in flight finish (API requests; the worker's activities, as its
+   * `shutdownGraceTime`) before it exits 1. 25 s fits inside the 30 s a container runtime waits before SIGKILL.
+   */
+  LETHE_SHUTDOWN_GRACE_MS: count(0, 3_600_000).default(25_000),
   /** HS256, development only: production verifies EdDSA tokens against a key set (JWKS file or URL). */
   LETHE_TOKEN_SECRET: secret.optional(),
   LETHE_TOKEN_JWKS_FILE: z.string().min(1).optional(),
@@ -203,6 +216,10 @@ export interface Config {
     escalationEmail: string;
   };
   api: { host: string; port: number };
+  /** Who may read `/metrics` (no token: anyone who reaches the port), and where the worker serves it. */
+  metrics: { token?: string; worker?: { host: string; port: number } };
+  /** What in-flight work gets on SIGTERM before the process exits 1. */
+  shutdown: { graceMs: number };
   /**
    * The certificate key files: the private one is required where certificates are issued (the worker), the public
    * one where the key is only served (the API); each process checks for its own at start.
@@ -385,6 +402,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       escalationEmail: e.LETHE_ESCALATION_EMAIL,
     },
     api: { host: e.LETHE_API_HOST, port: e.LETHE_API_PORT },
+    metrics: {
+      ...(e.LETHE_METRICS_TOKEN ? { token: e.LETHE_METRICS_TOKEN } : {}),
+      ...(e.LETHE_WORKER_METRICS_PORT
+        ? { worker: { host: e.LETHE_WORKER_METRICS_HOST, port: e.LETHE_WORKER_METRICS_PORT } }
+        : {}),
+    },
+    shutdown: { graceMs: e.LETHE_SHUTDOWN_GRACE_MS },
     secrets: {
       fingerprintKeys: fingerprintKeys(e),
       ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),

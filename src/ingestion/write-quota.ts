@@ -2,6 +2,7 @@ import type { WriteBatch } from './write-schemas.js';
 import type { BatchResult } from './admit-batch.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 import type { TenantUsageStore } from '../governance/quotas/tenant-usage-store.js';
+import type { Metrics } from '../observability/metrics.port.js';
 
 /** A tenant's quotas: records written per UTC day, and bytes of content stored. */
 export interface WriteQuotaLimits {
@@ -25,12 +26,17 @@ const contentBytes = (r: { content: string }) => Buffer.byteLength(r.content, 'u
  * an erasure gives its records' bytes back (the side-record eraser releases them), so the figure follows what the
  * tenant holds; records derived inside the engine are not counted.
  */
-export function createWriteQuota(usage: TenantUsageStore, limits: WriteQuotaLimits) {
+export function createWriteQuota(
+  usage: TenantUsageStore,
+  limits: WriteQuotaLimits,
+  metrics?: Pick<Metrics, 'quotaRefused'>,
+) {
   return {
     async admit(tenant: string, batch: WriteBatch, now = new Date()): Promise<QuotaGrant> {
       const records = batch.events.length + batch.memories.length;
       const day = now.toISOString().slice(0, 10);
       if (!(await usage.take(tenant, `writes:${day}`, records, limits.writesPerDay))) {
+        metrics?.quotaRefused('writes-per-day');
         throw new DomainError(
           ErrorType.QuotaExceeded,
           `quota: this tenant's ${limits.writesPerDay} writes per day (UTC) are spent; retry tomorrow`,
@@ -40,6 +46,7 @@ export function createWriteQuota(usage: TenantUsageStore, limits: WriteQuotaLimi
       const memoryBytes = batch.memories.map(contentBytes);
       const total = [...eventBytes, ...memoryBytes].reduce((n, b) => n + b, 0);
       if (!(await usage.take(tenant, 'stored-bytes', total, limits.storedBytes))) {
+        metrics?.quotaRefused('stored-bytes');
         throw new DomainError(
           ErrorType.StorageQuotaExceeded,
           `quota: this tenant's ${limits.storedBytes} bytes of stored content would be exceeded by this write`,

@@ -83,6 +83,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       erasurePolicy: services.erasurePolicy,
       dpoEmail: runtime.config.smtp.dpoEmail,
       operatorEmail: runtime.config.smtp.operatorEmail,
+      metrics: services.metrics,
     }),
     ...createRetentionActivities(retentionActivityDeps(runtime.db, runtime.cipher, services)),
   };

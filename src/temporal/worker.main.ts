@@ -1,19 +1,59 @@
+import { NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temporalio/worker';
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
 import { createLetheWorker } from './worker.js';
 import { createServices } from '../app/services.js';
+import { exitGracefully } from '../app/graceful-exit.js';
+import { temporalConnectionOptions } from '../config/temporal-connection.js';
+import { startMetricsListener, type MetricsListener } from '../observability/metrics-listener.js';
+
+/** After the grace, cancelled activities get this long to report their cancellation before the process exits 1. */
+const CANCEL_MARGIN_MS = 5000;
 
 async function main(): Promise<void> {
   const runtime = createRuntime(loadConfig(), 'lethe-worker');
-  const services = createServices(runtime);
+  const { config } = runtime;
+  // Signals are this process's to handle (below), not the Temporal runtime's default handler's.
+  TemporalRuntime.install({ shutdownSignals: [] });
+  // What a signal finds started so far: it may come while the workflows are still being bundled.
+  const started: {
+    worker?: Worker;
+    running?: Promise<void>;
+    connection?: NativeConnection;
+    listener?: MetricsListener;
+  } = {};
+  exitGracefully(
+    async () => {
+      // Stops polling; activities in flight run on for the grace, then are cancelled and retried elsewhere.
+      if (started.worker?.getState() === 'RUNNING') started.worker.shutdown();
+      await started.running;
+      await started.listener?.close();
+      await started.connection?.close();
+      await runtime.close();
+    },
+    { log: runtime.log, deadlineMs: config.shutdown.graceMs + CANCEL_MARGIN_MS },
+  );
+  const services = createServices(runtime, { metrics: { processMetrics: true } });
   await services.ensureIndexes();
-  const worker = await createLetheWorker(runtime, { services });
+  if (config.metrics.worker) {
+    const listener = await startMetricsListener({
+      ...config.metrics.worker,
+      ...(config.metrics.token ? { token: config.metrics.token } : {}),
+      metrics: services.metrics,
+    });
+    started.listener = listener;
+    runtime.log.info({ url: listener.url }, 'worker metrics listening');
+  }
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
+  started.connection = connection;
+  const worker = await createLetheWorker(runtime, { services, connection, shutdownGraceMs: config.shutdown.graceMs });
+  started.worker = worker;
   // Every registered tenant's hourly sweep exists again, whatever happened to the schedules meanwhile.
   const schedules = await services.retentionScheduler.ensureAll();
-  runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, retentionSchedules: schedules }, 'worker started');
-  await worker.run();
-  await runtime.close();
+  started.running = worker.run();
+  runtime.log.info({ taskQueue: config.temporal.taskQueue, retentionSchedules: schedules }, 'worker started');
+  await started.running;
 }
 
 main().catch((error: unknown) => {

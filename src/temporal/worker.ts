@@ -21,6 +21,11 @@ export interface WorkerOptions {
   services?: Services;
   /** Further activity interceptors, inside the sanitizing one (tests gate steps with them). */
   activityInterceptors?: ActivityInterceptorsFactory[];
+  /**
+   * How long in-flight activities may run on after `shutdown()` before they are cancelled (Temporal's default: 0,
+   * cancelled at once). The process's composition root passes `LETHE_SHUTDOWN_GRACE_MS`.
+   */
+  shutdownGraceMs?: number;
 }
 
 export function bundleWorkflows() {
@@ -38,6 +43,7 @@ export async function createLetheWorker(runtime: Runtime, options: WorkerOptions
     interceptors: {
       activity: [() => ({ inbound: new SanitizingActivityInterceptor() }), ...(options.activityInterceptors ?? [])],
     },
+    ...(options.shutdownGraceMs !== undefined ? { shutdownGraceTime: options.shutdownGraceMs } : {}),
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions }),

@@ -30,12 +30,19 @@ export interface TestAppOptions {
   activityInterceptors?: ActivityInterceptorsFactory[];
   /** Configuration variables over the test defaults (e.g. another embedder, `LETHE_DERIVATION_AUDIT`). */
   config?: Record<string, string>;
+  /** The bearer token `/metrics` requires (none by default). */
+  metricsToken?: string;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const runtime = testRuntime(options.config);
   const taskQueue = uniqueId('tq');
-  const services = createServices(runtime, { taskQueue, indexSettings: TEST_INDEX_SETTINGS });
+  // The API and the worker share one services instance here, so `/metrics` shows both sides' series.
+  const services = createServices(runtime, {
+    taskQueue,
+    indexSettings: TEST_INDEX_SETTINGS,
+    metrics: { erasureBacklog: true },
+  });
   await services.ensureIndexes();
   const worker = await startWorker(runtime, taskQueue, services, options.activityInterceptors);
   const api = await buildApiServer({
@@ -44,6 +51,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     services,
     tokenKeys: loadTokenKeys(runtime.config.tokens),
     limits: runtime.config.limits,
+    ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
   });
   return {
     runtime,

@@ -39,6 +39,8 @@ export interface MongoAuditLogOptions {
   maxContendedMs?: number;
   /** Upper bound of the jittered pause between attempts after a lost race (0: none). */
   backoffCapMs?: number;
+  /** Told how long each append (or batch of appends) took to become durable, for the operator's latency series. */
+  onAppended?: (seconds: number) => void;
 }
 
 type AuditDoc = AuditEntry & { _id: string };
@@ -283,13 +285,19 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
     },
 
     async append(input) {
+      const started = performance.now();
       const [promise] = enqueue([input], true);
-      return promise!;
+      const entry = await promise!;
+      options.onAppended?.((performance.now() - started) / 1000);
+      return entry;
     },
 
     async appendMany(inputs) {
       if (inputs.length === 0) return [];
-      return Promise.all(enqueue(inputs, false));
+      const started = performance.now();
+      const entries = await Promise.all(enqueue(inputs, false));
+      options.onAppended?.((performance.now() - started) / 1000);
+      return entries;
     },
 
     async head(tenant) {

@@ -1,9 +1,19 @@
 import type { Db } from 'mongodb';
 import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
-import type { ErasureRequest, ErasureState, ErasureStep, Selector, StepStatus } from './erasure-request.js';
+import {
+  ERASURE_STATES,
+  type ErasureRequest,
+  type ErasureState,
+  type ErasureStep,
+  type Selector,
+  type StepStatus,
+} from './erasure-request.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
+import type { ErasureBacklog } from '../../observability/metrics.port.js';
 
 const FINISHED: readonly ErasureState[] = ['completed', 'rejected'];
+/** States a request has not left for good: what an operator's backlog counts (finished ones only grow). */
+const OPEN: readonly ErasureState[] = ERASURE_STATES.filter((s) => !FINISHED.includes(s));
 
 interface SelectorDoc {
   _id: string;
@@ -41,6 +51,8 @@ export interface ErasureRequestStore {
   page(tenant: string, limit: number, after: PageKey | null): Promise<Page<ErasureRequest>>;
   /** Ids of a tenant's requests that a hold keeps from finishing. */
   idsHeldBy(tenant: string, holdId: string): Promise<string[]>;
+  /** Open requests across all tenants: counts per state, the oldest one's receipt and the earliest due date. */
+  backlog(): Promise<ErasureBacklog>;
 }
 
 export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
@@ -81,6 +93,8 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     async ensureIndexes() {
       await requests.createIndex({ tenant: 1, state: 1 });
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
+      await requests.createIndex({ state: 1, receivedAt: 1 });
+      await requests.createIndex({ state: 1, dueAt: 1 });
     },
     async create({ selector, ...request }) {
       let stored: { request: ErasureRequest; created: boolean };
@@ -177,6 +191,26 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     async idsHeldBy(tenant, holdId) {
       const docs = await requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();
       return docs.filter((d) => d.state === 'partial').map((d) => d._id);
+    },
+    async backlog() {
+      // One equality per state (the local server scans for $in), each a count and two one-row index reads.
+      const perState = await Promise.all(
+        OPEN.map(async (state) => {
+          const [count, oldest, earliestDue] = await Promise.all([
+            requests.countDocuments({ state }),
+            requests.findOne({ state }, { sort: { receivedAt: 1 }, projection: { receivedAt: 1 } }),
+            requests.findOne({ state }, { sort: { dueAt: 1 }, projection: { dueAt: 1 } }),
+          ]);
+          return { state, count, receivedAt: oldest?.receivedAt, dueAt: earliestDue?.dueAt };
+        }),
+      );
+      const earliest = (dates: (Date | undefined)[]) =>
+        dates.reduce<Date | null>((min, d) => (d && (!min || d < min) ? d : min), null);
+      return {
+        byState: Object.fromEntries(perState.map((s) => [s.state, s.count])),
+        oldestOpenReceivedAt: earliest(perState.map((s) => s.receivedAt)),
+        earliestOpenDueAt: earliest(perState.map((s) => s.dueAt)),
+      };
     },
   };
 }
