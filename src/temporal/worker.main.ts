@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
-import { createLetheWorker } from './worker.js';
+import { createLetheWorker, workflowSource } from './worker.js';
 import { createServices } from '../app/services.js';
 
 async function main(): Promise<void> {
@@ -11,7 +11,12 @@ async function main(): Promise<void> {
   const worker = await createLetheWorker(runtime, { services });
   // Every registered tenant's hourly sweep exists again, whatever happened to the schedules meanwhile.
   const schedules = await services.retentionScheduler.ensureAll();
-  runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, retentionSchedules: schedules }, 'worker started');
+  // Which workflow code runs: a release's prebuilt bundle, or the sources bundled at start.
+  const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
+  runtime.log.info(
+    { taskQueue: runtime.config.temporal.taskQueue, retentionSchedules: schedules, workflows },
+    'worker started',
+  );
   await worker.run();
   await runtime.close();
 }
