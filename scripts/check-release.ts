@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readStackManifest } from '../stack/stack-config.js';
 import { makeKeys, releaseEnvironment } from './release/check-environment.js';
-import { runCli, startBin, stop, tail, waitFor, type Started } from './release/release-processes.js';
+import { rssMiB, runCli, startBin, stop, tail, waitFor, type Started } from './release/release-processes.js';
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const keep = process.argv.includes('--keep');
@@ -57,6 +57,7 @@ const env = releaseEnvironment(keys, {
 });
 const api = `http://127.0.0.1:${apiPort}`;
 let failed = false;
+let memory = '';
 
 try {
   const inUse = await fetch(`${api}/healthz`).then(
@@ -148,6 +149,7 @@ try {
       throw new Error(`the write answered ${written.status} ${JSON.stringify(body)}`);
     }
   });
+  memory = started.map((p) => `${p.name} ${rssMiB(p) ?? '?'} MiB`).join(', ');
 } catch (error) {
   failed = true;
   console.error(`release check failed at "${step}": ${(error as Error).message}`);
@@ -160,4 +162,5 @@ try {
 
 const size = (dir: string) => execFileSync('du', ['-sh', dir], { encoding: 'utf8' }).split('\t')[0];
 if (failed) process.exit(1);
-console.log(`release check ok: ${timings.join(', ')}${keep ? `; release ${size(releaseDir)}` : ''}`);
+console.log(`release check ok: ${timings.join(', ')}; RSS after one write: ${memory}`);
+if (keep) console.log(`release directory: ${size(releaseDir)} with its dependencies`);

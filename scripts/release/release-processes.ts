@@ -77,3 +77,14 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+/** Resident memory of a running process in MiB (Linux /proc), or undefined where that cannot be read. */
+export function rssMiB(started: Started): number | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${started.child.pid}/status`, 'utf8');
+    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+    return kib ? Math.round(Number(kib) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
