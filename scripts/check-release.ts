@@ -16,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readStackManifest } from '../stack/stack-config.js';
-import { makeKeys, releaseEnvironment } from './release/check-environment.js';
+import { CHECK_DATABASE, CHECK_INDEX_PREFIX, makeKeys, releaseEnvironment } from './release/check-environment.js';
+import { removeCheckTenant } from './release/check-cleanup.js';
 import { rssMiB, runCli, startBin, stop, tail, waitFor, type Started } from './release/release-processes.js';
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,6 +59,7 @@ const env = releaseEnvironment(keys, {
 const api = `http://127.0.0.1:${apiPort}`;
 let failed = false;
 let memory = '';
+const tenant = `release-check-${randomUUID().slice(0, 8)}`;
 
 try {
   const inUse = await fetch(`${api}/healthz`).then(
@@ -110,7 +112,6 @@ try {
   });
 
   await timed('authenticated write', async () => {
-    const tenant = `release-check-${randomUUID().slice(0, 8)}`;
     const token = runCli(
       releaseDir,
       [
@@ -155,6 +156,8 @@ try {
   console.error(`release check failed at "${step}": ${(error as Error).message}`);
 } finally {
   await Promise.all(started.map((p) => stop(p)));
+  const left = await removeCheckTenant({ stack, database: CHECK_DATABASE, indexPrefix: CHECK_INDEX_PREFIX, tenant });
+  if (left.length > 0) console.error(`release check: could not remove tenant ${tenant}'s ${left.join('; ')}`);
   if (failed) for (const p of started) console.error(`--- ${p.name} log (last lines)\n${tail(p.logFile)}`);
   if (keep) console.log(`kept ${workDir}`);
   else fs.rmSync(workDir, { recursive: true, force: true });
