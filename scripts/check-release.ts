@@ -4,7 +4,8 @@
  * built from nothing, LETHE_ENV=production) against the running local stack. It waits for /healthz and /readyz and
  * for the worker to start on the prebuilt workflow bundle, mints a token with the release's CLI, and writes one event
  * through the API (a workflow on the worker, MongoDB, Elasticsearch and the embedding model). Both processes are
- * stopped by pid, on failure too. Exits non-zero naming the step that failed.
+ * stopped by pid, on failure too, and the check's tenant is removed from the stack. Exits non-zero naming the step
+ * that failed.
  *
  * `LETHE_RELEASE_CHECK_PORT` (default 18080) is the API's port; the task queue, database and index prefix are the
  * check's own. `--keep` leaves the directory (release, keys, logs) for inspection.
