@@ -2,7 +2,7 @@ import { NativeConnection, Runtime as TemporalRuntime, type Worker } from '@temp
 import { loadConfig } from '../config/load-config.js';
 import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
-import { createLetheWorker } from './worker.js';
+import { createLetheWorker, workflowSource } from './worker.js';
 import { createServices } from '../app/services.js';
 import { exitGracefully } from '../app/graceful-exit.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
@@ -51,8 +51,10 @@ async function main(): Promise<void> {
   started.worker = worker;
   // Every registered tenant's hourly sweep exists again, whatever happened to the schedules meanwhile.
   const schedules = await services.retentionScheduler.ensureAll();
+  // Which workflow code runs: a release's prebuilt bundle, or the sources bundled at start.
+  const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
   started.running = worker.run();
-  runtime.log.info({ taskQueue: config.temporal.taskQueue, retentionSchedules: schedules }, 'worker started');
+  runtime.log.info({ taskQueue: config.temporal.taskQueue, retentionSchedules: schedules, workflows }, 'worker started');
   await started.running;
 }
 

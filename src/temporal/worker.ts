@@ -9,13 +9,16 @@ import {
 import type { Runtime } from '../app/runtime.js';
 import { createServices, type Services } from '../app/services.js';
 import { createAllActivities } from './activities.js';
-import { WORKFLOWS_PATH, bundlerOptions } from './bundling.js';
+import { WORKFLOWS_PATH, bundlerOptions, prebuiltWorkflowBundle } from './bundling.js';
 import { SanitizingActivityInterceptor } from './sanitizing-interceptor.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 
 export interface WorkerOptions {
   taskQueue?: string;
-  /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
+  /**
+   * A prebuilt bundle (tests build it once); otherwise a release's own bundle when there is one, else the workflows
+   * are bundled at start.
+   */
   workflowBundle?: WorkflowBundleOption;
   connection?: NativeConnection;
   services?: Services;
@@ -32,6 +35,14 @@ export function bundleWorkflows() {
   return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, ...bundlerOptions, logger: new DefaultLogger('WARN') });
 }
 
+/** Where the worker's workflow code comes from: given, the release's prebuilt bundle, or bundled at start. */
+export function workflowSource(
+  given: WorkflowBundleOption | undefined = undefined,
+): { workflowBundle: WorkflowBundleOption } | { workflowsPath: string; bundlerOptions: typeof bundlerOptions } {
+  const bundle = given ?? prebuiltWorkflowBundle();
+  return bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions };
+}
+
 export async function createLetheWorker(runtime: Runtime, options: WorkerOptions = {}): Promise<Worker> {
   const connection =
     options.connection ?? (await NativeConnection.connect(temporalConnectionOptions(runtime.config.temporal)));
@@ -44,8 +55,6 @@ export async function createLetheWorker(runtime: Runtime, options: WorkerOptions
       activity: [() => ({ inbound: new SanitizingActivityInterceptor() }), ...(options.activityInterceptors ?? [])],
     },
     ...(options.shutdownGraceMs !== undefined ? { shutdownGraceTime: options.shutdownGraceMs } : {}),
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions }),
+    ...workflowSource(options.workflowBundle),
   });
 }
