@@ -87,6 +87,8 @@ try {
   // The API's key set holds the public half only, printed by the release's own CLI.
   const jwk = runCli(releaseDir, ['token', 'jwk', '--key', keys.tokenKeyFile, '--kid', keys.tokenKid], env);
   fs.writeFileSync(keys.jwksFile, JSON.stringify({ keys: [JSON.parse(jwk) as unknown] }));
+  // The KEK keyring, made by the release's own CLI: production never generates one itself.
+  runCli(releaseDir, ['keys', 'init', '--file', keys.kekFile], env);
 
   await timed('api and worker ready', async () => {
     started.push(startBin(releaseDir, 'lethe-api.mjs', 'api', env, logDir));

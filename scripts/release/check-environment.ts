@@ -17,6 +17,8 @@ export interface CheckKeys {
   signingKeyFile: string;
   signingPublicKeyFile: string;
   fingerprintSecret: string;
+  /** The KEK keyring the release's CLI makes (`lethe keys init`). */
+  kekFile: string;
 }
 
 export function makeKeys(dir: string): CheckKeys {
@@ -39,6 +41,7 @@ export function makeKeys(dir: string): CheckKeys {
       0o644,
     ),
     fingerprintSecret: randomBytes(32).toString('base64url'),
+    kekFile: path.join(dir, 'kek.json'),
   };
 }
 
@@ -75,5 +78,6 @@ export function releaseEnvironment(keys: CheckKeys, target: CheckTarget): Record
     LETHE_SIGNING_KEY_FILE: keys.signingKeyFile,
     LETHE_SIGNING_PUBLIC_KEY_FILE: keys.signingPublicKeyFile,
     LETHE_FINGERPRINT_SECRET: keys.fingerprintSecret,
+    LETHE_KEK_FILE: keys.kekFile,
   };
 }

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load-config.js';
 import { CliError, ExitCode } from '../exit-codes.js';
@@ -7,6 +8,16 @@ const SETTLE_MS = 2000;
 
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('key-encryption keys (KEKs) that wrap every record’s data key');
+  keys
+    .command('init')
+    .description('make a new local KEK keyring file with its first epoch (refuses a file that exists)')
+    .requiredOption('--file <path>', 'where to write it (then set LETHE_KEK_FILE to it)')
+    .action(async (options: { file: string }) => {
+      const { ensureLocalKekFile } = await import('../../substrate/crypto/local-kek-file.js');
+      if (fs.existsSync(options.file)) throw new CliError(`--file: ${options.file} exists already`, ExitCode.usage);
+      ensureLocalKekFile(options.file);
+      process.stdout.write(`${options.file}\n`);
+    });
   keys
     .command('rotate')
     .description(
