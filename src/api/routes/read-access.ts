@@ -18,8 +18,9 @@ export interface ReadingDeps {
 
 /**
  * The reader for this call (see `governance/read/reader.ts`), with the tenant's active restrictions and objections
- * read once for the whole call: one equality lookup, however many records the call judges. Read at each call, not
- * cached, so a filing or a lift takes effect on the next read in every API process. A purpose that grants nothing at all is refused
+ * resolved once for the whole call, however many records it judges: one equality lookup of the tenant's generation
+ * at each call (the set itself is read again only when a filing or lift changed it), so a filing or a lift takes
+ * effect on the next read in every API process. A purpose that grants nothing at all is refused
  * (403, naming `purpose`) and the refusal is audited with the policy's id and version: this depends on the token
  * and the purpose only, never on a record, so it tells the caller nothing about what exists.
  */

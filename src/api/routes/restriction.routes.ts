@@ -131,6 +131,8 @@ export function registerRestrictionRoutes(app: FastifyInstance, deps: Restrictio
             'requestKey',
           );
       }
+      // On a retry too: a filing that stopped before marking the set changed is in force once it is answered.
+      await deps.restrictions.changed(tenant);
       // Appended on a retry too, under one key: a filing whose entry was not written gets it now, once.
       await deps.audit.append({
         tenant,
@@ -210,6 +212,7 @@ export function registerRestrictionRoutes(app: FastifyInstance, deps: Restrictio
         principal.id,
         deps.fingerprints.of('restriction-reason', principal.tenant, reason),
       );
+      await deps.restrictions.changed(principal.tenant);
       const now = (await deps.restrictions.get(principal.tenant, id))!;
       // Appended by whoever comes, under one key, with the winner's name: a winner that stopped before its entry
       // is completed by the next call.

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { validationError } from '../../shared/errors.js';
+import { BoundedMap } from '../../shared/bounded-map.js';
 
 /** Art. 18(1)(a)–(d): accuracy contested, unlawful but not erased, kept for legal claims, objection pending. */
 export const RESTRICTION_GROUNDS = ['art18-1a', 'art18-1b', 'art18-1c', 'art18-1d'] as const;
@@ -121,10 +122,13 @@ export interface RestrictionSnapshot {
 
 export const NO_RESTRICTIONS: RestrictionSnapshot = { size: 0, bars: () => false, markOf: () => null };
 
+/** Subjects whose verdict a snapshot remembers (it outlives one request while the tenant's set is unchanged). */
+const REMEMBERED_SUBJECTS = 10_000;
+
 /**
  * The snapshot over `active` (subject hashes and purposes). `hashesOf` gives a subject's hash under every
- * configured key, so a restriction filed before a key rotation still matches; each subject is hashed once per
- * snapshot.
+ * configured key, so a restriction filed before a key rotation still matches; a subject is hashed once while it
+ * stays among the most recently judged.
  */
 export function restrictionSnapshot(
   active: readonly Pick<SubjectRestriction, 'subjectHash' | 'purposes'>[],
@@ -138,7 +142,7 @@ export function restrictionSnapshot(
     else for (const p of r.purposes) entry.purposes.add(p);
     bySubject.set(r.subjectHash, entry);
   }
-  const seen = new Map<string, RestrictionMark | null>();
+  const seen = new BoundedMap<string, RestrictionMark | null>(REMEMBERED_SUBJECTS);
   const markOfSubject = (subject: string): RestrictionMark | null => {
     let mark = seen.get(subject);
     if (mark !== undefined) return mark;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { createMongoRestrictionStore } from '../../../src/governance/rights/restriction-store.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 
 describe('restriction of processing and objection to purposes', () => {
@@ -155,6 +156,22 @@ describe('restriction of processing and objection to purposes', () => {
       subjectHash: restriction.subjectHash,
       purposes: 0,
     });
+  });
+
+  it('another API process that holds the set in memory applies a filing and a lift from its next read', async () => {
+    const elsewhere = createMongoRestrictionStore(app.runtime.db, app.services.fingerprints);
+    const subject = `subj-x-${randomUUID().slice(0, 6)}`;
+    expect((await elsewhere.snapshot(tenant)).bars([subject], 'support')).toBe(false);
+    const filed = await file({
+      selector: { subjectId: subject },
+      legalGround: 'art18-1c',
+      reason: 'kept for a legal claim',
+      requestKey: `rk-${randomUUID()}`,
+    });
+    expect(filed.statusCode, filed.body).toBe(201);
+    expect((await elsewhere.snapshot(tenant)).bars([subject], 'support')).toBe(true);
+    expect((await lift(filed.json<{ id: string }>().id)).statusCode).toBe(200);
+    expect((await elsewhere.snapshot(tenant)).bars([subject], 'support')).toBe(false);
   });
 
   it('an objection to a purpose stops service for that purpose only', async () => {
