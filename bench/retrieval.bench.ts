@@ -57,6 +57,7 @@ import { addAnswer, emptyTally, TAU, viewOf, type Tally } from './lib/retrieval-
 import { profilingClient, vectorOperations } from './lib/retrieval-profile.js';
 import { markdownTable, num, percentile, ratio } from './lib/stack-report.js';
 import { runBench } from './lib/bench-run.js';
+import { NO_RESTRICTIONS } from '../src/governance/rights/restriction.js';
 
 const envInt = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -118,6 +119,7 @@ const accessOf = (q: BenchQuery): Reader => ({
   intent: q.intent,
   now: new Date(),
   purpose: PURPOSE,
+  restrictions: NO_RESTRICTIONS,
   policies: { read: { id: 'memory-read', version: 1 }, scope: { id: 'memory-scope', version: 1 } },
 });
 

@@ -29,6 +29,7 @@ export function presentEvent(sight: Sight<EventRecord>) {
     occurredAt: e.occurredAt.toISOString(),
     recordedAt: e.recordedAt.toISOString(),
     correctionOf: e.correctionOf,
+    ...restrictionOf(sight),
   };
   if (sight.view === 'content-free') return issued(ids);
   return issued({
@@ -62,10 +63,15 @@ function memoryIds(m: MemoryRecord, view: Sight<MemoryRecord>['view']) {
   };
 }
 
+/** A duty read is told that the record's subject restricted processing or objected to purposes: never whom. */
+function restrictionOf(sight: Sight<unknown>) {
+  return sight.restriction ? { restriction: sight.restriction } : {};
+}
+
 /** `extra`: route-specific numbers (a score, a token count, dispute ids) shown beside the record. */
 export function presentMemory(sight: Sight<MemoryRecord>, extra: Record<string, unknown> = {}) {
   const m = sight.record;
-  if (sight.view === 'content-free') return issued({ ...memoryIds(m, sight.view), ...extra });
+  if (sight.view === 'content-free') return issued({ ...memoryIds(m, sight.view), ...restrictionOf(sight), ...extra });
   const disclosure = derivationDisclosure(m.derivation, m.qualifierDrift);
   return issued({
     ...memoryIds(m, sight.view),
@@ -77,6 +83,7 @@ export function presentMemory(sight: Sight<MemoryRecord>, extra: Record<string, 
     // Repaired, signed off over an audit that was not supported, or a correction that dropped qualifiers: the
     // reader is told so (a flag and counts).
     ...(disclosure ? { derivationAudit: disclosure } : {}),
+    ...restrictionOf(sight),
     ...extra,
   });
 }

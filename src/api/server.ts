@@ -19,6 +19,7 @@ import { registerCertificateRoutes } from './routes/certificate.routes.js';
 import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
 import { registerRightsRoutes } from './routes/rights.routes.js';
+import { registerRestrictionRoutes } from './routes/restriction.routes.js';
 import { registerConsole } from './console-static.js';
 import { registerOperatorReadiness, registerPublicReadiness } from './routes/readiness.routes.js';
 import { guardPresentedContent } from './presenters.js';
@@ -119,7 +120,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     });
     registerPrincipalRateLimits(app, limits.rate, services.metrics);
     registerWriteRoutes(app, { writes: services.writes, quota: services.writeQuota });
-    const reading = { readPolicy: services.readPolicy, scopePolicy: services.scopePolicy, audit: services.audit };
+    const reading = {
+      readPolicy: services.readPolicy,
+      scopePolicy: services.scopePolicy,
+      audit: services.audit,
+      restrictions: services.restrictions,
+    };
     registerReadRoutes(app, {
       events: services.events,
       memories: services.memories,
@@ -139,6 +145,13 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       holds: services.holds,
       fingerprints: services.fingerprints,
       readersOf: (tenant, ids) => services.exposures.readersOf(tenant, ids),
+    });
+    registerRestrictionRoutes(app, {
+      restrictions: services.restrictions,
+      audit: services.audit,
+      policy: services.restrictionPolicy,
+      fingerprints: services.fingerprints,
+      macs: services.tenantMacs,
     });
     registerHoldRoutes(app, {
       holds: services.holds,

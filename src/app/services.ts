@@ -28,6 +28,7 @@ import { createSideRecordEraser } from '../governance/erasure/side-records.js';
 import { createMongoTenantUsageStore } from '../governance/quotas/tenant-usage-store.js';
 import { createWriteQuota } from '../ingestion/write-quota.js';
 import { createMongoHoldStore } from '../governance/holds/hold-store.js';
+import { createMongoRestrictionStore } from '../governance/rights/restriction-store.js';
 import { createMongoCertificateStore } from '../governance/certificates/certificate-store.js';
 import { loadPublicSigningKey, loadSigningKey } from '../governance/certificates/signing.js';
 import { createMailNotifier } from '../governance/notifications/notifier.js';
@@ -88,6 +89,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       : loadSigningKey(config.secrets.signingKeyFile);
   const certificates = createMongoCertificateStore(db, { signer, audit });
   const holds = createMongoHoldStore(db, fingerprints);
+  const restrictions = createMongoRestrictionStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db);
   const reviews = createMongoReviewStore(db);
   const claims = createClaimLookup(db);
@@ -165,6 +167,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     revokedTokens,
     probes: createMongoProbeStore(db, runtime.cipher),
     holds,
+    /** Restrictions of processing and objections: every read request loads the tenant's active set once. */
+    restrictions,
+    restrictionPolicy: requirePolicy(policies, 'subject-restrictions'),
     notifier: createMailNotifier(runtime.mail, config.smtp.from),
     reviews,
     disputes,
@@ -202,6 +207,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await certificates.ensureIndexes();
       await erasureRequests.ensureIndexes();
       await holds.ensureIndexes();
+      await restrictions.ensureIndexes();
       await disputes.ensureIndexes();
       await claims.ensureIndexes();
       await fences.ensureIndexes();

@@ -2,17 +2,25 @@ import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import type { Principal } from '../../governance/auth/principal.js';
 import type { PolicyDocument } from '../../governance/policy/evaluate.js';
 import { resolveReader, type ReadRequest, type Reader } from '../../governance/read/reader.js';
+import type { RestrictionStore } from '../../governance/rights/restriction-store.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 
-/** The two read policies every reading route resolves its reader from, and the audit log refusals go to. */
+/**
+ * The two read policies every reading route resolves its reader from, the restrictions and objections it applies,
+ * and the audit log refusals go to.
+ */
 export interface ReadingDeps {
   readPolicy: PolicyDocument;
   scopePolicy: PolicyDocument;
   audit: AuditLog;
+  restrictions: Pick<RestrictionStore, 'snapshot'>;
 }
 
 /**
- * The reader for this call (see `governance/read/reader.ts`). A purpose that grants nothing at all is refused
+ * The reader for this call (see `governance/read/reader.ts`), with the tenant's active restrictions and objections
+ * resolved once for the whole call, however many records it judges: one equality lookup of the tenant's generation
+ * at each call (the set itself is read again only when a filing or lift changed it), so a filing or a lift takes
+ * effect on the next read in every API process. A purpose that grants nothing at all is refused
  * (403, naming `purpose`) and the refusal is audited with the policy's id and version: this depends on the token
  * and the purpose only, never on a record, so it tells the caller nothing about what exists.
  */
@@ -23,7 +31,7 @@ export async function requireReader(
   what: string,
 ): Promise<Reader> {
   const reader = resolveReader({ read: deps.readPolicy, scope: deps.scopePolicy }, principal, request);
-  if (reader.grants.length > 0) return reader;
+  if (reader.grants.length > 0) return { ...reader, restrictions: await deps.restrictions.snapshot(principal.tenant) };
   await deps.audit.append({
     tenant: principal.tenant,
     actor: principal.id,

@@ -17,6 +17,9 @@ export const ACTION_ROLES = {
   'erasure.request': ['dpo', 'admin'],
   'erasure.read': ['dpo', 'auditor', 'admin'],
   'hold.manage': ['legal', 'admin'],
+  /** Restrictions (Art. 18) and objections (Art. 21): the subject-restrictions policy narrows both further. */
+  'restriction.manage': ['dpo', 'admin'],
+  'restriction.read': ['dpo', 'legal', 'auditor', 'admin'],
   'certificate.export': ['auditor', 'dpo', 'admin'],
   'review.decide': ['reviewer'],
   'review.read': ['reviewer', 'admin'],

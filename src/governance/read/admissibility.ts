@@ -38,6 +38,11 @@ export interface ReaderView {
   duty?: boolean;
   /** The legal role reading for a hold: records restricted by a hold are visible. Absent: they are not. */
   readsRestricted?: boolean;
+  /**
+   * Whether the data subjects' restriction of processing (Art. 18) or objection to this purpose (Art. 21) bars a
+   * record about them. Absent: nothing is barred (a duty read, or a tenant with no restriction).
+   */
+  barred?: (subjects: readonly string[]) => boolean;
 }
 
 /** Statuses each intent serves as context. Expired records are handed to their retention erasure, never served. */
@@ -65,11 +70,17 @@ export function scopeTruth(record: Partial<MemoryRecord>, view: ReaderView): Tru
   return view.scopes.includes(scope) ? 1 : 0;
 }
 
-/** Policy: the record's sensitivity is one the purpose admits. An unknown sensitivity is unknown. */
+/**
+ * Policy: the record's sensitivity is one the purpose admits, and no restriction or objection of its subjects
+ * bars the purpose. An unknown sensitivity is unknown; so are unreadable subjects when the tenant restricts any.
+ */
 export function policyTruth(record: Partial<MemoryRecord>, view: ReaderView): Truth {
   const sensitivity = record.policy?.sensitivity;
   if (typeof sensitivity !== 'string' || !(SENSITIVITIES as readonly string[]).includes(sensitivity)) return 'unknown';
-  return view.sensitivities.includes(sensitivity) ? 1 : 0;
+  if (!view.sensitivities.includes(sensitivity)) return 0;
+  if (!view.barred) return 1;
+  if (!Array.isArray(record.subjects)) return 'unknown';
+  return view.barred(record.subjects) ? 0 : 1;
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
 import { judge, type ReaderView } from './admissibility.js';
 import type { Grant, Reader } from './reader.js';
+import type { RestrictionMark } from '../rights/restriction.js';
 
 declare const sighted: unique symbol;
 
@@ -16,6 +17,8 @@ export type Sight<T> = {
   readonly view: Grant['view'];
   /** The purpose whose grant admitted it. */
   readonly purpose: string;
+  /** To a duty read: the restriction or objections of the record's subjects (a context read never sees one). */
+  readonly restriction?: RestrictionMark;
   readonly [sighted]: true;
 };
 
@@ -24,8 +27,19 @@ export interface SeeOptions {
   contentOnly?: boolean;
 }
 
+/**
+ * A context read (any purpose that is not a duty) does not serve a record whose subject restricted processing or
+ * objected to this purpose; a duty read sees it, marked (`sight`).
+ */
+function barredFor(reader: Reader, grant: Grant): ReaderView['barred'] {
+  if (grant.duty || reader.restrictions.size === 0) return undefined;
+  return (subjects) => reader.restrictions.bars(subjects, grant.purpose);
+}
+
 function viewOf(reader: Reader, grant: Grant): ReaderView {
+  const barred = barredFor(reader, grant);
   return {
+    ...(barred ? { barred } : {}),
     scopes: grant.scopes,
     sensitivities: grant.sensitivities,
     intent: reader.intent,
@@ -42,8 +56,12 @@ function ordered(reader: Reader, options: SeeOptions): Grant[] {
   return options.contentOnly ? content : [...content, ...reader.grants.filter((g) => g.view === 'content-free')];
 }
 
-function sight<T>(record: T, grant: Grant): Sight<T> {
-  return { record, view: grant.view, purpose: grant.purpose } as Sight<T>;
+function sight<T>(reader: Reader, record: T, subjects: unknown, grant: Grant): Sight<T> {
+  const mark =
+    grant.duty && reader.restrictions.size > 0 && Array.isArray(subjects)
+      ? reader.restrictions.markOf(subjects as string[])
+      : null;
+  return { record, view: grant.view, purpose: grant.purpose, ...(mark ? { restriction: mark } : {}) } as Sight<T>;
 }
 
 /** The three-valued verdict of one grant on a memory: exported for retrieval's refusal counts. */
@@ -58,7 +76,7 @@ export function seeMemory(
 ): Sight<MemoryRecord> | null {
   if (!memory || memory.tenant !== reader.principal.tenant) return null;
   for (const grant of ordered(reader, options)) {
-    if (verdictOf(reader, grant, memory).admissible === 1) return sight(memory, grant);
+    if (verdictOf(reader, grant, memory).admissible === 1) return sight(reader, memory, memory.subjects, grant);
   }
   return null;
 }
@@ -73,11 +91,12 @@ export function seeEvent(reader: Reader, event: EventRecord | null | undefined):
     const asMemory: Partial<MemoryRecord> = {
       ...(event.scope !== undefined ? { scope: event.scope } : {}),
       policy: { sensitivity: event.sensitivity } as MemoryRecord['policy'],
+      subjects: event.subjects,
       status: event.deleted === false ? 'active' : 'deleted',
       ...(event.restrictedBy !== undefined ? { restrictedBy: event.restrictedBy } : {}),
     };
     const verdict = judge(asMemory, { ...viewOf(reader, grant), intent: 'history', duty: true });
-    if (verdict.admissible === 1) return sight(event, grant);
+    if (verdict.admissible === 1) return sight(reader, event, event.subjects, grant);
   }
   return null;
 }

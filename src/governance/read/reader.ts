@@ -11,6 +11,7 @@ import { DUTY_PURPOSE } from '../policy/read-purpose.js';
 import { principalScope, SENSITIVITIES, type Sensitivity } from '../../substrate/model/records.js';
 import { validationError } from '../../shared/errors.js';
 import type { Intent } from './admissibility.js';
+import { NO_RESTRICTIONS, type RestrictionSnapshot } from '../rights/restriction.js';
 
 /** Purposes that read the tenant's records for a duty rather than as context (every status short of erasure). */
 export const DUTY_PURPOSES: ReadonlySet<string> = new Set(['review', 'erasure', 'access-request', 'legal-hold']);
@@ -40,6 +41,8 @@ export interface Reader {
   now: Date;
   /** The purposes read for, joined: what refusals and retrievals record. */
   purpose: string;
+  /** The tenant's active restrictions and objections, loaded once for this request. */
+  restrictions: RestrictionSnapshot;
   policies: { read: { id: string; version: number }; scope: { id: string; version: number } };
 }
 
@@ -54,6 +57,8 @@ export interface ReadRequest {
    * an admin): such a caller gets the content-free view where no content grant admits the record.
    */
   contentFreeForGate?: boolean;
+  /** The tenant's active restrictions and objections; absent: none (a caller that reads no tenant's records). */
+  restrictions?: RestrictionSnapshot;
 }
 
 export function resolveReader(
@@ -93,6 +98,7 @@ export function resolveReader(
     ...(request.asOf ? { asOf: request.asOf } : {}),
     now: request.now ?? new Date(),
     purpose: purposes.join(','),
+    restrictions: request.restrictions ?? NO_RESTRICTIONS,
     policies: {
       read: { id: policies.read.id, version: policies.read.version },
       scope: { id: policies.scope.id, version: policies.scope.version },
@@ -111,6 +117,8 @@ export function probeReader(tenant: string, now: Date): Reader {
     intent: 'history',
     now,
     purpose: 'erasure-probe',
+    // The probe must find every copy, restricted or not.
+    restrictions: NO_RESTRICTIONS,
     policies: { read: { id: 'erasure-probe', version: 0 }, scope: { id: 'erasure-probe', version: 0 } },
   };
 }

@@ -11,6 +11,12 @@ export const Collections = {
   certificates: 'certificates',
   holds: 'legal_holds',
   holdReleases: 'legal_hold_releases',
+  /** Restrictions of processing (Art. 18) and objections (Art. 21): the subject as a keyed hash only. */
+  restrictions: 'subject_restrictions',
+  /** The claim of each lift (a unique insert: the local server's conditional update is not atomic). */
+  restrictionLifts: 'subject_restriction_lifts',
+  /** Per tenant, a value every filing and lift changes: readers reload the active set only when it has changed. */
+  restrictionGenerations: 'subject_restriction_generations',
   erasures: 'erasure_requests',
   /** The clear selector of an open erasure request, apart from the request (deleted and compacted when it finishes). */
   erasureSelectors: 'erasure_selectors',

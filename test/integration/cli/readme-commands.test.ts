@@ -141,6 +141,14 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
       walk.certificateIds = certificates;
     }
   },
+  'rights object': ({ call, output }) => {
+    const purposes = optionValue(call.words, '--purposes');
+    expect(output.trim()).toMatch(
+      new RegExp(
+        `^rst_\\w+ {2}objection to ${purposes} {2}\\(ground ${optionValue(call.words, '--ground')}, filed .+\\) {2}active$`,
+      ),
+    );
+  },
   'certificates export': ({ output, walk }) => {
     const certificates = jsonLines(output) as { certificateId: string; tenant: string; requestId: string }[];
     expect(certificates.length, 'the export holds certificates').toBeGreaterThan(0);
@@ -346,7 +354,9 @@ function mirrorCheckout(): string {
   for (const entry of fs.readdirSync(REPO_DIR, { withFileTypes: true })) {
     if (entry.name === '.git') continue;
     const from = path.join(REPO_DIR, entry.name);
-    if (entry.isDirectory()) fs.symlinkSync(from, path.join(dir, entry.name), 'dir');
+    // A directory the checkout itself links (a shared node_modules) is linked too.
+    const directory = entry.isDirectory() || (entry.isSymbolicLink() && fs.statSync(from).isDirectory());
+    if (directory) fs.symlinkSync(from, path.join(dir, entry.name), 'dir');
     else if (entry.isFile()) fs.copyFileSync(from, path.join(dir, entry.name));
   }
   return dir;

@@ -1,0 +1,176 @@
+/**
+ * A data subject's restriction of processing (GDPR Art. 18) or objection to purposes (Art. 21), as the DPO files
+ * it. A restriction bars every context read of the subject's records; an objection bars the purposes it names.
+ * Duty reads (review, erasure, access requests, legal holds, audit) still see the records, marked. The stored
+ * request keeps the subject as a keyed hash and the reason as a keyed hash: it names nobody in the clear. Pure code.
+ */
+import { z } from 'zod';
+import { validationError } from '../../shared/errors.js';
+import { BoundedMap } from '../../shared/bounded-map.js';
+
+/** Art. 18(1)(a)–(d): accuracy contested, unlawful but not erased, kept for legal claims, objection pending. */
+export const RESTRICTION_GROUNDS = ['art18-1a', 'art18-1b', 'art18-1c', 'art18-1d'] as const;
+/** Art. 21(1) legitimate interests or public task, 21(2) direct marketing, 21(6) research or statistics. */
+export const OBJECTION_GROUNDS = ['art21-1', 'art21-2', 'art21-6'] as const;
+
+/** Purposes read as a duty: a subject cannot object to them here (their own rules decide). */
+export const UNOBJECTABLE_PURPOSES: ReadonlySet<string> = new Set([
+  'review',
+  'erasure',
+  'access-request',
+  'legal-hold',
+  'audit',
+]);
+
+/**
+ * Most active restrictions and objections one tenant may hold: the read judge loads a tenant's whole active set on
+ * every read request, so the set is bounded here rather than at read time.
+ */
+export const MAX_ACTIVE_RESTRICTIONS = 5_000;
+
+/** No control characters (C0, DEL, C1) and no lone surrogates: what a stored field or a log line cannot mangle. */
+// eslint-disable-next-line no-control-regex
+const ODD = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const plain = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((s) => !ODD.test(s), 'must not contain control characters or unpaired surrogates');
+
+const purpose = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z0-9-]*$/, 'lower-case letters, digits and "-"');
+
+export const RestrictionFilingSchema = z.strictObject({
+  /** A restriction is about one data subject: the records are found by the subject at each read. */
+  selector: z.strictObject({ subjectId: plain(256) }),
+  legalGround: z.enum([...RESTRICTION_GROUNDS, ...OBJECTION_GROUNDS]),
+  /** Why, in the DPO's words: kept as a keyed hash only. */
+  reason: plain(2000),
+  /** Absent: a restriction (every context purpose). Present: an objection to these purposes only. */
+  purposes: z.array(purpose).min(1).max(32).optional(),
+  /** The client's idempotency key: filing again with it returns the same request. */
+  requestKey: plain(128),
+});
+export type RestrictionFiling = z.output<typeof RestrictionFilingSchema>;
+
+export const RestrictionLiftSchema = z.strictObject({ reason: plain(2000) });
+
+export type RestrictionKind = 'restriction' | 'objection';
+
+/**
+ * The checks a schema cannot state: the ground fits the kind (Art. 18 for a restriction, Art. 21 for an
+ * objection), no purpose is a duty, no purpose is named twice. Throws a validation error naming the field.
+ */
+export function kindOf(filing: RestrictionFiling): RestrictionKind {
+  const kind: RestrictionKind = filing.purposes ? 'objection' : 'restriction';
+  const grounds: readonly string[] = kind === 'restriction' ? RESTRICTION_GROUNDS : OBJECTION_GROUNDS;
+  if (!grounds.includes(filing.legalGround))
+    throw validationError(
+      'legalGround',
+      kind === 'restriction'
+        ? 'a restriction (no purposes) is filed on an Art. 18(1) ground'
+        : 'an objection (purposes named) is filed on an Art. 21 ground',
+    );
+  (filing.purposes ?? []).forEach((p, i) => {
+    if (UNOBJECTABLE_PURPOSES.has(p)) throw validationError(`purposes.${i}`, 'a duty read cannot be objected to');
+    if (filing.purposes!.indexOf(p) !== i) throw validationError(`purposes.${i}`, 'named twice');
+  });
+  return kind;
+}
+
+/** The stored request: the subject and both reasons as keyed hashes only. */
+export interface SubjectRestriction {
+  _id: string;
+  tenant: string;
+  kind: RestrictionKind;
+  /** Keyed hash of the subject (`restriction-subject`, current fingerprint key). */
+  subjectHash: string;
+  keyId: string;
+  /** null for a restriction (every context purpose). */
+  purposes: string[] | null;
+  legalGround: string;
+  reasonHash: string;
+  filedBy: string;
+  filedAt: Date;
+  active: boolean;
+  liftedBy: string | null;
+  liftedAt: Date | null;
+  liftReasonHash: string | null;
+}
+
+/** What a duty read is told about a record whose subject is restricted or objected to. */
+export interface RestrictionMark {
+  restricted: boolean;
+  objectedPurposes: string[];
+}
+
+/**
+ * A tenant's active restrictions as one read request sees them, loaded once per request: the read judge asks it
+ * about each record's subjects without another lookup.
+ */
+export interface RestrictionSnapshot {
+  readonly size: number;
+  /** Whether a context read for `purpose` may not serve a record about these subjects. */
+  bars(subjects: readonly string[], purpose: string): boolean;
+  /** What restricts these subjects (for a duty read's mark), or null. */
+  markOf(subjects: readonly string[]): RestrictionMark | null;
+}
+
+export const NO_RESTRICTIONS: RestrictionSnapshot = { size: 0, bars: () => false, markOf: () => null };
+
+/** Subjects whose verdict a snapshot remembers (it outlives one request while the tenant's set is unchanged). */
+const REMEMBERED_SUBJECTS = 10_000;
+
+/**
+ * The snapshot over `active` (subject hashes and purposes). `hashesOf` gives a subject's hash under every
+ * configured key, so a restriction filed before a key rotation still matches; a subject is hashed once while it
+ * stays among the most recently judged.
+ */
+export function restrictionSnapshot(
+  active: readonly Pick<SubjectRestriction, 'subjectHash' | 'purposes'>[],
+  hashesOf: (subject: string) => string[],
+): RestrictionSnapshot {
+  if (active.length === 0) return NO_RESTRICTIONS;
+  const bySubject = new Map<string, { all: boolean; purposes: Set<string> }>();
+  for (const r of active) {
+    const entry = bySubject.get(r.subjectHash) ?? { all: false, purposes: new Set<string>() };
+    if (r.purposes === null) entry.all = true;
+    else for (const p of r.purposes) entry.purposes.add(p);
+    bySubject.set(r.subjectHash, entry);
+  }
+  const seen = new BoundedMap<string, RestrictionMark | null>(REMEMBERED_SUBJECTS);
+  const markOfSubject = (subject: string): RestrictionMark | null => {
+    let mark = seen.get(subject);
+    if (mark !== undefined) return mark;
+    const entries = hashesOf(subject).flatMap((h) => bySubject.get(h) ?? []);
+    mark =
+      entries.length === 0
+        ? null
+        : {
+            restricted: entries.some((e) => e.all),
+            objectedPurposes: [...new Set(entries.flatMap((e) => [...e.purposes]))].sort(),
+          };
+    seen.set(subject, mark);
+    return mark;
+  };
+  const marksOf = (subjects: readonly string[]) =>
+    subjects.flatMap((s) => (typeof s === 'string' ? (markOfSubject(s) ?? []) : []));
+  return {
+    size: active.length,
+    bars(subjects, purpose) {
+      return marksOf(subjects).some((m) => m.restricted || m.objectedPurposes.includes(purpose));
+    },
+    markOf(subjects) {
+      const marks = marksOf(subjects);
+      if (marks.length === 0) return null;
+      return {
+        restricted: marks.some((m) => m.restricted),
+        objectedPurposes: [...new Set(marks.flatMap((m) => m.objectedPurposes))].sort(),
+      };
+    },
+  };
+}
