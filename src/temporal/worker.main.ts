@@ -54,7 +54,10 @@ async function main(): Promise<void> {
   // Which workflow code runs: a release's prebuilt bundle, or the sources bundled at start.
   const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
   started.running = worker.run();
-  runtime.log.info({ taskQueue: config.temporal.taskQueue, retentionSchedules: schedules, workflows }, 'worker started');
+  runtime.log.info(
+    { taskQueue: config.temporal.taskQueue, retentionSchedules: schedules, workflows },
+    'worker started',
+  );
   await started.running;
 }
 
