@@ -304,7 +304,11 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
           // request): no record names them any more, so only the selector reaches them.
           const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));
-          if (orphans.length > 0) totals.indexDocs += reach(await deps.index.purge(ref.tenant, orphans));
+          if (orphans.length > 0) {
+            totals.indexDocs += reach(await deps.index.purge(ref.tenant, orphans));
+            // Erased by this request as much as the records: a key left for one would be found by the verification.
+            totals.keys += await deps.cipher.shred(ref.tenant, orphans);
+          }
           const probes = await deps.probes.get(ref.tenant, ref.requestId);
           const side = await deps.sideRecords.erase(ref.tenant, {
             ids,

@@ -16,6 +16,8 @@ const PUBLIC_ROUTES: Readonly<Record<string, string>> = {
   '/healthz': 'liveness probe for the process supervisor: answers {status: ok}, nothing else',
   '/readyz': 'readiness probe for the load balancer: ready or not (cached), no hosts, no tenant data',
   '/openapi.json': 'the API description generated from the route schemas: no tenant data',
+  '/metrics':
+    'Prometheus series for operators: fixed labels only (no tenant, principal or record id), behind LETHE_METRICS_TOKEN when set',
   '/console': 'redirects to /console/',
   '/console/*':
     "the consoles' static files (the built page, scripts, styles): no tenant data, which they fetch with a token",
