@@ -137,7 +137,11 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     registerAuditRoutes(app, { audit: services.audit });
     registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
     registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });
-    registerErasureRoutes(app, { erasures: services.erasures, requests: services.erasureRequests });
+    registerErasureRoutes(app, {
+      erasures: services.erasures,
+      requests: services.erasureRequests,
+      kekEpochs: () => services.cipher.vault.keks.epochs(),
+    });
     registerRightsRoutes(app, {
       events: services.events,
       memories: services.memories,

@@ -1,3 +1,4 @@
+import type { KekEpoch } from '../../substrate/crypto/key-encryption-keys.port.js';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
@@ -75,7 +76,12 @@ function presentErasureSummary(r: ErasureRequest, now: number) {
 
 export function registerErasureRoutes(
   app: FastifyInstance,
-  deps: { erasures: ErasureGateway; requests: ErasureRequestStore },
+  deps: {
+    erasures: ErasureGateway;
+    requests: ErasureRequestStore;
+    /** The KEK epochs: when the epoch that wraps a request's shredded keys was destroyed. */
+    kekEpochs?: () => Promise<KekEpoch[]>;
+  },
 ): void {
   app.post(
     '/v1/tenants/:tenant/erasure-requests',
@@ -133,7 +139,19 @@ export function registerErasureRoutes(
       const { id } = request.params as { id: string };
       const found = await deps.requests.get(principalOf(request).tenant, id);
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
-      return presentErasure(found);
+      if (!found.shredding || !deps.kekEpochs) return presentErasure(found);
+      // From when the request's content in the database's log and backups is beyond reach: its epoch's destruction.
+      const epoch = (await deps.kekEpochs()).find((e) => e.epoch === found.shredding!.epoch);
+      return {
+        ...presentErasure(found),
+        shredding: {
+          at: found.shredding.at.toISOString(),
+          boundMs: found.shredding.boundMs,
+          kek: found.shredding.kek,
+          epoch: found.shredding.epoch,
+          epochDestroyedAt: epoch?.destroyedAt?.toISOString() ?? null,
+        },
+      };
     },
   );
 

@@ -40,6 +40,16 @@ describe('content sealed at rest, and shredded by an erasure', () => {
       url: `/v1/tenants/${graph.tenant}/${kind}/${id}`,
       token: await app.token(graph.tenant, ['agent'], graph.writer),
     });
+  const shreddingShown = async () => {
+    const response = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${graph.tenant}/erasure-requests/${requestId}`,
+      token: await app.token(graph.tenant, ['dpo']),
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<{ shredding: { epoch: number; boundMs: number; epochDestroyedAt: string | null } }>()
+      .shredding;
+  };
   const rawRows = async () => [
     ...(await app.runtime.db.collection(Collections.events).find({ tenant: graph.tenant }).toArray()),
     ...(await app.runtime.db.collection(Collections.memories).find({ tenant: graph.tenant }).toArray()),
@@ -104,6 +114,8 @@ describe('content sealed at rest, and shredded by an erasure', () => {
     const wal = certificate!.assurance.find((a) => a.place === 'postgresql:wal');
     expect(wal?.statement).toMatch(/sealed under per-record data keys .* KEK epoch 1 \(local-file\)/);
     expect(wal?.lapses).toEqual({ condition: expect.stringMatching(/^KEK epoch 1 is destroyed by a rotation/) });
+    // The DPO's page says which epoch, and that it is not destroyed yet.
+    expect(await shreddingShown()).toMatchObject({ epoch: 1, boundMs: 5000, epochDestroyedAt: null });
   });
 
   it('after a KEK rotation, the pre-erasure backup reads as erased — with the live vault, and entirely with its own', async () => {
@@ -112,6 +124,7 @@ describe('content sealed at rest, and shredded by an erasure', () => {
     expect(rotation).toMatchObject({ epoch: 2, destroyed: [1], kept: [] });
     expect(rotation.rewrapped).toBeGreaterThanOrEqual(graph.control.length);
     expect(await vault.countUnder(1)).toBe(0);
+    expect((await shreddingShown()).epochDestroyedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
 
     // The certificates, as an auditor exported them: the backup predates them.
     const certificates = await app.services.certificates.byRequest(graph.tenant, requestId);
