@@ -2,7 +2,8 @@ import { MongoClient, type Db } from 'mongodb';
 import { Client as ElasticsearchClient } from '@elastic/elasticsearch';
 import { Connection } from '@temporalio/client';
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Config } from '../config/config.js';
+import fs from 'node:fs';
+import { ConfigError, type Config } from '../config/config.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createContentCipher, type ContentCipher } from '../substrate/crypto/content-cipher.js';
@@ -41,6 +42,8 @@ export function createRuntime(config: Config, name = 'lethe'): Runtime {
   const db = mongo.db(config.mongo.dbName);
   // Development and test make their keyring on first use; anywhere else a missing one stops the process.
   if (config.env !== 'production') ensureLocalKekFile(config.sealing.kekFile);
+  else if (!fs.existsSync(config.sealing.kekFile))
+    throw new ConfigError('LETHE_KEK_FILE', `no keyring at ${config.sealing.kekFile} (make one with lethe keys init)`);
   const vault = createDataKeyVault(db, createLocalKekFile(config.sealing.kekFile), {
     pollMs: config.sealing.feedPollMs,
     boundMs: config.sealing.cacheBoundMs,

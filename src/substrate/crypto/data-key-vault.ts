@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { BoundedMap } from '../../shared/bounded-map.js';
 import { findByIds } from '../mongo/bounded-scan.js';
@@ -18,8 +18,8 @@ interface DataKeyDoc {
 /** Which keys were destroyed, and when: what other processes read to drop the keys they hold in memory. */
 interface DestructionDoc {
   _id: string;
-  tenant: string;
-  ids: string[];
+  /** SHA-256 of tenant and record id (see `cacheKey`): the feed names no record, not even by its id. */
+  keys: string[];
   at: Date;
 }
 
@@ -85,7 +85,11 @@ export function createDataKeyVault(
   const keys = db.collection<DataKeyDoc>(Collections.dataKeys);
   const feed = db.collection<DestructionDoc>(Collections.dataKeyDestructions);
   const cache = new BoundedMap<string, Buffer>(CACHE_ENTRIES);
-  const cacheKey = (tenant: string, id: string) => `${tenant}\u0000${id}`;
+  // Hashed, so that the feed, which every process reads, names no erased record: its entries are these keys.
+  const cacheKey = (tenant: string, id: string) =>
+    createHash('sha256')
+      .update(`${Buffer.byteLength(tenant)}:${tenant}|${id}`)
+      .digest('hex');
   let heardAt = 0;
   let readSince = clock() - FEED_OVERLAP_MS;
 
@@ -94,7 +98,7 @@ export function createDataKeyVault(
   const poll = async () => {
     const startedAt = clock();
     const entries = await feed.find({ at: { $gte: new Date(readSince - FEED_OVERLAP_MS) } }).toArray();
-    for (const entry of entries) for (const id of entry.ids) cache.delete(cacheKey(entry.tenant, id));
+    for (const entry of entries) for (const key of Array.isArray(entry.keys) ? entry.keys : []) cache.delete(key);
     readSince = startedAt;
     heardAt = startedAt;
   };
@@ -190,13 +194,14 @@ export function createDataKeyVault(
     },
     async destroy(tenant, ids) {
       const unique = [...new Set(ids)];
-      for (const id of unique) cache.delete(cacheKey(tenant, id));
+      const hashed = unique.map((id) => cacheKey(tenant, id));
+      for (const key of hashed) cache.delete(key);
       if (unique.length === 0) return 0;
       // The feed first: a process that reads a key between the delete and the feed entry would keep it otherwise.
       const now = clock();
       await feed.deleteMany({ at: { $lt: new Date(now - FEED_KEEP_MS) } });
       for (let i = 0; i < unique.length; i += PAGE) {
-        await feed.insertOne({ _id: randomUUID(), tenant, ids: unique.slice(i, i + PAGE), at: new Date(now) });
+        await feed.insertOne({ _id: randomUUID(), keys: hashed.slice(i, i + PAGE), at: new Date(now) });
       }
       const results = await mapBounded(unique, 32, (id) => keys.deleteOne({ _id: id, tenant }));
       return results.reduce((n, r) => n + r.deletedCount, 0);

@@ -13,6 +13,7 @@ import { freePort } from '../../../stack/processes.js';
 import { mintToken } from '../../../src/governance/auth/tokens.js';
 import { publicJwkOf } from '../../../src/governance/auth/token-keys.js';
 import { uniqueTenant } from '../../support/app.js';
+import { ensureLocalKekFile } from '../../../src/substrate/crypto/local-kek-file.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-production-boot-'));
 const tokenKey = { privateKey: generateKeyPairSync('ed25519').privateKey, kid: 'boot-1' };
@@ -23,6 +24,8 @@ const file = (name: string, text: string) => {
 };
 const jwksFile = file('jwks.json', JSON.stringify({ keys: [publicJwkOf(tokenKey.privateKey, tokenKey.kid)] }));
 const publicKeyFile = file('cert.pub.pem', certificateKey.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+const kekFile = path.join(dir, 'kek.json');
+ensureLocalKekFile(kekFile);
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -35,6 +38,7 @@ function productionEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     LETHE_STATE_DIR: dir,
     LETHE_EMBEDDER: 'hashing',
     LOG_LEVEL: 'warn',
+    LETHE_KEK_FILE: kekFile,
     ...extra,
   };
 }
@@ -68,6 +72,7 @@ describe('production mode refuses to guess', () => {
       ['LETHE_SIGNING_PUBLIC_KEY_FILE', 'api', { ...secret, LETHE_TOKEN_JWKS_FILE: jwksFile }],
       ['LETHE_TOKEN_SECRET', 'api', { ...secret, LETHE_TOKEN_SECRET: 's'.repeat(32), LETHE_TOKEN_JWKS_FILE: jwksFile }],
       ['LETHE_SIGNING_KEY_FILE', 'worker', secret],
+      ['LETHE_KEK_FILE', 'worker', { ...secret, LETHE_KEK_FILE: path.join(dir, 'no-such-keyring.json') }],
       ['LETHE_TEMPORAL_TLS_CA', 'worker', { ...secret, LETHE_TEMPORAL_TLS_CA: path.join(dir, 'no-such-ca.pem') }],
     ];
     for (const [variable, name, env] of cases) {
