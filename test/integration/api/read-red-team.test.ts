@@ -289,9 +289,13 @@ describe('every route under a red team', () => {
     ]);
     pools.foreign.push(...foreign.events.map((e) => e.id), ...foreign.memories.map((m) => m.id));
 
-    // What is stored now, read straight from MongoDB: the oracle's input.
-    const memories = await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray();
-    const events = await app.runtime.db.collection<EventRecord>(Collections.events).find({ tenant }).toArray();
+    // What is stored now, read straight from MongoDB (content opened under each row's data key): the oracle's input.
+    const memories = await app.runtime.cipher.openAll(
+      await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray(),
+    );
+    const events = await app.runtime.cipher.openAll(
+      await app.runtime.db.collection<EventRecord>(Collections.events).find({ tenant }).toArray(),
+    );
     for (const m of memories)
       for (const c of m.content.match(CANARY) ?? [])
         stored.push({
