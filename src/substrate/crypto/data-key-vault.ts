@@ -160,8 +160,15 @@ export function createDataKeyVault(
       return { kek: keks.kind, epoch: epochs[epochs.length - 1]!.epoch, boundMs: timing.boundMs };
     },
     async keysFor(tenant, ids) {
-      const found = await existing(tenant, ids);
-      const missing = [...new Set(ids)].filter((id) => !found.has(id));
+      // Keys in memory are used as they are; for the others a new key is inserted at once, and only the ids whose
+      // insert meets a key already there are read back (a new record, the common case, costs no lookup).
+      const found = new Map<string, Buffer>();
+      const missing: string[] = [];
+      for (const id of new Set(ids)) {
+        const key = cached(tenant, id);
+        if (key) found.set(id, key);
+        else missing.push(id);
+      }
       if (missing.length === 0) return found;
       const made = await Promise.all(
         missing.map(async (id) => {
