@@ -214,33 +214,33 @@ export function createDataKeyVault(
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
     async rewrapOlderThan(epoch, onProgress) {
+      // By epoch, not by id: the keys still under an older epoch are asked for again after each page (a re-wrapped
+      // key leaves the filter), an equality the local server answers from its index. Paging by id through the whole
+      // vault sorted would read it again for every page there.
+      const older = (await keks.epochs()).filter((e) => e.epoch < epoch && e.destroyedAt === null);
       let done = 0;
-      let after: string | null = null;
-      for (;;) {
-        const filter: Record<string, unknown> = after === null ? {} : { _id: { $gt: after } };
-        const page = await keys.find(filter, { sort: { _id: 1 }, limit: PAGE }).toArray();
-        const older = page.filter((doc) => doc.epoch < epoch);
-        await mapBounded(older, 16, async (doc) => {
-          const context = contextOf(doc.tenant, doc._id);
-          let key: Buffer;
-          try {
-            key = await keks.unwrap(doc.epoch, doc.wrapped, context);
-          } catch (error) {
-            if (error instanceof KekEpochGone) return;
-            throw error;
-          }
-          const next = await keks.wrap(key, context);
-          // Only if it is still the key read: a concurrent destroy wins.
-          await keys.updateOne(
-            { _id: doc._id, epoch: doc.epoch },
-            { $set: { epoch: next.epoch, wrapped: next.wrapped } },
-          );
-        });
-        done += older.length;
-        onProgress?.(done);
-        if (page.length < PAGE) return done;
-        after = page[page.length - 1]!._id;
+      for (const { epoch: from } of older) {
+        for (;;) {
+          const page = await keys.find({ epoch: from }, { limit: PAGE }).toArray();
+          if (page.length === 0) break;
+          let moved = 0;
+          await mapBounded(page, 16, async (doc) => {
+            const context = contextOf(doc.tenant, doc._id);
+            const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
+            // Only if it is still the key read: a concurrent destroy wins.
+            const result = await keys.updateOne(
+              { _id: doc._id, epoch: doc.epoch },
+              { $set: { epoch: next.epoch, wrapped: next.wrapped } },
+            );
+            moved += result.modifiedCount;
+          });
+          done += moved;
+          onProgress?.(done);
+          // A page of which nothing moved would be read again forever: another rotation is under way.
+          if (moved === 0) break;
+        }
       }
+      return done;
     },
     countUnder: (epoch) => keys.countDocuments({ epoch }),
     close: () => clearInterval(timer),
