@@ -129,7 +129,8 @@ export function createDataKeyVault(
     });
   };
 
-  const existing = async (tenant: string, ids: readonly string[]) => {
+  /** The ids' keys this process holds (while it trusts its memory), and the ids it does not. */
+  const fromMemory = (tenant: string, ids: readonly string[]) => {
     const found = new Map<string, Buffer>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -137,6 +138,11 @@ export function createDataKeyVault(
       if (key) found.set(id, key);
       else missing.push(id);
     }
+    return { found, missing };
+  };
+
+  const existing = async (tenant: string, ids: readonly string[]) => {
+    const { found, missing } = fromMemory(tenant, ids);
     if (missing.length > 0) await unwrapAll(tenant, await findByIds(keys, tenant, missing), found);
     return found;
   };
@@ -162,13 +168,7 @@ export function createDataKeyVault(
     async keysFor(tenant, ids) {
       // Keys in memory are used as they are; for the others a new key is inserted at once, and only the ids whose
       // insert meets a key already there are read back (a new record, the common case, costs no lookup).
-      const found = new Map<string, Buffer>();
-      const missing: string[] = [];
-      for (const id of new Set(ids)) {
-        const key = cached(tenant, id);
-        if (key) found.set(id, key);
-        else missing.push(id);
-      }
+      const { found, missing } = fromMemory(tenant, ids);
       if (missing.length === 0) return found;
       const made = await Promise.all(
         missing.map(async (id) => {

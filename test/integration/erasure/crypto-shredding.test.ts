@@ -188,16 +188,15 @@ describe('a destroyed data key, in other processes that hold it in memory', () =
     const destroyedAt = Date.now();
     expect(await writer.cipher.shred(tenant, [record._id])).toBe(1);
     expect(await writer.cipher.openAll([sealed!])).toEqual([]);
+    // Waits until each reader stops opening it; the test's timeout (30 s, half the readers' 60 s bound) fails a feed
+    // that does not reach them. The times are reported, not asserted.
     const stopped = await Promise.all(
       [api, worker].map(async (r) => {
-        while ((await r.cipher.openAll([sealed!])).length > 0) {
-          if (Date.now() - destroyedAt > 30_000) return Infinity;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        while ((await r.cipher.openAll([sealed!])).length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
         return Date.now() - destroyedAt;
       }),
     );
     console.info(`shred propagation: stopped opening after ${stopped.join(' ms, ')} ms (poll 200 ms)`);
-    for (const ms of stopped) expect(ms).toBeLessThan(30_000);
-  });
+    for (const r of [api, worker]) expect(await r.cipher.openAll([sealed!])).toEqual([]);
+  }, 30_000);
 });
