@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -109,27 +110,50 @@ export async function memoryReview(input: MemoryReviewInput): Promise<ReviewOutc
     }
   }
 
+  // Histories recorded before this patch ran the default however a same-activation race had gone, and waited for a
+  // failed reviewer's decision to be retried by another reviewer past the final deadline.
+  const looksAgain = patched('review-deadline-looks-again');
+  const startedAt = Date.now();
+  /**
+   * Waits until the review is settled or `ms` pass; true when the time passed with nothing settled. A deadline's
+   * timer and a reviewer's Update can land in the same activation, and the timer's side of the race can win it:
+   * the state is looked at again, so a decision a reviewer has already begun is never overtaken by the default.
+   */
+  const lapsed = async (ms: number) => !(await condition(settled, ms)) && (!looksAgain || !settled());
+
   const { reminderMs, escalationMs, finalMs } = input.plan;
-  if (!(await condition(settled, reminderMs))) {
+  if (await lapsed(reminderMs)) {
     stage = 'reminded';
     await notify.sendReviewNotice({ ...ref, kind: 'reminder' });
   }
-  if (!settled() && !(await condition(settled, Math.max(1, escalationMs - reminderMs)))) {
+  if (!settled() && (await lapsed(Math.max(1, escalationMs - reminderMs)))) {
     stage = 'escalated';
     await notify.sendReviewNotice({ ...ref, kind: 'escalation' });
   }
-  if (!settled() && !(await condition(settled, Math.max(1, finalMs - escalationMs)))) {
-    // The default claims the decision before its activity runs: a reviewer's Update arriving meanwhile is refused.
-    deciding = 'default';
-    const decision = input.plan.defaultDecision;
-    const reviewer = `policy:${input.plan.policy.timeoutId}@${input.plan.policy.timeoutVersion}`;
-    const status = await applyDefault(reviewer, decision);
-    if (status === 'erased') return { status, decidedBy: reviewer, byDefault: true };
-    outcome = { status, decidedBy: reviewer, byDefault: true };
-    await notify.sendReviewNotice({ ...ref, kind: 'defaulted' });
+  let finalPassed = !settled() && (await lapsed(Math.max(1, finalMs - escalationMs)));
+  for (;;) {
+    if (finalPassed) {
+      // The default claims the decision before its activity runs: a reviewer's Update arriving meanwhile is refused.
+      deciding = 'default';
+      const decision = input.plan.defaultDecision;
+      const reviewer = `policy:${input.plan.policy.timeoutId}@${input.plan.policy.timeoutVersion}`;
+      const status = await applyDefault(reviewer, decision);
+      if (status === 'erased') return { status, decidedBy: reviewer, byDefault: true };
+      outcome = { status, decidedBy: reviewer, byDefault: true };
+      await notify.sendReviewNotice({ ...ref, kind: 'defaulted' });
+      break;
+    }
+    if (!looksAgain) {
+      await condition(() => outcome !== undefined);
+      break;
+    }
+    // A reviewer's decision in flight lands before anything else happens. If it fails, nothing was decided: the
+    // item is open again, and the final deadline still decides it unless another reviewer does first.
+    await condition(() => outcome !== undefined || deciding === undefined);
+    if (outcome !== undefined) break;
+    const left = startedAt + finalMs - Date.now();
+    finalPassed = left <= 0 ? !settled() : await lapsed(left);
   }
-  // A reviewer's decision that was in flight when a deadline fired lands before anything else happens.
-  await condition(() => outcome !== undefined);
   // An approved write is compared with what is held only now: a candidate asserts nothing until it is signed off.
   if (outcome!.status === 'active') {
     const found = await detectContradictions({ tenant: input.tenant, ids: [input.memoryId] });

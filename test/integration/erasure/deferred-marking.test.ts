@@ -196,10 +196,13 @@ describe('an erasure between its marking and its purge', () => {
 
   it('each record ends in one chain of moves when the marking races other movers', async () => {
     // Rounds of the same race until both outcomes have happened (a mover first, the erasure first); each round
-    // checks every record's chain of guards.
+    // checks every record's chain of guards. Under load one side can win every round at a skew of zero, so the
+    // later rounds give one side a head start that grows (the markings first, then the movers) until each wins.
+    const skews = [0, 0, 10, -10, 50, -50, 200, -200, 1_000, -1_000];
     const outcomes = { moverFirst: 0, erasureFirst: 0 };
-    for (let round = 0; round < 8 && (outcomes.moverFirst === 0 || outcomes.erasureFirst === 0); round++) {
-      const tally = await raceOnce();
+    for (const skew of skews) {
+      if (outcomes.moverFirst > 0 && outcomes.erasureFirst > 0) break;
+      const tally = await raceOnce(skew);
       outcomes.moverFirst += tally.moverFirst;
       outcomes.erasureFirst += tally.erasureFirst;
     }
@@ -207,7 +210,9 @@ describe('an erasure between its marking and its purge', () => {
     expect(outcomes.erasureFirst, 'the erasure won a version before any mover').toBeGreaterThan(0);
   }, 240_000);
 
-  async function raceOnce(): Promise<{ moverFirst: number; erasureFirst: number }> {
+  /** One race; a positive skew starts the markings that many ms before the movers, a negative one after. */
+  async function raceOnce(skew: number): Promise<{ moverFirst: number; erasureFirst: number }> {
+    const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
     const tenant = uniqueTenant();
     const requestId = `er_${randomUUID()}`;
     const records = Array.from({ length: 60 }, (_, i) =>
@@ -219,17 +224,22 @@ describe('an erasure between its marking and its purge', () => {
     // `transitionMany`) over every third active record, all at once.
     const bulk = records.filter((r, i) => r.status === 'active' && i % 3 === 1);
     const bulkIds = new Set(bulk.map((r) => r._id));
-    const movers = records.map((r) =>
-      r.status === 'candidate'
+    const moversStart = after(skew);
+    const markingsStart = after(-skew);
+    const movers = records.map(async (r) => {
+      await moversStart;
+      return r.status === 'candidate'
         ? app.services.memories.transition(tenant, r._id, 'candidate', 'active', 'approved')
         : bulkIds.has(r._id)
           ? Promise.resolve(false)
-          : app.services.memories.transition(tenant, r._id, 'active', 'disputed', 'contradiction'),
-    );
+          : app.services.memories.transition(tenant, r._id, 'active', 'disputed', 'contradiction');
+    });
     const [first, second, swept, ...single] = await Promise.all([
-      app.services.memories.markDeleted(tenant, ids, requestId, records, { rowsAtPurge: true }),
-      app.services.memories.markDeleted(tenant, ids, requestId, [], { rowsAtPurge: true }),
-      app.services.memories.transitionMany(tenant, bulk, 'expired', 'retention'),
+      markingsStart.then(() =>
+        app.services.memories.markDeleted(tenant, ids, requestId, records, { rowsAtPurge: true }),
+      ),
+      markingsStart.then(() => app.services.memories.markDeleted(tenant, ids, requestId, [], { rowsAtPurge: true })),
+      moversStart.then(() => app.services.memories.transitionMany(tenant, bulk, 'expired', 'retention')),
       ...movers,
     ]);
     const sweptIds = new Set(swept.moved);

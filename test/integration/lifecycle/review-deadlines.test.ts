@@ -25,6 +25,7 @@ describe('review deadlines (time-skipped days)', () => {
   let running: Promise<void>;
   const taskQueue = uniqueId('review-tq');
   const mailDir = loadStackConfig().smtp.captureDir;
+  const slowMiss = new Map<string, number>();
 
   beforeAll(async () => {
     quietTemporal();
@@ -33,13 +34,27 @@ describe('review deadlines (time-skipped days)', () => {
     });
     runtime = testRuntime();
     services = createServices(runtime, { taskQueue });
+    // A record in `slowMiss` is read once by the worker as a slow miss (the store answers late, and without it).
+    const read = services.memories.get;
+    const memories = {
+      ...services.memories,
+      async get(tenant: string, id: string) {
+        const delay = slowMiss.get(id);
+        if (delay === undefined) return read(tenant, id);
+        slowMiss.delete(id);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        return null;
+      },
+    };
     worker = await createLetheWorker(runtime, {
       connection: env.nativeConnection,
       taskQueue,
-      services,
+      services: { ...services, memories },
       workflowBundle: { codePath: workflowBundlePath() },
     });
     running = worker.run();
+    // A worker that stops on its own stalls every workflow here: say so, rather than leave only timeouts.
+    running.catch((error: unknown) => console.error('the review worker stopped:', error));
   });
   afterAll(async () => {
     worker?.shutdown();
@@ -193,6 +208,33 @@ describe('review deadlines (time-skipped days)', () => {
     }
     // Well before the deadline the reviewer decides; just after it, the default has.
     expect([...seen].sort()).toEqual(['default', 'reviewer']);
+  });
+
+  it('leaves the decision to the default when a reviewer’s decision in flight at the deadline fails', async () => {
+    const tenant = uniqueId('t');
+    const record = await candidate(tenant);
+    const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const handle = await env.client.workflow.start('memoryReview', {
+      taskQueue,
+      workflowId: uniqueId('review'),
+      args: [{ tenant, memoryId: record._id, writtenBy: 'agent-1', plan }],
+    });
+    await env.sleep(plan.finalMs - 3_000);
+    // The reviewer's decision reads the record slowly and misses it: the final deadline passes while it is in flight,
+    // and it fails, deciding nothing.
+    slowMiss.set(record._id, 8_000);
+    const refused = await handle
+      .executeUpdate('decideReview', { args: [{ reviewer: 'rita', decision: 'approve', reasonHash: 'h' }] })
+      .then(
+        () => 'decided',
+        (error: Error) => JSON.stringify(error, Object.getOwnPropertyNames(error)) + String(error.cause),
+      );
+    expect(refused).toMatch(/not found/);
+    expect(refused).not.toMatch(/already decided/);
+    // Bounded by the test's timeout: a workflow that waited for the failed decision forever would never end.
+    const outcome = (await handle.result()) as ReviewOutcome;
+    expect(outcome).toMatchObject({ status: 'rejected', byDefault: true, decidedBy: 'policy:review-timeout@1' });
+    expect((await services.memories.get(tenant, record._id))?.status).toBe('rejected');
   });
 
   it('tells the reviewers of a dispute, reminds them, escalates, and waits for a person (no default)', async () => {
