@@ -408,6 +408,36 @@ class SmtpCaptureService extends ProcessService {
   }
 }
 
+/** An emulator of the AWS KMS API (local-kms), where the aws-kms KEK adapter is tested. */
+class KmsEmulatorService extends ProcessService {
+  readonly name = 'kms';
+  readonly startTimeoutMs = 20_000;
+  get address(): string {
+    return `${this.config.kms.url} (AWS KMS API emulator; keys in ${path.join(this.config.stateDir, 'kms')})`;
+  }
+  build(): Promise<string> {
+    return runBuildScript(this.name, this.script('kms/build.sh'), this.buildEnv());
+  }
+  async start(binary: string): Promise<void> {
+    this.spawn(binary, [
+      '--listen-addr',
+      `${this.config.kms.host}:${this.config.kms.port}`,
+      '--data-dir',
+      path.join(this.config.stateDir, 'kms'),
+    ]);
+  }
+  async healthy(): Promise<boolean> {
+    if (!(await portOpen(this.config.kms.host, this.config.kms.port))) return false;
+    const response = await fetch(this.config.kms.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'TrentService.ListKeys' },
+      body: '{}',
+      signal: AbortSignal.timeout(2000),
+    });
+    return response.ok;
+  }
+}
+
 export function stackServices(config: StackConfig): {
   postgres: PostgresService;
   services: StackService[];
@@ -420,6 +450,7 @@ export function stackServices(config: StackConfig): {
     new FerretDbService(config),
     new ElasticsearchService(config),
     new SmtpCaptureService(config),
+    new KmsEmulatorService(config),
   ];
   const only = config.only;
   // FerretDB cannot run without its PostgreSQL.

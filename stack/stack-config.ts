@@ -14,11 +14,13 @@ export interface StackConfig {
   mongo: { uri: string; host: string; port: number };
   elasticsearch: { url: string; host: string; port: number };
   smtp: { host: string; port: number; captureDir: string };
+  /** An emulator of the AWS KMS API, for the aws-kms KEK adapter's tests (`LETHE_KMS_EMULATOR_ADDRESS`). */
+  kms: { host: string; port: number; url: string };
   /** `LETHE_STACK_SERVICES`: a subset of servers to manage (all when unset). */
   only?: string[];
 }
 
-export const STACK_SERVICE_NAMES = ['temporal', 'postgres', 'ferretdb', 'elasticsearch', 'smtp'] as const;
+export const STACK_SERVICE_NAMES = ['temporal', 'postgres', 'ferretdb', 'elasticsearch', 'smtp', 'kms'] as const;
 
 /** What the running stack looks like, for tests and tools that need the artifacts' paths. */
 export interface StackManifest {
@@ -61,6 +63,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
   const temporalAddress = env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
   const mongoUri = env.MONGODB_URI ?? 'mongodb://127.0.0.1:27017/lethe';
   const esUrl = env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200';
+  const kms = hostPort(env.LETHE_KMS_EMULATOR_ADDRESS ?? '127.0.0.1:4599', 'LETHE_KMS_EMULATOR_ADDRESS');
   const only = env.LETHE_STACK_SERVICES?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -83,6 +86,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
       port: port(env.SMTP_PORT ?? '1025', 'SMTP_PORT'),
       captureDir: path.resolve(env.LETHE_SMTP_CAPTURE_DIR ?? path.join(stateDir, 'mail')),
     },
+    kms: { ...kms, url: `http://${kms.host}:${kms.port}` },
   };
 }
 

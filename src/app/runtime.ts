@@ -9,6 +9,8 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createContentCipher, type ContentCipher } from '../substrate/crypto/content-cipher.js';
 import { createDataKeyVault } from '../substrate/crypto/data-key-vault.js';
 import { createLocalKekFile, ensureLocalKekFile } from '../substrate/crypto/local-kek-file.js';
+import { createAwsKmsKeks } from '../substrate/crypto/aws-kms-keks.js';
+import type { KeyEncryptionKeys } from '../substrate/crypto/key-encryption-keys.port.js';
 import type { DependencyProbe } from '../observability/readiness.js';
 import { elasticsearchProbe, mongoProbe, smtpProbe, temporalProbe } from '../observability/dependency-probes.js';
 
@@ -27,6 +29,20 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/**
+ * The KEKs, where the config says they are. Development and test make their first epoch on first use (a keyring
+ * file, or a key in the KMS); anywhere else a missing one stops the process, or the first write, naming what to run.
+ */
+function openKeks(config: Config): KeyEncryptionKeys & { close?(): void } {
+  const kek = config.sealing.kek;
+  const development = config.env !== 'production';
+  if (kek.kind === 'aws-kms') return createAwsKmsKeks({ ...kek, createFirstEpoch: development });
+  if (development) ensureLocalKekFile(kek.file);
+  else if (!fs.existsSync(kek.file))
+    throw new ConfigError('LETHE_KEK_FILE', `no keyring at ${kek.file} (make one with lethe keys init)`);
+  return createLocalKekFile(kek.file);
+}
+
 /** Connections are lazy, so a process starts even while a dependency is down and the operators' readiness can say which. */
 export function createRuntime(config: Config, name = 'lethe'): Runtime {
   const log = createLogger(config.logLevel, name);
@@ -40,11 +56,8 @@ export function createRuntime(config: Config, name = 'lethe'): Runtime {
     ignoreTLS: true,
   });
   const db = mongo.db(config.mongo.dbName);
-  // Development and test make their keyring on first use; anywhere else a missing one stops the process.
-  if (config.env !== 'production') ensureLocalKekFile(config.sealing.kekFile);
-  else if (!fs.existsSync(config.sealing.kekFile))
-    throw new ConfigError('LETHE_KEK_FILE', `no keyring at ${config.sealing.kekFile} (make one with lethe keys init)`);
-  const vault = createDataKeyVault(db, createLocalKekFile(config.sealing.kekFile), {
+  const keks = openKeks(config);
+  const vault = createDataKeyVault(db, keks, {
     pollMs: config.sealing.feedPollMs,
     boundMs: config.sealing.cacheBoundMs,
   });
@@ -60,6 +73,7 @@ export function createRuntime(config: Config, name = 'lethe'): Runtime {
     probes: [mongoProbe(mongo), elasticsearchProbe(es), temporalProbe(temporal), smtpProbe(mail)],
     async close() {
       vault.close();
+      keks.close?.();
       await Promise.allSettled([mongo.close(), es.close(), temporal.close()]);
       mail.close();
     },

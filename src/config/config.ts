@@ -102,10 +102,22 @@ const schema = z.object({
   /** Its public key: the API's (it serves the key, and never signs). */
   LETHE_SIGNING_PUBLIC_KEY_FILE: z.string().min(1).optional(),
   /**
-   * The key-encryption keys that wrap every record's data key (a local keyring file; generated for development).
-   * Required: content is sealed at rest under per-record data keys, and nothing opens without them.
+   * Where the key-encryption keys that wrap every record's data key live: a local keyring file (`local-file`,
+   * generated for development) or AWS KMS (`aws-kms`, or any endpoint speaking its API). Content is sealed at rest
+   * under per-record data keys, and nothing opens without them.
    */
-  LETHE_KEK_FILE: z.string().min(1),
+  LETHE_KMS: z.enum(['local-file', 'aws-kms']).default('local-file'),
+  LETHE_KEK_FILE: z.string().min(1).optional(),
+  LETHE_AWS_KMS_REGION: z.string().min(1).max(64).optional(),
+  LETHE_AWS_KMS_ENDPOINT: z.string().url().optional(),
+  /** The alias prefix of this deployment's KEK epochs (`<prefix>/epoch-<n>`). */
+  LETHE_AWS_KMS_ALIAS_PREFIX: z
+    .string()
+    .regex(/^alias\/[A-Za-z0-9/_-]{1,200}$/, 'must look like alias/name (letters, digits, / _ -)')
+    .refine((v) => !v.startsWith('alias/aws'), 'alias/aws… is reserved by AWS')
+    .default('alias/lethe'),
+  /** The KMS's waiting period before a destroyed epoch's key material is deleted (AWS allows 7–30 days). */
+  LETHE_AWS_KMS_DELETION_WINDOW_DAYS: z.coerce.number().int().min(7).max(30).default(7),
   /** How often each process reads the feed of destroyed data keys, and the longest it trusts its memory without it. */
   LETHE_KEY_FEED_POLL_MS: count(100, 60_000).default(1000),
   LETHE_KEY_CACHE_BOUND_MS: count(500, 300_000).default(5000),
@@ -226,7 +238,7 @@ export interface Config {
    */
   secrets: { fingerprintKeys: FingerprintKey[]; signingKeyFile?: string; signingPublicKeyFile?: string };
   /** Content sealed at rest: where the KEKs are, and how fast a destroyed data key is forgotten everywhere. */
-  sealing: { kekFile: string; feedPollMs: number; cacheBoundMs: number };
+  sealing: { kek: KekConfig; feedPollMs: number; cacheBoundMs: number };
   /**
    * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
    * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
@@ -346,6 +358,26 @@ function temporalSecurity(e: z.infer<typeof schema>): Pick<Config['temporal'], '
   return { ...(tls ? { tls } : {}), ...(e.LETHE_TEMPORAL_API_KEY ? { apiKey: e.LETHE_TEMPORAL_API_KEY } : {}) };
 }
 
+/** The KEKs' home, as the process opens it. */
+export type KekConfig =
+  | { kind: 'local-file'; file: string }
+  | { kind: 'aws-kms'; region: string; endpoint?: string; aliasPrefix: string; deletionWindowDays: number };
+
+function kekConfig(e: z.infer<typeof schema>): KekConfig {
+  if (e.LETHE_KMS === 'local-file') {
+    if (!e.LETHE_KEK_FILE) throw new ConfigError('LETHE_KEK_FILE', 'is required when LETHE_KMS is local-file');
+    return { kind: 'local-file', file: e.LETHE_KEK_FILE };
+  }
+  if (!e.LETHE_AWS_KMS_REGION) throw new ConfigError('LETHE_AWS_KMS_REGION', 'is required when LETHE_KMS is aws-kms');
+  return {
+    kind: 'aws-kms',
+    region: e.LETHE_AWS_KMS_REGION,
+    ...(e.LETHE_AWS_KMS_ENDPOINT ? { endpoint: e.LETHE_AWS_KMS_ENDPOINT } : {}),
+    aliasPrefix: e.LETHE_AWS_KMS_ALIAS_PREFIX,
+    deletionWindowDays: e.LETHE_AWS_KMS_DELETION_WINDOW_DAYS,
+  };
+}
+
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = schema.safeParse(env);
   if (!result.success) {
@@ -415,7 +447,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       ...(e.LETHE_SIGNING_PUBLIC_KEY_FILE ? { signingPublicKeyFile: e.LETHE_SIGNING_PUBLIC_KEY_FILE } : {}),
     },
     sealing: {
-      kekFile: e.LETHE_KEK_FILE,
+      kek: kekConfig(e),
       feedPollMs: e.LETHE_KEY_FEED_POLL_MS,
       cacheBoundMs: e.LETHE_KEY_CACHE_BOUND_MS,
     },

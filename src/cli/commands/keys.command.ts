@@ -10,13 +10,31 @@ export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('key-encryption keys (KEKs) that wrap every record’s data key');
   keys
     .command('init')
-    .description('make a new local KEK keyring file with its first epoch (refuses a file that exists)')
-    .requiredOption('--file <path>', 'where to write it (then set LETHE_KEK_FILE to it)')
-    .action(async (options: { file: string }) => {
-      const { ensureLocalKekFile } = await import('../../substrate/crypto/local-kek-file.js');
-      if (fs.existsSync(options.file)) throw new CliError(`--file: ${options.file} exists already`, ExitCode.usage);
-      ensureLocalKekFile(options.file);
-      process.stdout.write(`${options.file}\n`);
+    .description(
+      'make the first KEK epoch: a new local keyring file (--file; refuses one that exists), or, with LETHE_KMS=aws-kms, a first key in the KMS (refuses a KMS that holds epochs already)',
+    )
+    .option('--file <path>', 'the local keyring to write (then set LETHE_KEK_FILE to it)')
+    .action(async (options: { file?: string }) => {
+      if (options.file) {
+        const { ensureLocalKekFile } = await import('../../substrate/crypto/local-kek-file.js');
+        if (fs.existsSync(options.file)) throw new CliError(`--file: ${options.file} exists already`, ExitCode.usage);
+        ensureLocalKekFile(options.file);
+        process.stdout.write(`${options.file}\n`);
+        return;
+      }
+      const config = loadConfig();
+      const kek = config.sealing.kek;
+      if (kek.kind !== 'aws-kms')
+        throw new CliError('--file: required unless LETHE_KMS is aws-kms (the local keyring to write)', ExitCode.usage);
+      const { createAwsKmsKeks, ensureFirstKmsEpoch } = await import('../../substrate/crypto/aws-kms-keks.js');
+      const keks = createAwsKmsKeks(kek);
+      try {
+        if (!(await ensureFirstKmsEpoch(keks)))
+          throw new CliError(`the KMS holds KEK epochs under ${kek.aliasPrefix} already`, ExitCode.refused);
+        process.stdout.write(`${kek.aliasPrefix}/epoch-1\n`);
+      } finally {
+        keks.close();
+      }
     });
   keys
     .command('rotate')

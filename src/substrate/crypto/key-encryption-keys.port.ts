@@ -7,8 +7,13 @@
 export interface KekEpoch {
   epoch: number;
   createdAt: Date;
-  /** When its key material was destroyed; null while it can still unwrap. */
+  /** When its key material was destroyed, or made unusable for good; null while it can still unwrap. */
   destroyedAt: Date | null;
+  /**
+   * Where a KMS keeps disabled material for a waiting period before deleting it (AWS KMS: 7–30 days, cancellable only
+   * by a KMS administrator): the date the material is gone from the KMS itself.
+   */
+  materialDeletedBy?: Date;
 }
 
 /** An epoch whose key material is destroyed (or was never known here): what it wrapped cannot be unwrapped. */

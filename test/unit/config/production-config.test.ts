@@ -43,6 +43,30 @@ describe('production mode refuses to guess', () => {
     expect(fs.readdirSync(stateDir)).toEqual([]);
   });
 
+  it('with the KEKs in AWS KMS, needs the region and no keyring file, and refuses an alias prefix AWS reserves', () => {
+    const { LETHE_KEK_FILE: _kek, ...rest } = production;
+    const inKms = { ...rest, LETHE_KMS: 'aws-kms' };
+    expect(variableOf(() => loadConfig(inKms))).toBe('LETHE_AWS_KMS_REGION');
+    expect(loadConfig({ ...inKms, LETHE_AWS_KMS_REGION: 'eu-west-1' }).sealing.kek).toEqual({
+      kind: 'aws-kms',
+      region: 'eu-west-1',
+      aliasPrefix: 'alias/lethe',
+      deletionWindowDays: 7,
+    });
+    const withRegion = { ...inKms, LETHE_AWS_KMS_REGION: 'eu-west-1' };
+    expect(variableOf(() => loadConfig({ ...withRegion, LETHE_AWS_KMS_ALIAS_PREFIX: 'alias/aws/lethe' }))).toBe(
+      'LETHE_AWS_KMS_ALIAS_PREFIX',
+    );
+    expect(variableOf(() => loadConfig({ ...withRegion, LETHE_AWS_KMS_ALIAS_PREFIX: 'lethe' }))).toBe(
+      'LETHE_AWS_KMS_ALIAS_PREFIX',
+    );
+    expect(variableOf(() => loadConfig({ ...withRegion, LETHE_AWS_KMS_DELETION_WINDOW_DAYS: '3' }))).toBe(
+      'LETHE_AWS_KMS_DELETION_WINDOW_DAYS',
+    );
+    expect(variableOf(() => loadConfig({ ...withRegion, LETHE_KMS: 'vault' }))).toBe('LETHE_KMS');
+    expect(fs.readdirSync(stateDir)).toEqual([]);
+  });
+
   it('in production, an HS256 token secret stops the process; without a key set the API stops naming LETHE_TOKEN_JWKS_FILE', () => {
     expect(variableOf(() => loadConfig({ ...production, LETHE_TOKEN_SECRET: 's'.repeat(32) }))).toBe(
       'LETHE_TOKEN_SECRET',
