@@ -528,8 +528,13 @@ function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | unde
     `content sealed under per-record data keys (AES-256-GCM), destroyed at ${shredding.at.toISOString()} and ` +
     `forgotten by every process within ${shredding.boundMs} ms; the keys' own copies are wrapped under KEK epoch ` +
     `${shredding.epoch} (${shredding.kek})`;
+  // A KMS disables a destroyed key at once but keeps its material for a waiting period: the condition says so.
+  const kmsWindow =
+    shredding.kek === 'aws-kms'
+      ? ' (the KMS disables the key at once and deletes its material after its 7–30-day waiting period, which only a KMS administrator can cancel)'
+      : '';
   const epochGone = {
-    condition: `KEK epoch ${shredding.epoch} is destroyed by a rotation (lethe keys rotate); ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
+    condition: `KEK epoch ${shredding.epoch} is destroyed by a rotation (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
   };
   return [
     {

@@ -150,6 +150,7 @@ export function registerErasureRoutes(
           kek: found.shredding.kek,
           epoch: found.shredding.epoch,
           epochDestroyedAt: epoch?.destroyedAt?.toISOString() ?? null,
+          ...(epoch?.materialDeletedBy ? { epochMaterialDeletedBy: epoch.materialDeletedBy.toISOString() } : {}),
         },
       };
     },

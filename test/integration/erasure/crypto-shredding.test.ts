@@ -15,6 +15,7 @@ import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } fr
 import { backUpTenant, restoreTenant, type TenantBackup } from '../../support/tenant-backup.js';
 import { grepFiles } from '../../support/data-files.js';
 import { checkpoint, postgresDataDirectory, relationOf } from '../../support/postgres-cluster.js';
+import { loadStackConfig } from '../../../stack/stack-config.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
 import { reapplyErasures } from '../../../src/cli/commands/restore.command.js';
@@ -22,12 +23,28 @@ import type { Runtime } from '../../../src/app/runtime.js';
 import type { ContentRecord } from '../../../src/substrate/crypto/content-cipher.js';
 
 const kekDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-shred-'));
-const database = `lethe_shred_${randomUUID().slice(0, 8)}`;
-const uri = new URL(testConfig().mongo.uri);
-uri.pathname = `/${database}`;
-const isolated = { MONGODB_URI: uri.toString(), LETHE_KEK_FILE: path.join(kekDir, 'kek.json') };
+/** A database of its own: a KEK rotation re-wraps every data key in the vault it runs on. */
+const ownDatabase = () => {
+  const uri = new URL(testConfig().mongo.uri);
+  uri.pathname = `/lethe_shred_${randomUUID().slice(0, 8)}`;
+  return uri.toString();
+};
+const isolated = { MONGODB_URI: ownDatabase(), LETHE_KEK_FILE: path.join(kekDir, 'kek.json') };
+// AWS KMS through the AWS SDK, against the stack's emulator of its API; the SDK reads credentials from the environment.
+process.env.AWS_ACCESS_KEY_ID ??= 'local';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+const inAwsKms = {
+  MONGODB_URI: ownDatabase(),
+  LETHE_KMS: 'aws-kms',
+  LETHE_AWS_KMS_REGION: 'eu-west-1',
+  LETHE_AWS_KMS_ENDPOINT: loadStackConfig().kms.url,
+  LETHE_AWS_KMS_ALIAS_PREFIX: `alias/lethe-shred-${randomUUID().slice(0, 8)}`,
+};
 
-describe('content sealed at rest, and shredded by an erasure', () => {
+describe.each([
+  ['local-file', isolated],
+  ['aws-kms', inAwsKms],
+])('content sealed at rest, and shredded by an erasure (KEKs in %s)', (kekKind, config) => {
   let app: TestApp;
   let graph: SubjectGraph;
   let backup: TenantBackup;
@@ -47,8 +64,9 @@ describe('content sealed at rest, and shredded by an erasure', () => {
       token: await app.token(graph.tenant, ['dpo']),
     });
     expect(response.statusCode, response.body).toBe(200);
-    return response.json<{ shredding: { epoch: number; boundMs: number; epochDestroyedAt: string | null } }>()
-      .shredding;
+    return response.json<{
+      shredding: { epoch: number; boundMs: number; epochDestroyedAt: string | null; epochMaterialDeletedBy?: string };
+    }>().shredding;
   };
   const rawRows = async () => [
     ...(await app.runtime.db.collection(Collections.events).find({ tenant: graph.tenant }).toArray()),
@@ -57,7 +75,7 @@ describe('content sealed at rest, and shredded by an erasure', () => {
   ];
 
   beforeAll(async () => {
-    app = await startTestApp({ config: isolated });
+    app = await startTestApp({ config });
     graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
     backup = await backUpTenant(
       app.runtime.db,
@@ -112,8 +130,9 @@ describe('content sealed at rest, and shredded by an erasure', () => {
       expect.objectContaining({ collection: Collections.dataKeys, deleted: closure.length }),
     );
     const wal = certificate!.assurance.find((a) => a.place === 'postgresql:wal');
-    expect(wal?.statement).toMatch(/sealed under per-record data keys .* KEK epoch 1 \(local-file\)/);
+    expect(wal?.statement).toMatch(new RegExp(`sealed under per-record data keys .* KEK epoch 1 \\(${kekKind}\\)`));
     expect(wal?.lapses).toEqual({ condition: expect.stringMatching(/^KEK epoch 1 is destroyed by a rotation/) });
+    expect(JSON.stringify(wal?.lapses).includes('waiting period')).toBe(kekKind === 'aws-kms');
     // The DPO's page says which epoch, and that it is not destroyed yet.
     expect(await shreddingShown()).toMatchObject({ epoch: 1, boundMs: 5000, epochDestroyedAt: null });
   });
@@ -124,7 +143,12 @@ describe('content sealed at rest, and shredded by an erasure', () => {
     expect(rotation).toMatchObject({ epoch: 2, destroyed: [1], kept: [] });
     expect(rotation.rewrapped).toBeGreaterThanOrEqual(graph.control.length);
     expect(await vault.countUnder(1)).toBe(0);
-    expect((await shreddingShown()).epochDestroyedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const shown = await shreddingShown();
+    expect(shown.epochDestroyedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // A KMS keeps a disabled key's material for its waiting period: the DPO's page says until when.
+    if (kekKind === 'aws-kms')
+      expect(Date.parse(shown.epochMaterialDeletedBy!)).toBeGreaterThan(Date.parse(shown.epochDestroyedAt!));
+    else expect(shown.epochMaterialDeletedBy).toBeUndefined();
 
     // The certificates, as an auditor exported them: the backup predates them.
     const certificates = await app.services.certificates.byRequest(graph.tenant, requestId);
@@ -144,7 +168,7 @@ describe('content sealed at rest, and shredded by an erasure', () => {
       .collection<ContentRecord>(Collections.memories)
       .find({ tenant: graph.tenant })
       .toArray();
-    const fresh = testRuntime(isolated);
+    const fresh = testRuntime(config);
     try {
       await fresh.cipher.vault.ensureIndexes();
       expect(await fresh.cipher.openAll(rows)).toEqual([]);
