@@ -213,11 +213,16 @@ describe('a worker stopped with SIGTERM in the middle of the purge', () => {
     }
     expect(counts).toEqual({ 'erasure.authorised': 1, 'erasure.marked-deleted': 1, 'erasure.certified': 1 });
 
-    // The steps after the purge ran on the new worker, and its listener timed them.
+    // The steps after the purge ran on the new worker, and its listener timed them: each attempt that finished is
+    // timed, so a step retried under load (an attempt past its timeout that still finished) counts more than once;
+    // the effects above are what must happen once.
     const scraped = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     const samples = parseExposition(await scraped.text());
     for (const step of ['expunge', 'verify']) {
-      expect(valueOf(samples, 'lethe_erasure_step_duration_seconds_count', { step, outcome: 'done' }), step).toBe(1);
+      expect(
+        valueOf(samples, 'lethe_erasure_step_duration_seconds_count', { step, outcome: 'done' }),
+        step,
+      ).toBeGreaterThanOrEqual(1);
     }
     expect(valueOf(samples, 'lethe_erasure_step_duration_seconds_count', { step: 'purge' })).toBeUndefined();
   }, 240_000);
