@@ -55,6 +55,29 @@ export async function relationOf(file: string): Promise<string> {
   return name ?? 'unknown';
 }
 
+/**
+ * A logical backup of one MongoDB database as an operator takes it: `pg_dump` of the schema FerretDB keeps it in, to
+ * a plain SQL file. Returns the file's path.
+ */
+export async function dumpDatabase(database: string, file: string): Promise<string> {
+  const { postgres } = loadStackConfig();
+  await execFileAsync('pg_dump', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(postgres.port),
+    '-U',
+    'postgres',
+    '-d',
+    'ferretdb',
+    '-n',
+    database,
+    '-f',
+    file,
+  ]);
+  return file;
+}
+
 /** The cluster's data directory, wherever the stack placed it. */
 export async function postgresDataDirectory(): Promise<string> {
   const [dataDir] = await sql(`select current_setting('data_directory')`);

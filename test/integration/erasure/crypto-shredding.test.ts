@@ -14,14 +14,20 @@ import { testConfig, testRuntime } from '../../support/harness.js';
 import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { backUpTenant, restoreTenant, type TenantBackup } from '../../support/tenant-backup.js';
 import { grepFiles } from '../../support/data-files.js';
-import { checkpoint, postgresDataDirectory, relationOf } from '../../support/postgres-cluster.js';
-import { loadStackConfig } from '../../../stack/stack-config.js';
+import { checkpoint, dumpDatabase, postgresDataDirectory, relationOf } from '../../support/postgres-cluster.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { loadStackConfig, postgresPlacement } from '../../../stack/stack-config.js';
+import { freePort } from '../../../stack/processes.js';
+import { createServices } from '../../../src/app/services.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
 import { reapplyErasures } from '../../../src/cli/commands/restore.command.js';
 import type { Runtime } from '../../../src/app/runtime.js';
+import type { DeletionCertificate } from '../../../src/governance/certificates/certificate.js';
 import type { ContentRecord } from '../../../src/substrate/crypto/content-cipher.js';
 
+const execFileAsync = promisify(execFile);
 const kekDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-shred-'));
 /** A database of its own: a KEK rotation re-wraps every data key in the vault it runs on. */
 const ownDatabase = () => {
@@ -50,6 +56,10 @@ describe.each([
   let backup: TenantBackup;
   let requestId: string;
   let closure: string[];
+  /** The erasure's certificates, as an auditor exported them. */
+  let issued: DeletionCertificate[];
+  /** The operator's pg_dump of the database, taken before the erasure. */
+  let dump: string;
 
   const readAs = async (kind: 'memories' | 'events', id: string) =>
     app.request({
@@ -57,6 +67,7 @@ describe.each([
       url: `/v1/tenants/${graph.tenant}/${kind}/${id}`,
       token: await app.token(graph.tenant, ['agent'], graph.writer),
     });
+  const memoryControl = () => graph.control.filter((id) => id.startsWith('mem_'));
   const shreddingShown = async () => {
     const response = await app.request({
       method: 'GET',
@@ -103,18 +114,26 @@ describe.each([
     expect(backup.mongo[Collections.dataKeys]!.length).toBeGreaterThanOrEqual(rows.length);
   });
 
-  it('writes no content in clear into any PostgreSQL file, the write-ahead log included', async () => {
+  it('writes no content in clear into any PostgreSQL file, the write-ahead log included, nor into a pg_dump of it', async () => {
     await checkpoint();
     const found = grepFiles(await postgresDataDirectory(), graph.canary);
     const named = await Promise.all(found.map(async (file) => `${file} (${await relationOf(file)})`));
     expect(named).toEqual([]);
+    // The operator's logical backup, taken before the erasure: its rows are ciphertext, its data keys wrapped.
+    const dumpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-dump-'));
+    dump = await dumpDatabase(new URL(config.MONGODB_URI).pathname.slice(1), path.join(dumpDir, `${kekKind}.sql`));
+    const text = fs.readFileSync(dump, 'utf8');
+    expect(text).toContain(graph.memories[0]);
+    expect(text).toContain('lethe-sealed:v1:');
+    expect(text).not.toContain(graph.canary);
   });
 
   it('destroys the data keys of exactly the records it erases, and the certificate names them and the KEK epoch', async () => {
     requestId = await fileErasure(app, graph.tenant, { subjectId: graph.subject });
     const done = await completeErasure(app, graph.tenant, requestId, 'extend');
     expect(done.state).toBe('completed');
-    const [certificate] = await app.services.certificates.byRequest(graph.tenant, requestId);
+    issued = await app.services.certificates.byRequest(graph.tenant, requestId);
+    const [certificate] = issued;
     closure = certificate!.closure.ids;
     expect(closure).toEqual(expect.arrayContaining([...graph.events, ...graph.memories]));
     const vault = app.runtime.cipher.vault;
@@ -162,6 +181,7 @@ describe.each([
 
     // The backup's own copies of the keys are wrapped under the destroyed epoch: nothing of it opens.
     const restoredVault = app.runtime.db.collection(Collections.dataKeys);
+    const liveKeys = await restoredVault.find({ tenant: graph.tenant }).toArray();
     await restoredVault.deleteMany({ tenant: graph.tenant });
     await restoredVault.insertMany(oldKeys!);
     const rows = await app.runtime.db
@@ -186,7 +206,93 @@ describe.each([
     });
     expect(report.purged.memories + report.purged.events).toBe(closure.length);
     expect(await vault.idsWithKeys(graph.tenant, closure)).toEqual([]);
+    // The live vault as it was: the backup's keys were this drill's, not the system's.
+    await restoredVault.deleteMany({ tenant: graph.tenant });
+    await restoredVault.insertMany(liveKeys);
   });
+
+  it('restored from the pre-erasure pg_dump into a fresh cluster, the erased records read as erased and re-applying removes them', async () => {
+    // A fresh state directory: its own PostgreSQL cluster and FerretDB, on ports of their own.
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-restore-'));
+    const database = new URL(config.MONGODB_URI).pathname.slice(1);
+    const [pgPort, mongoPort] = [await freePort(), await freePort()];
+    const freshUri = `mongodb://127.0.0.1:${mongoPort}/${database}`;
+    const stackEnv = {
+      ...process.env,
+      LETHE_STATE_DIR: stateDir,
+      LETHE_PG_PORT: String(pgPort),
+      MONGODB_URI: freshUri,
+    };
+    const repoDir = loadStackConfig().repoDir;
+    const stack = (command: 'up' | 'down', services: string) =>
+      execFileAsync(process.execPath, ['--import', 'tsx', 'stack/cli.ts', command], {
+        cwd: repoDir,
+        env: { ...stackEnv, LETHE_STACK_SERVICES: services },
+        timeout: 180_000,
+      });
+    // As an operator restores: the cluster and its database first, the dump into it, and FerretDB started on it
+    // (FerretDB reads the databases it serves when it starts).
+    await stack('up', 'postgres');
+    const restored = testRuntime({ ...config, MONGODB_URI: freshUri });
+    try {
+      await execFileAsync('bash', [path.join(repoDir, 'stack', 'postgres', 'bootstrap.sh'), String(pgPort)]);
+      // The GIN companions are in the dump: the event trigger that makes them must not fire again (replica mode).
+      await execFileAsync(
+        'psql',
+        [
+          '-q',
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(pgPort),
+          '-U',
+          'postgres',
+          '-d',
+          'ferretdb',
+          '-v',
+          'ON_ERROR_STOP=1',
+          '-f',
+          dump,
+        ],
+        { env: { ...process.env, PGOPTIONS: '-c session_replication_role=replica' } },
+      );
+      await stack('up', 'ferretdb');
+      const rows = await restored.db
+        .collection<ContentRecord>(Collections.memories)
+        .find({ tenant: graph.tenant })
+        .toArray();
+      expect(rows.map((r) => r._id)).toEqual(expect.arrayContaining([...graph.memories, ...memoryControl()]));
+      // With its own key vault nothing opens: every key in the dump is wrapped under the destroyed epoch.
+      expect(await restored.cipher.openAll(rows)).toEqual([]);
+
+      // As the runbook says: the key vault from the live system. The erased records' keys are not in it.
+      const restoredKeys = restored.db.collection(Collections.dataKeys);
+      await restoredKeys.deleteMany({ tenant: graph.tenant });
+      await restoredKeys.insertMany(
+        await app.runtime.db.collection(Collections.dataKeys).find({ tenant: graph.tenant }).toArray(),
+      );
+      const opened = (await restored.cipher.openAll(rows)).map((r) => r._id);
+      expect(opened.sort()).toEqual(memoryControl().sort());
+
+      const report = await reapplyErasures(createServices(restored), graph.tenant, {
+        db: restored.db,
+        certificates: (async function* () {
+          yield* issued;
+        })(),
+        expunge: { attempts: 30, intervalMs: 1000 },
+      });
+      expect(report.purged.memories + report.purged.events).toBe(closure.length);
+      const left = await restored.db.collection(Collections.memories).find({ tenant: graph.tenant }).toArray();
+      expect(left.map((r) => r._id).sort()).toEqual(memoryControl().sort());
+    } finally {
+      await restored.close();
+      await stack('down', 'ferretdb');
+      const { home } = postgresPlacement(stateDir);
+      if (home) fs.rmSync(home, { recursive: true, force: true });
+      fs.rmSync(stateDir, { recursive: true, force: true });
+      fs.rmSync(path.dirname(dump), { recursive: true, force: true });
+    }
+  }, 240_000);
 });
 
 describe('a destroyed data key, in other processes that hold it in memory', () => {
