@@ -219,7 +219,7 @@ async function main(): Promise<void> {
   const runtime = createRuntime(config, 'lethe-bench');
   const fingerprints = createFingerprinter(config.secrets.fingerprintKeys);
   const memories = createMongoMemoryStore(runtime.db, runtime.cipher);
-  const disputes = createMongoDisputeStore(runtime.db);
+  const disputes = createMongoDisputeStore(runtime.db, runtime.cipher);
   const exposures = createMongoExposureStore(runtime.db, fingerprints);
   const embedder = createEmbedder(config.embedder);
   const index = createElasticsearchSearchIndex(runtime.es, { prefix, embedder });

@@ -4,6 +4,7 @@ import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/c
 import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
+import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
 
 /** Two memories that disagree, linked until a reviewer adjudicates. Ids and hashes only. */
 export interface DisputeRecord {
@@ -40,6 +41,9 @@ interface DisputeReason {
   text: string;
 }
 
+/** The data key a reason is sealed under: one per kept reason, shredded when the reason is forgotten. */
+const reasonKeyOf = (reasonId: string) => `reason:${reasonId}`;
+
 export function disputeIdOf(tenant: string, memoryIds: readonly string[]): string {
   return `dsp_${sha256Hex(JSON.stringify([tenant, [...memoryIds].sort()])).slice(0, 32)}`;
 }
@@ -70,7 +74,7 @@ export interface DisputeStore {
   forgetReasonsOf(tenant: string, memoryIds: readonly string[]): Promise<number>;
 }
 
-export function createMongoDisputeStore(db: Db): DisputeStore {
+export function createMongoDisputeStore(db: Db, cipher: ContentCipher): DisputeStore {
   const disputes = db.collection<DisputeRecord>(Collections.disputes);
   const reasons = db.collection<DisputeReason>(Collections.disputeReasons);
   const openFor = async (tenant: string, memoryId: string) =>
@@ -124,21 +128,36 @@ export function createMongoDisputeStore(db: Db): DisputeStore {
       await disputes.updateOne({ _id: id, tenant, state: 'open' }, { $set: { state: 'void', voidedBy: requestId } });
     },
     async keepReason(tenant, disputeId, reasonHash, text) {
-      await reasons.replaceOne({ _id: `${disputeId}:${reasonHash}` }, { tenant, disputeId, text }, { upsert: true });
+      // The reviewer's words may name the subject: sealed at rest under a key of the reason's own.
+      const _id = `${disputeId}:${reasonHash}`;
+      const [sealed] = await cipher.sealAll([{ _id: reasonKeyOf(_id), tenant, content: text }]);
+      await reasons.replaceOne({ _id }, { tenant, disputeId, text: sealed!.content }, { upsert: true });
     },
     async reason(tenant, disputeId, reasonHash) {
       const found = await reasons.findOne({ _id: `${disputeId}:${reasonHash}` });
-      return found && found.tenant === tenant ? found.text : null;
+      if (!found || found.tenant !== tenant) return null;
+      const opened = await cipher.openOne({ _id: reasonKeyOf(found._id), tenant, content: found.text });
+      return opened?.content ?? null;
     },
     async forgetReason(tenant, disputeId, reasonHash) {
-      await reasons.deleteOne({ _id: `${disputeId}:${reasonHash}`, tenant });
+      const _id = `${disputeId}:${reasonHash}`;
+      await cipher.shred(tenant, [reasonKeyOf(_id)]);
+      await reasons.deleteOne({ _id, tenant });
     },
     async forgetReasonsOf(tenant, memoryIds) {
       const found = await findMatching(disputes, tenant, 'memoryIds', memoryIds, {
         projection: { _id: 1, memoryIds: 1 },
       });
       const disputeIds = [...new Set(found.map((d) => d._id))];
-      const deleted = await mapBounded(disputeIds, 16, (disputeId) => reasons.deleteMany({ tenant, disputeId }));
+      const deleted = await mapBounded(disputeIds, 16, async (disputeId) => {
+        // Keys first: a reason row left by a failure between the two reads as erased, and the retry deletes it.
+        const kept = await reasons.find({ tenant, disputeId }, { projection: { _id: 1 } }).toArray();
+        await cipher.shred(
+          tenant,
+          kept.map((r) => reasonKeyOf(r._id)),
+        );
+        return reasons.deleteMany({ tenant, disputeId });
+      });
       return deleted.reduce((n, r) => n + r.deletedCount, 0);
     },
   };

@@ -106,6 +106,21 @@ describe('side-record erasure', () => {
     );
     expect((await app.services.reviews.get(tenant, signedOff))?.reason).toContain(canary);
     expect(await reasonsOf(disputeId)).toBe(1);
+    expect(await app.services.disputes.reason(tenant, disputeId, 'h')).toContain(canary);
+    // At rest the reviewers' words are sealed, each under a data key of its own.
+    for (const name of [Collections.reviews, Collections.disputeReasons]) {
+      const rows = await raw(name).find({ tenant }).toArray();
+      expect(rows.length, name).toBeGreaterThan(0);
+      expect(JSON.stringify(rows), name).not.toContain(canary);
+      for (const row of rows as unknown as { reason?: string; text?: string }[])
+        expect(row.reason ?? row.text, name).toMatch(/^lethe-sealed:v1:/);
+    }
+    const reasonKeys = [`review:${signedOff}`, `reason:${disputeId}:h`];
+    const controlKeys = [`review:${signedOffControl}`, `reason:${controlDisputeId}:h`];
+    const vault = app.runtime.cipher.vault;
+    expect((await vault.idsWithKeys(tenant, [...reasonKeys, ...controlKeys])).sort()).toEqual(
+      [...reasonKeys, ...controlKeys].sort(),
+    );
 
     const counts = await app.services.sideRecords.erase(tenant, {
       ids: [signedOff, disputed[0]!, erasedEventId],
@@ -124,6 +139,9 @@ describe('side-record erasure', () => {
     expect(await stageIds(tenant)).toEqual([stages.control]);
     expect(await app.services.reviews.get(tenant, signedOff)).toBeNull();
     expect(await reasonsOf(disputeId)).toBe(0);
+    // Their keys are destroyed: a copy of those rows in the log or a backup no longer opens. The others keep theirs.
+    expect(await vault.idsWithKeys(tenant, reasonKeys)).toEqual([]);
+    expect((await vault.idsWithKeys(tenant, controlKeys)).sort()).toEqual([...controlKeys].sort());
     // Nothing of the tenant's side collections still holds the canary.
     for (const name of [Collections.staging, Collections.reviews, Collections.disputeReasons]) {
       const left = await raw(name).find({ tenant }).toArray();
