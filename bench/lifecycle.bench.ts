@@ -2,6 +2,8 @@
  * Lifecycle benchmark: `npm run bench:lifecycle`.
  *
  * Section "admission" (runs first; BENCH_ADMIT_SKIP=1 skips it):
+ *  (A third path, the same workflow over stores that do not seal content, on a worker and tenant of its own, gives
+ *  the cost of sealing at rest: the three take turns going first.)
  *  BENCH_ADMIT_BATCHES (default 4) batches of BENCH_ADMIT_SIZE (default 250) low-impact preferences, each with the
  *  event it was learned from, written two ways, alternating batch by batch so that load from elsewhere falls on both:
  *  - workflow: the write gateway the API uses (stage the batch with the writer's roles, run `ingestBatch` on a full
@@ -12,7 +14,7 @@
  *  Every memory is about a subject of its own, so none contradicts another (the lookups run, no dispute opens). The
  *  workflow path's time is split by activity from the workflows' histories.
  *
- * Section "retention sweep":
+ * Section "retention sweep" (BENCH_RETENTION_SKIP=1 skips it):
  *  A. Sweep rate over 10⁵ expired records (BENCH_RETENTION_RECORDS), next to as many records not yet expired: the
  *     `retentionSweep` workflow on a worker of its own, with the erasure hand-off stubbed (the port that files
  *     erasure requests only counts ids) — so it measures marking (`active` → `expired`, one audit entry each) and
@@ -54,6 +56,7 @@ import type { EventRecord, MemoryRecord } from '../src/substrate/model/records.j
 import { Collections } from '../src/substrate/mongo/collections.js';
 import { bundlerOptions } from '../src/temporal/bundling.js';
 import { bundleWorkflows, createLetheWorker } from '../src/temporal/worker.js';
+import { unsealedRuntime } from './lib/unsealed.js';
 import type {
   RetentionSweepInput,
   RetentionSweepResult,
@@ -79,6 +82,7 @@ const SKIP_A = process.env.BENCH_RETENTION_SKIP_A === '1';
 const ADMIT_BATCHES = Number(process.env.BENCH_ADMIT_BATCHES ?? 4);
 const ADMIT_SIZE = Number(process.env.BENCH_ADMIT_SIZE ?? 250);
 const SKIP_ADMIT = process.env.BENCH_ADMIT_SKIP === '1';
+const SKIP_RETENTION = process.env.BENCH_RETENTION_SKIP === '1';
 const QUERY_REPEATS = ((n) => (Number.isInteger(n) && n >= 1 ? n : 5))(
   Number(process.env.BENCH_LIFECYCLE_QUERY_REPEATS ?? 5),
 );
@@ -218,6 +222,8 @@ async function admissionSection(
   const tenant = benchName(`adm-wf-${suffix}`);
   const directTenant = benchName(`adm-direct-${suffix}`);
   const taskQueue = benchName(`admission-${suffix}`);
+  const plainTenant = benchName(`adm-unsealed-${suffix}`);
+  const plainQueue = benchName(`admission-unsealed-${suffix}`);
   const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
   const writer = 'bench-agent';
   try {
@@ -225,12 +231,25 @@ async function admissionSection(
     // The retention queue's index, which the records admission writes (with their expiry bucket) land in.
     await createExpiryQueue(runtime.db, runtime.cipher).ensureIndexes();
     const worker = await createLetheWorker(runtime, { taskQueue, services, connection, workflowBundle });
+    // The same path over stores that do not seal content: the baseline of sealing, on a queue and tenant of its own.
+    const plainRuntime = unsealedRuntime(runtime);
+    const plainServices = createServices(plainRuntime, { taskQueue: plainQueue, indexSettings: INDEX_SETTINGS });
+    const plainWorker = await createLetheWorker(plainRuntime, {
+      taskQueue: plainQueue,
+      services: plainServices,
+      connection,
+      workflowBundle,
+    });
     const eventsCollection = runtime.db.collection<EventRecord>(Collections.events);
     const memoriesCollection = runtime.db.collection<MemoryRecord>(Collections.memories);
     const policies = { impact: services.impactPolicy, retention: services.retentionPolicy };
 
-    const viaWorkflow = async (batch: ReturnType<typeof admissionBatch>): Promise<void> => {
-      const result = await services.writes.submit({ id: writer, tenant, roles: ['agent'] }, batch);
+    const admitThrough = async (
+      via: typeof services,
+      into: string,
+      batch: ReturnType<typeof admissionBatch>,
+    ): Promise<void> => {
+      const result = await via.writes.submit({ id: writer, tenant: into, roles: ['agent'] }, batch);
       if (result.refused)
         throw new Error(`admission refused the batch: ${result.refused.type} at ${result.refused.field}`);
       const notActive = result.memories.filter((m) => m.status !== 'active').length;
@@ -250,13 +269,19 @@ async function admissionSection(
         throw new Error(`direct: indexed ${indexed} of ${docs.memories.length}`);
     };
 
+    const viaWorkflow = (batch: ReturnType<typeof admissionBatch>) => admitThrough(services, tenant, batch);
+    const viaUnsealed = (batch: ReturnType<typeof admissionBatch>) => admitThrough(plainServices, plainTenant, batch);
+
+    const plainRunning = plainWorker.run();
     const timings = await worker.runUntil(async () => {
-      // Warm-up: bundles, connections, both tenants' indices.
+      // Warm-up: bundles, connections, the tenants' indices.
       const warm = admissionBatch(ADMIT_BATCHES + 1, 20);
       await viaWorkflow(warm);
+      await viaUnsealed(warm);
       await direct(admissionBatch(ADMIT_BATCHES + 2, 20));
       progress(`admission: ${ADMIT_BATCHES} batches of ${ADMIT_SIZE} events + ${ADMIT_SIZE} memories (load ${load()})`);
       const workflowMs: number[] = [];
+      const unsealedMs: number[] = [];
       const directMs: number[] = [];
       for (let b = 0; b < ADMIT_BATCHES; b++) {
         const batch = admissionBatch(b, ADMIT_SIZE);
@@ -270,20 +295,22 @@ async function admissionSection(
           await direct(batch);
           directMs.push(performance.now() - started);
         };
-        // Alternating which goes first, so that neither always follows the other's refresh.
-        if (b % 2 === 0) {
-          await runWorkflow();
-          await runDirect();
-        } else {
-          await runDirect();
-          await runWorkflow();
-        }
+        const runUnsealed = async () => {
+          const started = performance.now();
+          await viaUnsealed(batch);
+          unsealedMs.push(performance.now() - started);
+        };
+        // Rotating which goes first, so that none always follows another's refresh.
+        const order = [runWorkflow, runUnsealed, runDirect];
+        for (let i = 0; i < order.length; i++) await order[(b + i) % order.length]!();
         progress(
-          `admission: batch ${b + 1}/${ADMIT_BATCHES}: workflow ${num(workflowMs.at(-1)! / 1000)} s, direct ${num(directMs.at(-1)! / 1000)} s (load ${load()})`,
+          `admission: batch ${b + 1}/${ADMIT_BATCHES}: workflow ${num(workflowMs.at(-1)! / 1000)} s, not sealed ${num(unsealedMs.at(-1)! / 1000)} s, direct ${num(directMs.at(-1)! / 1000)} s (load ${load()})`,
         );
       }
-      return { workflowMs, directMs };
+      return { workflowMs, unsealedMs, directMs };
     });
+    plainWorker.shutdown();
+    await plainRunning;
 
     // Per-activity time, from the histories of the measured workflows (the warm-up one left out).
     const client = services.temporalClient;
@@ -305,6 +332,8 @@ async function admissionSection(
     const workflowTotal = timings.workflowMs.reduce((a, b) => a + b, 0);
     const directTotal = timings.directMs.reduce((a, b) => a + b, 0);
     const workflowRate = (memories / workflowTotal) * 1000;
+    const unsealedTotal = timings.unsealedMs.reduce((a, b) => a + b, 0);
+    const unsealedRate = (memories / unsealedTotal) * 1000;
     const directRate = (memories / directTotal) * 1000;
     const activityMs = (type: string) => histories.reduce((sum, h) => sum + (h.byType.get(type) ?? 0), 0);
     const serverMs = histories.reduce((sum, h) => sum + h.workflowMs, 0);
@@ -342,6 +371,28 @@ async function admissionSection(
             ratio(median(timings.workflowMs) / median(timings.directMs)),
           ],
           ['total (s)', seconds(workflowTotal), seconds(directTotal), ratio(workflowTotal / directTotal)],
+        ],
+      ),
+    );
+    out();
+    out('Sealing: the same workflow path, with content sealed at rest and without (same batches, rotating order):');
+    out();
+    out(
+      table(
+        ['measure', 'sealed', 'not sealed', 'sealed / not sealed'],
+        [
+          [
+            'memories/s (each with its event)',
+            num(workflowRate),
+            num(unsealedRate),
+            ratio(workflowRate / unsealedRate),
+          ],
+          [
+            `per batch of ${ADMIT_SIZE} p50 (s)`,
+            seconds(median(timings.workflowMs)),
+            seconds(median(timings.unsealedMs)),
+            ratio(median(timings.unsealedMs) / median(timings.workflowMs)),
+          ],
         ],
       ),
     );
@@ -384,7 +435,7 @@ async function admissionSection(
     // A failed run may leave workflows it started (e.g. dispute reviews) with no worker left to run them.
     try {
       for await (const w of services.temporalClient.workflow.list({
-        query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+        query: `(TaskQueue = '${taskQueue}' OR TaskQueue = '${plainQueue}') AND ExecutionStatus = 'Running'`,
       })) {
         progress(`admission: terminating ${w.workflowId}, left running`);
         await services.temporalClient.workflow.getHandle(w.workflowId, w.runId).terminate('bench:lifecycle finished');
@@ -392,7 +443,7 @@ async function admissionSection(
     } catch (error) {
       progress(`admission: could not clean up running workflows: ${(error as Error).message}`);
     }
-    await Promise.allSettled([services.index.dropTenant(tenant), services.index.dropTenant(directTenant)]);
+    await Promise.allSettled([tenant, directTenant, plainTenant].map((dropped) => services.index.dropTenant(dropped)));
     await runtime.db
       .dropDatabase()
       .catch((error: unknown) => progress(`admission: drop failed: ${(error as Error).message}`));
@@ -688,7 +739,8 @@ async function main(): Promise<void> {
     const bundle = await bundleWorkflows();
     if (SKIP_ADMIT) out('(admission skipped: BENCH_ADMIT_SKIP=1)');
     else await admissionSection(base, connection, bundle);
-    await retentionSection(base, connection, bundle);
+    if (SKIP_RETENTION) out('(retention sweep skipped: BENCH_RETENTION_SKIP=1)');
+    else await retentionSection(base, connection, bundle);
     out(`(load at the end: ${load()})`);
   } finally {
     await connection.close();

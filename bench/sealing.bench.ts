@@ -17,11 +17,11 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createRuntime, type Runtime } from '../src/app/runtime.js';
 import { loadConfig } from '../src/config/load-config.js';
-import type { ContentCipher } from '../src/substrate/crypto/content-cipher.js';
 import { rotateKeks } from '../src/substrate/crypto/kek-rotation.js';
 import { createMongoMemoryStore } from '../src/substrate/memories/memory-store.js';
 import { benchName, runBench } from './lib/bench-run.js';
 import { memoryRecordFor } from './lib/bench-records.js';
+import { unsealedCipher } from './lib/unsealed.js';
 import { loadAverage, median, num, ratio, table, timed } from './lib/stack-report.js';
 
 const BATCHES = 20;
@@ -38,17 +38,6 @@ function keyCount(): number {
   const n = Number(at >= 0 ? process.argv[at + 1] : 100_000);
   if (!Number.isInteger(n) || n < 1000) throw new Error('bench:sealing: --keys must be an integer ≥ 1000');
   return n;
-}
-
-/** The baseline: the same store, with content written and read as it is. */
-function passThrough(real: ContentCipher): ContentCipher {
-  return {
-    vault: real.vault,
-    sealAll: async (records) => [...records],
-    openAll: async (records) => [...records],
-    openOne: async (record) => record,
-    shred: async () => 0,
-  };
 }
 
 const sentence = (n: number) =>
@@ -77,7 +66,7 @@ async function main(): Promise<void> {
     await primary.db.dropDatabase();
     await primary.cipher.vault.ensureIndexes();
     const sealed = createMongoMemoryStore(primary.db, primary.cipher);
-    const plain = createMongoMemoryStore(primary.db, passThrough(primary.cipher));
+    const plain = createMongoMemoryStore(primary.db, unsealedCipher(primary.cipher));
     await sealed.ensureIndexes();
     out(`## bench:sealing — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${loadAverage()}`);
     out();
@@ -104,7 +93,7 @@ async function main(): Promise<void> {
       const fresh = runtime();
       await fresh.cipher.vault.ensureIndexes();
       const cold = createMongoMemoryStore(fresh.db, fresh.cipher);
-      const plainReader = createMongoMemoryStore(fresh.db, passThrough(fresh.cipher));
+      const plainReader = createMongoMemoryStore(fresh.db, unsealedCipher(fresh.cipher));
       const sealedIds = written.sealed.slice(0, READ);
       const plainIds = written.plain.slice(0, READ);
       readMs.plain.push((await timed(() => plainReader.getMany(benchName('seal-plain'), plainIds))).ms);

@@ -12,6 +12,9 @@
  *     `insertOne`/`insertMany` of the same sealed documents into a collection with the same unique indexes.
  * (d) Hybrid query (BM25 + kNN, tenant + namespace filters, fused in the client) against unfiltered BM25 alone,
  *     p50/p95, round-robin over the memories ingested in (a).
+ * Sealing: (a) also runs the same governed path over stores that do not seal content (a second worker and API on
+ * their own task queue and tenant), batch by batch with the sealed one; (e) reads 1 000 of the memories (a) admitted
+ * by id, sealed with a cold key cache against not sealed.
  *
  * MongoDB work runs in a database of its own, dropped at start and end; the bench tenants' indices are dropped.
  * Sizes: BENCH_INGEST_BATCHES (4) × BENCH_BATCH_SIZE (500 events + 500 memories), BENCH_GRAPH_WIDTH (834 per
@@ -38,6 +41,10 @@ import { fmt, median, percentile, rate, rng, sentenceMaker, timed } from './lib/
 import { ingestBatches, storedDocuments, type IngestBatch } from './lib/substrate-samples.js';
 import { PLAIN_BFS_CONCURRENCY, layeredGraph, plainClosure } from './lib/substrate-graph.js';
 import { benchName, runBench } from './lib/bench-run.js';
+import { unsealedRuntime } from './lib/unsealed.js';
+import { timed as timedValue } from './lib/stack-report.js';
+import type { Config } from '../src/config/config.js';
+import { isSealed } from '../src/substrate/crypto/content-seal.js';
 
 const BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 4);
 const BATCH_SIZE = Number(process.env.BENCH_BATCH_SIZE ?? 500);
@@ -45,6 +52,7 @@ const GRAPH_DEPTH = 5;
 const GRAPH_WIDTH = Number(process.env.BENCH_GRAPH_WIDTH ?? 834);
 const AUDIT_ENTRIES = Number(process.env.BENCH_AUDIT_ENTRIES ?? 1000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
+const READS = 1000;
 const WARMUP_QUERIES = 20;
 const K = 10;
 const PLAIN_AUDIT = 'bench_audit_plain';
@@ -59,11 +67,21 @@ interface Row {
 interface Bench {
   runtime: Runtime;
   services: Services;
+  /** The same clients and stores with content not sealed, and services on a task queue of their own. */
+  unsealed: { runtime: Runtime; services: Services };
   suffix: string;
 }
 
-async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Promise<Row> {
-  const { runtime, services } = bench;
+interface Tenants {
+  ingest: string;
+  unsealed: string;
+  raw: string;
+  lineage: string;
+  audit: string;
+}
+
+/** The API server and a worker as the app builds them, on a task queue of their own; `post` admits one batch. */
+async function governedPath(runtime: Runtime, services: Services, tenant: string) {
   const connection = await NativeConnection.connect({ address: runtime.config.temporal.address });
   const bundleStart = performance.now();
   const worker = await createLetheWorker(runtime, { taskQueue: services.taskQueue, services, connection });
@@ -77,9 +95,9 @@ async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Pro
     services,
     tokenKeys: { hs256Secret: runtime.config.tokens.hs256Secret! },
   });
-  try {
-    const token = await mintToken(runtime.config.tokens.hs256Secret!, { id: 'bench-agent', tenant, roles: ['agent'] });
-    const post = async (batch: IngestBatch): Promise<void> => {
+  const token = await mintToken(runtime.config.tokens.hs256Secret!, { id: 'bench-agent', tenant, roles: ['agent'] });
+  return {
+    async post(batch: IngestBatch): Promise<void> {
       const response = await api.inject({
         method: 'POST',
         url: `/v1/tenants/${tenant}/batches`,
@@ -90,10 +108,24 @@ async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Pro
         throw new Error(`batch answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
       const { indexed } = response.json<{ indexed: number }>();
       if (indexed !== batch.memories.length) throw new Error(`indexed ${indexed} of ${batch.memories.length}`);
-    };
+    },
+    async close(): Promise<void> {
+      await api.close();
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+async function benchIngest(bench: Bench, tenants: Tenants): Promise<Row[]> {
+  const { runtime, services } = bench;
+  const sealed = await governedPath(runtime, services, tenants.ingest);
+  const unsealed = await governedPath(bench.unsealed.runtime, bench.unsealed.services, tenants.unsealed);
+  try {
     // Raw: the same documents straight into the collections and the index, embedding included.
-    await services.index.ensureTenantIndex(rawTenant);
-    const { alias } = tenantIndexNames(runtime.config.elasticsearch.indexPrefix, rawTenant);
+    await services.index.ensureTenantIndex(tenants.raw);
+    const { alias } = tenantIndexNames(runtime.config.elasticsearch.indexPrefix, tenants.raw);
     const eventsCollection = runtime.db.collection<EventRecord>(Collections.events);
     const memoriesCollection = runtime.db.collection<MemoryRecord>(Collections.memories);
     let embedMs = 0;
@@ -114,42 +146,120 @@ async function benchIngest(bench: Bench, tenant: string, rawTenant: string): Pro
       if (response.errors) throw new Error('raw _bulk reported item errors');
     };
     const [warmup] = ingestBatches(1, 20, 99);
-    await post(warmup!);
-    await raw(storedDocuments(services.tenantMacs, rawTenant, warmup!));
+    await sealed.post(warmup!);
+    await unsealed.post(warmup!);
+    await raw(storedDocuments(services.tenantMacs, tenants.raw, warmup!));
     embedMs = 0;
     const batches = ingestBatches(BATCHES, BATCH_SIZE, 7);
     const perBatch: number[] = [];
+    let unsealedMs = 0;
     let rawMs = 0;
-    // Alternating, so that load from elsewhere on the machine falls on both paths alike.
-    for (const batch of batches) {
-      perBatch.push(await timed(() => post(batch)));
-      const docs = storedDocuments(services.tenantMacs, rawTenant, batch);
+    // Alternating, so that load from elsewhere on the machine falls on every path alike; the sealed and the unsealed
+    // path take turns going first.
+    for (const [i, batch] of batches.entries()) {
+      const timeSealed = async () => perBatch.push(await timed(() => sealed.post(batch)));
+      const timeUnsealed = async () => (unsealedMs += await timed(() => unsealed.post(batch)));
+      if (i % 2 === 0) {
+        await timeSealed();
+        await timeUnsealed();
+      } else {
+        await timeUnsealed();
+        await timeSealed();
+      }
+      const docs = storedDocuments(services.tenantMacs, tenants.raw, batch);
       rawMs += await timed(() => raw(docs));
     }
     const workflowMs = perBatch.reduce((sum, ms) => sum + ms, 0);
 
     const records = BATCHES * BATCH_SIZE * 2;
     const workflowRate = rate(records, workflowMs);
+    const unsealedRate = rate(records, unsealedMs);
     const rawRate = rate(records, rawMs);
     console.log(`  ${BATCHES} batches of ${BATCH_SIZE} events + ${BATCH_SIZE} memories (${fmt(records)} records)`);
     console.log(
       `  workflow path: ${fmt(workflowMs)} ms, ${fmt(workflowRate)} records/s; per batch p50 ${fmt(median(perBatch))} ms`,
     );
+    console.log(`  workflow path, content not sealed: ${fmt(unsealedMs)} ms, ${fmt(unsealedRate)} records/s`);
     console.log(
       `  raw insertMany + _bulk: ${fmt(rawMs)} ms, ${fmt(rawRate)} records/s (embedding ${fmt(embedMs)} ms of it)`,
     );
-    return {
-      label: '(a) ingest, records/s',
-      lethe: `${fmt(workflowRate)} workflow path`,
-      baseline: `${fmt(rawRate)} insertMany + _bulk`,
-      ratio: workflowRate / rawRate,
-    };
+    return [
+      {
+        label: '(a) ingest, records/s',
+        lethe: `${fmt(workflowRate)} workflow path`,
+        baseline: `${fmt(rawRate)} insertMany + _bulk`,
+        ratio: workflowRate / rawRate,
+      },
+      {
+        label: '(a) ingest, sealed vs not, records/s',
+        lethe: `${fmt(workflowRate)} content sealed`,
+        baseline: `${fmt(unsealedRate)} same path, not sealed`,
+        ratio: workflowRate / unsealedRate,
+      },
+    ];
   } finally {
-    await api.close();
-    worker.shutdown();
-    await running;
-    await connection.close();
+    await sealed.close();
+    await unsealed.close();
   }
+}
+
+/**
+ * Reads of 1 000 admitted records by id (`services.memories.getMany`, what the access package, the consoles and
+ * exposure read by), sealed against not sealed, each round in a process state that has just started: services over
+ * a fresh runtime, so the data keys are read from the vault (a cold key cache). Median of 5, alternating.
+ */
+async function benchReads(bench: Bench, tenants: Tenants, config: Config): Promise<Row> {
+  const idsOf = async (tenant: string) =>
+    (
+      await bench.runtime.db
+        .collection<MemoryRecord>(Collections.memories)
+        .find({ tenant }, { projection: { _id: 1 } })
+        .limit(READS)
+        .toArray()
+    ).map((m) => m._id);
+  const ids = await idsOf(tenants.ingest);
+  const unsealedIds = await idsOf(tenants.unsealed);
+  if (ids.length < READS || unsealedIds.length < READS)
+    throw new Error(`reads: ${ids.length} and ${unsealedIds.length} memories admitted, ${READS} needed`);
+  const sealedMs: number[] = [];
+  const unsealedMs: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    const fresh = createRuntime(config, 'lethe-bench');
+    try {
+      await fresh.cipher.vault.ensureIndexes();
+      const sealed = createServices(fresh, { taskQueue: bench.services.taskQueue });
+      const unsealed = createServices(unsealedRuntime(fresh), { taskQueue: bench.services.taskQueue });
+      const readSealed = async () => {
+        const { ms, value } = await timedValue(() => sealed.memories.getMany(tenants.ingest, ids));
+        if (value.length !== READS || value.some((m) => isSealed(m.content)))
+          throw new Error(`reads: ${value.length} of ${READS} sealed records opened`);
+        sealedMs.push(ms);
+      };
+      const readUnsealed = async () => {
+        const { ms, value } = await timedValue(() => unsealed.memories.getMany(tenants.unsealed, unsealedIds));
+        if (value.length !== READS) throw new Error(`reads: ${value.length} of ${READS} records read`);
+        unsealedMs.push(ms);
+      };
+      if (round % 2 === 0) {
+        await readSealed();
+        await readUnsealed();
+      } else {
+        await readUnsealed();
+        await readSealed();
+      }
+    } finally {
+      await fresh.close();
+    }
+  }
+  const s = median(sealedMs);
+  const u = median(unsealedMs);
+  console.log(`  getMany of ${READS}: sealed, key cache cold ${fmt(s)} ms; not sealed ${fmt(u)} ms (medians of 5)`);
+  return {
+    label: `(e) read ${fmt(READS)} records by id, records/s`,
+    lethe: `${fmt(rate(READS, s))} sealed, cache cold`,
+    baseline: `${fmt(rate(READS, u))} not sealed`,
+    ratio: u / s,
+  };
 }
 
 async function benchClosure(bench: Bench, tenant: string): Promise<Row> {
@@ -339,14 +449,24 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...env, MONGODB_URI: uri.toString() });
   const runtime = createRuntime(config, 'lethe-bench');
   const suffix = randomUUID().slice(0, 6);
-  const tenants = {
+  const tenants: Tenants = {
     ingest: benchName(`ingest-${suffix}`),
+    unsealed: benchName(`unsealed-${suffix}`),
     raw: benchName(`raw-${suffix}`),
     lineage: benchName(`lineage-${suffix}`),
     audit: benchName(`audit-${suffix}`),
   };
   const services = createServices(runtime, { taskQueue: benchName(`substrate-${suffix}`) });
-  const bench: Bench = { runtime, services, suffix };
+  const plainRuntime = unsealedRuntime(runtime);
+  const bench: Bench = {
+    runtime,
+    services,
+    unsealed: {
+      runtime: plainRuntime,
+      services: createServices(plainRuntime, { taskQueue: benchName(`substrate-unsealed-${suffix}`) }),
+    },
+    suffix,
+  };
   const started = performance.now();
   try {
     await runtime.db.dropDatabase();
@@ -363,7 +483,9 @@ async function main(): Promise<void> {
     );
     const rows: Row[] = [];
     console.log('\n(a) ingest');
-    rows.push(await benchIngest(bench, tenants.ingest, tenants.raw));
+    rows.push(...(await benchIngest(bench, tenants)));
+    console.log('\n(e) reads by id');
+    rows.push(await benchReads(bench, tenants, config));
     console.log('\n(b) lineage closure');
     rows.push(await benchClosure(bench, tenants.lineage));
     console.log('\n(c) audit append');
@@ -372,7 +494,9 @@ async function main(): Promise<void> {
     rows.push(...(await benchSearch(bench, tenants.ingest)));
     printSummary(rows);
   } finally {
-    await Promise.allSettled([services.index.dropTenant(tenants.ingest), services.index.dropTenant(tenants.raw)]);
+    await Promise.allSettled(
+      [tenants.ingest, tenants.unsealed, tenants.raw].map((tenant) => services.index.dropTenant(tenant)),
+    );
     await runtime.db.dropDatabase().catch(() => undefined);
     await runtime.close();
     console.log(`\n(${fmt((performance.now() - started) / 1000)} s; bench database and indices dropped)`);

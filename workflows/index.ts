@@ -5,3 +5,4 @@ export { disputeReview } from './dispute-review.workflow.js';
 export { memoryReview } from './memory-review.workflow.js';
 export { retentionSweep } from './retention-sweep.workflow.js';
 export { reembedTenant } from './reembed-tenant.workflow.js';
+export { accessRequest } from './access-request.workflow.js';

@@ -150,6 +150,16 @@ export function presentReviewRecord(sight: Sight<MemoryRecord>) {
   });
 }
 
+/**
+ * An access package (Art. 15, 20): a signed document of a data subject's whole closure, built by the worker for the
+ * DPO under the read policy's `access-request` purpose, downloaded as the subject-access policy allows. It is shown
+ * whole or not at all: the API cannot redact a signed document without breaking its signature.
+ */
+export function presentAccessPackage<T extends { records: object[] }>(pkg: T): T {
+  for (const record of pkg.records) issued(record);
+  return issued(pkg);
+}
+
 /** Fields that carry what a record says or was derived from; they leave the API only inside a presented record. */
 const CONTENT_FIELDS = ['content'] as const;
 

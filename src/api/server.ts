@@ -6,6 +6,7 @@ import { registerErrorHandling } from './errors.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication, type RouteReads } from './authenticate.js';
+import { registerAccessRoutes } from './routes/access.routes.js';
 import type { TokenKeys, TokenLimits } from '../governance/auth/tokens.js';
 import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
@@ -156,6 +157,11 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       policy: services.restrictionPolicy,
       fingerprints: services.fingerprints,
       macs: services.tenantMacs,
+    });
+    registerAccessRoutes(app, {
+      accesses: services.accesses,
+      audit: services.audit,
+      policy: services.accessPolicy,
     });
     registerHoldRoutes(app, {
       holds: services.holds,

@@ -18,6 +18,8 @@ import { createWriteGateway } from '../temporal/write-gateway.js';
 import { createRetentionScheduler } from '../temporal/retention-schedule.js';
 import { createMongoSweepStateStore } from '../governance/retention/sweep-state-store.js';
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
+import { createAccessGateway } from '../temporal/access-gateway.js';
+import { createMongoAccessStore } from '../governance/rights/access-store.js';
 import { createReembedGateway } from '../temporal/reembed-gateway.js';
 import { createElasticsearchReembedder } from '../substrate/search/elasticsearch-reembedder.js';
 import { createMongoErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
@@ -96,6 +98,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const fences = createMongoErasureFenceStore(db, fingerprints);
   const exposures = createMongoExposureStore(db, fingerprints);
   const usage = createMongoTenantUsageStore(db);
+  const access = createMongoAccessStore(db, runtime.cipher);
   const revokedTokens = createMongoRevokedTokenStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
@@ -175,7 +178,19 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     disputes,
     claims,
     /** Erases what staging, sign-off and dispute collections keep about erased records. */
-    sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures, usage }),
+    sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures, usage, accessPackages: access }),
+    /** Access and portability requests and their packages. */
+    access,
+    accesses: createAccessGateway({
+      access,
+      audit,
+      client: temporalClient,
+      taskQueue,
+      fingerprints,
+      macs: tenantMacs,
+      deliveryWindowMs: config.access.deliveryWindowMs,
+    }),
+    accessPolicy: requirePolicy(policies, 'subject-access'),
     /** Per-tenant quotas on writes and stored bytes, counted in MongoDB across API processes. */
     usage,
     writeQuota: createWriteQuota(usage, config.limits.quota, metrics),
@@ -208,6 +223,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await erasureRequests.ensureIndexes();
       await holds.ensureIndexes();
       await restrictions.ensureIndexes();
+      await access.ensureIndexes();
       await disputes.ensureIndexes();
       await claims.ensureIndexes();
       await fences.ensureIndexes();

@@ -121,6 +121,8 @@ const schema = z.object({
   /** How often each process reads the feed of destroyed data keys, and the longest it trusts its memory without it. */
   LETHE_KEY_FEED_POLL_MS: count(100, 60_000).default(1000),
   LETHE_KEY_CACHE_BOUND_MS: count(500, 300_000).default(5000),
+  /** How long an access package stays downloadable before it is erased (default 7 days; at most 30). */
+  LETHE_ACCESS_DELIVERY_SECONDS: count(1, 30 * 86_400).default(7 * 86_400),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
   LETHE_VERIFIER: z.enum(['deterministic', 'openai-compatible']).default('deterministic'),
   LETHE_VERIFIER_URL: z.string().url().optional(),
@@ -239,6 +241,8 @@ export interface Config {
   secrets: { fingerprintKeys: FingerprintKey[]; signingKeyFile?: string; signingPublicKeyFile?: string };
   /** Content sealed at rest: where the KEKs are, and how fast a destroyed data key is forgotten everywhere. */
   sealing: { kek: KekConfig; feedPollMs: number; cacheBoundMs: number };
+  /** Access and portability requests: how long a package is kept for the DPO to download. */
+  access: { deliveryWindowMs: number };
   /**
    * Bearer tokens: the longest lifetime accepted or minted, in seconds; the Ed25519 public keys they are verified
    * against (a JWKS file or URL, keys named by `kid`); and, outside production only, the HS256 secret.
@@ -451,6 +455,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       feedPollMs: e.LETHE_KEY_FEED_POLL_MS,
       cacheBoundMs: e.LETHE_KEY_CACHE_BOUND_MS,
     },
+    access: { deliveryWindowMs: e.LETHE_ACCESS_DELIVERY_SECONDS * 1000 },
     tokens: {
       maxTtlSeconds: e.LETHE_TOKEN_MAX_TTL_SECONDS,
       ...(e.LETHE_TOKEN_JWKS_FILE ? { jwksFile: e.LETHE_TOKEN_JWKS_FILE } : {}),

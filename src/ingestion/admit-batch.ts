@@ -254,6 +254,8 @@ async function writeBatch(
   const audit: AuditEntryInput[] = [];
   const recorded: EventRecord[] = new Array(batch.events.length);
   const eventResults: BatchResult['events'] = new Array(batch.events.length);
+  // Their data keys in one round trip, rather than one each as they are recorded.
+  await deps.events.prepare(tenant, batch.events);
   // Independent events are written in parallel; repeats of one external id stay in order (corrections).
   const groups = new Map<string, number[]>();
   batch.events.forEach((e, i) => {

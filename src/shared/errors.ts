@@ -13,6 +13,8 @@ export const ErrorType = {
   RateLimited: 'RateLimited',
   QuotaExceeded: 'QuotaExceeded',
   StorageQuotaExceeded: 'StorageQuotaExceeded',
+  /** What was asked for existed and was erased on schedule (an access package after its delivery window). */
+  Gone: 'Gone',
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -30,6 +32,7 @@ const STATUS: Record<ErrorTypeName, number> = {
   RateLimited: 429,
   QuotaExceeded: 429,
   StorageQuotaExceeded: 413,
+  Gone: 410,
 };
 
 /** A refusal the caller can act on; its message names the field and never carries personal data. */

@@ -8,6 +8,7 @@ import { retentionActivityDeps } from './retention-schedule.js';
 import { createReviewActivities } from '../../activities/review.activities.js';
 import { createDisputeActivities } from '../../activities/dispute.activities.js';
 import { createReembedActivities } from '../../activities/reembed.activities.js';
+import { createAccessActivities } from '../../activities/access.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
@@ -86,5 +87,20 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       metrics: services.metrics,
     }),
     ...createRetentionActivities(retentionActivityDeps(runtime.db, runtime.cipher, services)),
+    ...createAccessActivities({
+      access: services.access,
+      events: services.events,
+      memories: services.memories,
+      lineage: services.lineage,
+      holds: services.holds,
+      disputes: services.disputes,
+      erasures: services.erasureRequests,
+      fingerprints: services.fingerprints,
+      exposuresOf: (tenant, id) => services.exposures.exposuresOf(tenant, id),
+      audit: services.audit,
+      signer: services.signer,
+      notifier: services.notifier,
+      dpoEmail: runtime.config.smtp.dpoEmail,
+    }),
   };
 }

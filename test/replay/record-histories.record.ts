@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessWorkflowId } from '../../src/temporal/access-gateway.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
 import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../support/erasure-fixture.js';
 import { disputeAbout, signOff } from '../support/side-records-fixture.js';
@@ -22,7 +23,8 @@ describe('recording a history of every workflow type', () => {
   let app: TestApp;
   const recorded: { name: string; workflowId: string }[] = [];
   beforeAll(async () => {
-    app = await startTestApp();
+    // Access packages expire after 2 s: the recorded access request runs to its end.
+    app = await startTestApp({ config: { LETHE_ACCESS_DELIVERY_SECONDS: '2' } });
   });
   afterAll(async () => {
     await app?.close();
@@ -106,6 +108,19 @@ describe('recording a history of every workflow type', () => {
     }
     const waiting = await fileErasure(app, copies, { subjectId: 'alice' });
     expect((await waitForState(app, copies, waiting, ['needs-dpo'])).state).toBe('needs-dpo');
+
+    // An access request that builds its package, tells the DPO and erases the package when its window ends.
+    const dpo = await app.token(complete.tenant, ['dpo'], 'dpo-1');
+    const access = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${complete.tenant}/subject-rights/access`,
+      token: dpo,
+      payload: { selector: { subjectId: complete.other }, requestKey: `record-${randomUUID()}` },
+    });
+    expect(access.statusCode, access.body).toBe(202);
+    const accessId = access.json<{ id: string }>().id;
+    await client.workflow.getHandle(accessWorkflowId(complete.tenant, accessId)).result();
+    record('access-request', accessWorkflowId(complete.tenant, accessId));
 
     record('memory-review', reviewWorkflowId(tenant, approved));
     record('dispute-review', disputeWorkflowId(tenant, disputeId));

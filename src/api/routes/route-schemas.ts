@@ -27,6 +27,7 @@ export const errorResponses: Record<string, unknown> = {
   403: errorBody,
   404: errorBody,
   409: errorBody,
+  410: errorBody,
   413: errorBody,
   422: errorBody,
   429: errorBody,

@@ -7,6 +7,7 @@ import {
   type CertificateVerification,
 } from '../../governance/certificates/certificate-verify.js';
 import { parsePublicKeyPem } from '../../governance/certificates/signing.js';
+import { isAccessPackage, verifyAccessPackage } from '../../governance/rights/access-request.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 import { periodOptions } from './certificates.command.js';
 
@@ -25,7 +26,7 @@ export function registerVerifyCommand(program: Command): void {
     .command('verify <certificates>')
     .description(
       'verify exported certificates offline: hashes, Ed25519 signatures, chain continuity, no gaps, and with --audit ' +
-        'their anchors in an audit export (exit 7 naming the first bad entry)',
+        'their anchors in an audit export (exit 7 naming the first bad entry); or an access package: its signature',
     )
     .option(
       '--public-key <file>',
@@ -49,6 +50,23 @@ export function registerVerifyCommand(program: Command): void {
         throw new CliError(`certificates: no such file ${file}`, ExitCode.usage);
       if (options.audit !== undefined && !fs.existsSync(options.audit)) {
         throw new CliError(`--audit: no such file ${options.audit}`, ExitCode.usage);
+      }
+      const asJson = (program.opts() as { json?: boolean }).json;
+      const pkg = file === '-' ? null : accessPackageIn(file);
+      if (pkg !== null) {
+        const verdict = verifyAccessPackage(
+          pkg,
+          publicKeys.map((pem) => parsePublicKeyPem(pem)),
+        );
+        if (asJson) process.stdout.write(`${JSON.stringify(verdict)}\n`);
+        else
+          process.stdout.write(
+            verdict.ok
+              ? `ok: access package ${(pkg as { requestId?: string }).requestId ?? '?'} (${verdict.records} records), signature valid (key ${verdict.keyId})\n`
+              : `FAILED: ${verdict.reason}\n`,
+          );
+        if (!verdict.ok) process.exitCode = ExitCode.verificationFailed;
+        return;
       }
       const certificates = lines(() => (file === '-' ? process.stdin : fs.createReadStream(file, 'utf8')));
       const auditFile = options.audit;
@@ -95,6 +113,23 @@ function failure(bad: CertificateBreak): string {
     .filter(Boolean)
     .join(', ');
   return `FAILED ${where}${what ? ` (${what})` : ''}: ${bad.reason}`;
+}
+
+/**
+ * An access package is one JSON object (the certificates' export is one per line): the file is read whole only when
+ * it is small enough to be one and parses as one with the package's kind.
+ */
+function accessPackageIn(file: string): unknown {
+  const PACKAGE_MAX_BYTES = 512 * 1024 * 1024;
+  if (fs.statSync(file).size > PACKAGE_MAX_BYTES) return null;
+  const text = fs.readFileSync(file, 'utf8');
+  if (!text.trimStart().startsWith('{')) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isAccessPackage(value) ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {

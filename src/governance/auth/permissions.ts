@@ -20,6 +20,10 @@ export const ACTION_ROLES = {
   /** Restrictions (Art. 18) and objections (Art. 21): the subject-restrictions policy narrows both further. */
   'restriction.manage': ['dpo', 'admin'],
   'restriction.read': ['dpo', 'legal', 'auditor', 'admin'],
+  /** Access and portability (Art. 15, 20): the subject-access policy narrows each further. */
+  'access.request': ['dpo'],
+  'access.read': ['dpo', 'legal', 'auditor', 'admin'],
+  'access.download': ['dpo'],
   'certificate.export': ['auditor', 'dpo', 'admin'],
   'review.decide': ['reviewer'],
   'review.read': ['reviewer', 'admin'],

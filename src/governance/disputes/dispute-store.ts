@@ -57,6 +57,8 @@ export interface DisputeStore {
   openFor(tenant: string, memoryId: string): Promise<DisputeRecord[]>;
   /** Open disputes of any of these records, by record id (bounded parallel equality lookups). */
   openForMany(tenant: string, memoryIds: readonly string[]): Promise<Map<string, DisputeRecord[]>>;
+  /** Every dispute (open, resolved or void) over any of these records. */
+  allFor(tenant: string, memoryIds: readonly string[]): Promise<DisputeRecord[]>;
   listOpen(tenant: string, limit: number): Promise<DisputeRecord[]>;
   /** Open disputes, oldest first, a page at a time. */
   pageOpen(tenant: string, limit: number, after: PageKey | null): Promise<Page<DisputeRecord>>;
@@ -114,6 +116,7 @@ export function createMongoDisputeStore(db: Db, cipher: ContentCipher): DisputeS
       const found = await mapBounded(ids, 16, (id) => openFor(tenant, id));
       return new Map(ids.map((id, i) => [id, found[i]!]));
     },
+    allFor: (tenant, memoryIds) => findMatching(disputes, tenant, 'memoryIds', memoryIds),
     async listOpen(tenant, limit) {
       return disputes.find({ tenant, state: 'open' }).sort({ openedAt: 1 }).limit(limit).toArray();
     },

@@ -49,6 +49,8 @@ export interface ErasureRequestStore {
   /** A tenant's requests, most recently received first (the DPO's list). */
   /** The tenant's requests, most recently received first, a page at a time. */
   page(tenant: string, limit: number, after: PageKey | null): Promise<Page<ErasureRequest>>;
+  /** A tenant's requests filed with this selector (by its keyed hash), oldest first: what an access package lists. */
+  withSelectorHash(tenant: string, selectorHash: string): Promise<ErasureRequest[]>;
   /** Ids of a tenant's requests that a hold keeps from finishing. */
   idsHeldBy(tenant: string, holdId: string): Promise<string[]>;
   /** Open requests across all tenants: counts per state, the oldest one's receipt and the earliest due date. */
@@ -187,6 +189,10 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     },
     page(tenant, limit, after) {
       return keysetPage(requests, { tenant }, 'receivedAt', -1, limit, after);
+    },
+    async withSelectorHash(tenant, selectorHash) {
+      const docs = await requests.find({ tenant, selectorHash }).limit(1000).toArray();
+      return docs.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
     },
     async idsHeldBy(tenant, holdId) {
       const docs = await requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();

@@ -55,18 +55,21 @@ export function createSideRecordEraser(deps: {
   disputes: DisputeStore;
   exposures: ExposureTrace;
   usage?: Pick<TenantUsageStore, 'release'>;
+  /** Access packages hold copies of the records they answer for: an erasure of any of them erases the package. */
+  accessPackages?: { erasePackagesHolding(tenant: string, recordIds: readonly string[]): Promise<number> };
 }): SideRecordEraser {
   return {
     async erase(tenant, target) {
       // Sign-offs and disputes are about memories: event ids would only cost lookups that find nothing.
       const memoryIds = [...new Set(target.ids.filter((id) => !isEvent(id)))];
-      const [staged, reviews, reasons, exposures, stored] = await Promise.all([
+      const [staged, reviews, reasons, exposures, stored, packages] = await Promise.all([
         deps.staging.eraseMentioning(tenant, target),
         deps.reviews.forget(tenant, memoryIds),
         deps.disputes.forgetReasonsOf(tenant, memoryIds),
         // Events are read by id like memories, and traced like them (governance/read): their ids are reduced too.
         deps.exposures.forget(tenant, [...new Set(target.ids)]),
         deps.usage?.release(tenant, target.ids) ?? 0,
+        deps.accessPackages?.erasePackagesHolding(tenant, target.ids) ?? 0,
       ]);
       return {
         [Collections.staging]: staged,
@@ -74,6 +77,7 @@ export function createSideRecordEraser(deps: {
         [Collections.disputeReasons]: reasons,
         [Collections.exposures]: exposures,
         ...(deps.usage ? { [Collections.storedRecords]: stored } : {}),
+        ...(deps.accessPackages ? { [Collections.accessPackages]: packages } : {}),
       };
     },
     exposureOf(tenant, ids) {

@@ -43,6 +43,20 @@ export interface SelectorPreview {
 }
 
 /**
+ * The records a selector names (`locate`), and every record the lineage closure reaches from them: what an erasure,
+ * a preview and an access package of the selector all cover.
+ */
+export async function selectorReach(
+  deps: Pick<SelectorPreviewDeps, 'events' | 'memories' | 'lineage'>,
+  tenant: string,
+  selector: Selector,
+): Promise<{ located: string[]; locatedSet: Set<string>; wanted: string[] }> {
+  const located = [...new Set(await locateRecordIds(deps, tenant, selector))];
+  const walk = await deps.lineage.closure(tenant, located);
+  return { located, locatedSet: new Set(located), wanted: [...new Set([...located, ...walk.derived])] };
+}
+
+/**
  * What an erasure (or another right's request) with this selector would reach if filed now: the records its
  * `locate` names, the lineage closure over them, what holds keep, and who has read them. Read-only: nothing is
  * fenced, marked or recorded, so the figures may differ from the request's own by what is written meanwhile. Ids
@@ -53,10 +67,7 @@ export async function previewSelector(
   tenant: string,
   selector: Selector,
 ): Promise<SelectorPreview> {
-  const located = [...new Set(await locateRecordIds(deps, tenant, selector))];
-  const walk = await deps.lineage.closure(tenant, located);
-  const locatedSet = new Set(located);
-  const wanted = [...new Set([...located, ...walk.derived])];
+  const { locatedSet, wanted } = await selectorReach(deps, tenant, selector);
   const [events, memories] = await Promise.all([
     deps.events.factsOf(tenant, wanted.filter(isEvent)),
     deps.memories.factsOf(

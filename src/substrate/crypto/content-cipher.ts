@@ -21,6 +21,17 @@ export interface ContentCipher {
   openAll<T extends ContentRecord>(records: readonly T[]): Promise<T[]>;
   /** `openAll` for one record; null when its key is gone. */
   openOne<T extends ContentRecord>(record: T | null): Promise<T | null>;
+  /**
+   * Reads the keys of records about to be read into this process's memory, so that a store can look them up beside
+   * the records (a key's id is its record's) rather than after them. Ids with no key are passed over.
+   */
+  warm(tenant: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Makes the keys of records about to be written one by one, in one round trip to the vault: their seals then find
+   * the keys in memory. A record that already has a key keeps it; one never written leaves an unused key, which
+   * opens nothing and is destroyed with its id by any erasure naming it.
+   */
+  prepare(tenant: string, ids: readonly string[]): Promise<void>;
   /** Destroys the records' data keys: their content, wherever a copy of it is, no longer opens. */
   shred(tenant: string, ids: readonly string[]): Promise<number>;
   readonly vault: DataKeyVault;
@@ -88,6 +99,12 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
     async openOne(record) {
       if (!record) return null;
       return (await openAll([record]))[0] ?? null;
+    },
+    async warm(tenant, ids) {
+      if (ids.length > 0) await vault.existing(tenant, ids);
+    },
+    async prepare(tenant, ids) {
+      if (ids.length > 0) await vault.keysFor(tenant, ids);
     },
     shred: (tenant, ids) => vault.destroy(tenant, ids),
   };

@@ -223,17 +223,22 @@ export function createDataKeyVault(
         for (;;) {
           const page = await keys.find({ epoch: from }, { limit: PAGE }).toArray();
           if (page.length === 0) break;
-          let moved = 0;
-          await mapBounded(page, 16, async (doc) => {
+          const rewrapped = await mapBounded(page, 16, async (doc) => {
             const context = contextOf(doc.tenant, doc._id);
-            const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
-            // Only if it is still the key read: a concurrent destroy wins.
-            const result = await keys.updateOne(
-              { _id: doc._id, epoch: doc.epoch },
-              { $set: { epoch: next.epoch, wrapped: next.wrapped } },
-            );
-            moved += result.modifiedCount;
+            return { doc, next: await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context) };
           });
+          // One round trip per page. Each update applies only if the key is still the one read: a concurrent destroy
+          // wins, and a key another rotation moved first is not moved again.
+          const result = await keys.bulkWrite(
+            rewrapped.map(({ doc, next }) => ({
+              updateOne: {
+                filter: { _id: doc._id, epoch: doc.epoch },
+                update: { $set: { epoch: next.epoch, wrapped: next.wrapped } },
+              },
+            })),
+            { ordered: false },
+          );
+          const moved = result.modifiedCount;
           done += moved;
           onProgress?.(done);
           // A page of which nothing moved would be read again forever: another rotation is under way.

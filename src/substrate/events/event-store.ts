@@ -29,6 +29,8 @@ export interface EventStore {
   ensureIndexes(): Promise<void>;
   /** Idempotent: a re-delivery returns the existing event; new content for a known external id is a correction. */
   record(event: NewEvent): Promise<{ event: EventRecord; outcome: RecordOutcome }>;
+  /** Makes the data keys of events about to be recorded one by one, in one round trip (see `ContentCipher.prepare`). */
+  prepare(tenant: string, events: readonly Pick<NewEvent, 'source' | 'externalId' | 'content'>[]): Promise<void>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
   /** The id an event of this idempotency key is recorded under in the tenant (see `eventIdOf`). */
   idOf(tenant: string, idempotencyKey: string): string;
@@ -154,6 +156,11 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return { event, outcome: event.correctionOf ? 'correction' : 'created' };
     },
     idOf: (tenant, idempotencyKey) => eventIdOf(macs, tenant, idempotencyKey),
+    prepare: (tenant, batch) =>
+      cipher.prepare(
+        tenant,
+        batch.map((e) => eventIdOf(macs, tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content)))),
+      ),
     async get(tenant, id) {
       const event = await events.findOne({ _id: id });
       return event && event.tenant === tenant ? cipher.openOne(event) : null;
@@ -178,7 +185,11 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         .toArray();
       return docs.map((d) => d._id);
     },
-    getMany: async (tenant, ids) => cipher.openAll(await findByIds(events, tenant, ids)),
+    getMany: async (tenant, ids) => {
+      // The keys are read beside the events, not after them: a key's id is its event's.
+      const [found] = await Promise.all([findByIds(events, tenant, ids), cipher.warm(tenant, ids)]);
+      return cipher.openAll(found);
+    },
     factsOf: (tenant, ids) =>
       findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
     async historyOf(tenant, subject, before, limit, maxBytes = Infinity) {

@@ -140,8 +140,11 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     );
   /** Records as every content read sees them: claimed moves applied, content opened. */
   const readable = async (tenant: string, found: MemoryRecord[]) => cipher.openAll(await effective(tenant, found));
-  const getMany = async (tenant: string, ids: readonly string[]) =>
-    readable(tenant, await findByIds(memories, tenant, ids));
+  const getMany = async (tenant: string, ids: readonly string[]) => {
+    // The keys are read beside the records, not after them: a key's id is its record's.
+    const [found] = await Promise.all([findByIds(memories, tenant, ids), cipher.warm(tenant, ids)]);
+    return readable(tenant, found);
+  };
   /**
    * The local server (FerretDB 1.x) updates a document by reading it, then writing the whole document back by `_id`,
    * with nothing held in between: a write made from an older read can land after a newer guarded move and put the row

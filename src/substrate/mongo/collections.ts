@@ -13,6 +13,10 @@ export const Collections = {
   holdReleases: 'legal_hold_releases',
   /** Restrictions of processing (Art. 18) and objections (Art. 21): the subject as a keyed hash only. */
   restrictions: 'subject_restrictions',
+  /** Access and portability requests (Art. 15, 20): ids, keyed hashes, counts and dates. */
+  accessRequests: 'access_requests',
+  /** Their packages, sealed under a key of their own and erased after the delivery window. */
+  accessPackages: 'access_packages',
   /** The claim of each lift (a unique insert: the local server's conditional update is not atomic). */
   restrictionLifts: 'subject_restriction_lifts',
   /** Per tenant, a value every filing and lift changes: readers reload the active set only when it has changed. */

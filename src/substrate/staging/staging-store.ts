@@ -80,7 +80,10 @@ export function createMongoStagingStore(db: Db, macs: TenantMacs, cipher: Conten
   const staging = db.collection<StoredStage>(Collections.staging);
   /** The stage with its body opened; null when its key is gone (it was discarded or erased). */
   const opened = async (stage: StoredStage): Promise<StagedWrite<unknown> | null> => {
-    if (!isSealed(stage.body)) return stage as StagedWrite<unknown>;
+    // A body is stored as JSON text, sealed unless the cipher leaves content as it is; one written before sealing
+    // was enabled is the object itself.
+    if (typeof stage.body !== 'string') return stage as StagedWrite<unknown>;
+    if (!isSealed(stage.body)) return { ...stage, body: JSON.parse(stage.body) as unknown };
     const body = await cipher.openOne({ _id: keyIdOf(stage._id), tenant: stage.tenant, content: stage.body });
     return body ? { ...stage, body: JSON.parse(body.content) as unknown } : null;
   };

@@ -222,6 +222,8 @@ describe('one read policy on every route', () => {
       'POST /v1/tenants/:tenant/retrieve',
       'GET /v1/tenants/:tenant/review-queue/:id',
       'GET /v1/tenants/:tenant/disputes/:id',
+      // The DPO's access package: built under the read policy's access-request purpose, downloaded whole.
+      'GET /v1/tenants/:tenant/subject-rights/access/:id/package',
     ];
     const presenting = app.api.tenantRoutes.filter((r) => r.reads === 'records').map((r) => `${r.method} ${r.url}`);
     expect(presenting.sort()).toEqual([...judged].sort());

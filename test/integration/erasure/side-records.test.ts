@@ -135,6 +135,8 @@ describe('side-record erasure', () => {
       dispute_reasons: 1,
       exposures: 0,
       stored_record_bytes: 3,
+      // No access package held them (the access request test erases one that does).
+      access_packages: 0,
     });
     expect(await stageIds(tenant)).toEqual([stages.control]);
     expect(await app.services.reviews.get(tenant, signedOff)).toBeNull();
@@ -159,6 +161,13 @@ describe('side-record erasure', () => {
         subjects: [subject],
         contentHashes: [sha256Hex(erasedContent)],
       }),
-    ).toEqual({ staged_writes: 0, review_decisions: 0, dispute_reasons: 0, exposures: 0, stored_record_bytes: 0 });
+    ).toEqual({
+      staged_writes: 0,
+      review_decisions: 0,
+      dispute_reasons: 0,
+      exposures: 0,
+      stored_record_bytes: 0,
+      access_packages: 0,
+    });
   });
 });

@@ -10,7 +10,11 @@
  * The records about the erasure and its holds are part of this: a subject hold is stored with a keyed hash of the
  * subject from its placement, the request with its selector's keyed hash, and the clear selector the steps need
  * lives apart, deleted and compacted when the request completes.
+ *
+ * The content canary is stricter: it may be nowhere after the erasure, L3 or not, nor in a pg_dump taken before it.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +29,7 @@ import { grepFiles } from '../../support/data-files.js';
 import {
   analyze,
   checkpoint,
+  dumpDatabase,
   postgresDataDirectory,
   transactionsOlderThanEnded,
 } from '../../support/postgres-cluster.js';
@@ -117,6 +122,16 @@ describe('a scan of every data file of the stack after a subject hold, its relea
     expect(before(canary, 'postgresql wal'), 'canary in the WAL before').toEqual([]);
     expect(before(uuid, 'postgresql tables').length, 'subject in the tables before').toBeGreaterThan(0);
     expect(before(canary, 'elasticsearch data').length, 'canary in the index before').toBeGreaterThan(0);
+    // The operator's logical backup, taken before the erasure: the subject's rows are in it, their content sealed.
+    const dump = fs.readFileSync(
+      await dumpDatabase(
+        app.runtime.config.mongo.dbName,
+        path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-scan-dump-')), 'before.sql'),
+      ),
+      'utf8',
+    );
+    expect(dump, 'subject in the pg_dump').toContain(uuid);
+    expect(dump.includes(canary), 'canary in the pg_dump').toBe(false);
 
     const legal = await app.token(tenant, ['legal'], 'counsel-1');
     const placed = await app.request({
@@ -170,5 +185,11 @@ describe('a scan of every data file of the stack after a subject hold, its relea
     const outsideL3 = scan.filter((s) => s.level !== 'L3' && s.subject.length + s.canary.length > 0);
     expect(outsideL3, JSON.stringify(scan, null, 1)).toEqual([]);
     expect(scan.find((s) => s.place === 'postgresql wal')!.level).toBe('L3');
+    // The content itself is nowhere, not even where L3 allows the subject's id: it was sealed before it reached any
+    // PostgreSQL file, and the index's copies were expunged.
+    expect(
+      scan.filter((s) => s.canary.length > 0),
+      JSON.stringify(scan, null, 1),
+    ).toEqual([]);
   }, 600_000);
 });

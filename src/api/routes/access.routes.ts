@@ -1,0 +1,133 @@
+import type { FastifyInstance } from 'fastify';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import type { Principal } from '../../governance/auth/principal.js';
+import { evaluatePolicy, type PolicyDocument } from '../../governance/policy/evaluate.js';
+import { AccessFilingSchema, type AccessRequest } from '../../governance/rights/access-request.js';
+import type { AccessGateway } from '../../temporal/access-gateway.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { principalOf } from '../authenticate.js';
+import { presentAccessPackage } from '../presenters.js';
+import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
+
+/** What a request shows: ids, the selector's kind and keyed hash, counts and dates; never the subject. */
+function presentAccess(r: AccessRequest) {
+  return {
+    id: r._id,
+    state: r.state,
+    selectorKind: r.selectorKind,
+    selectorHash: r.selectorHash,
+    requester: r.requester,
+    receivedAt: r.receivedAt.toISOString(),
+    dueAt: r.dueAt.toISOString(),
+    counts: r.counts,
+    packageSha256: r.packageHash,
+    readyAt: r.readyAt?.toISOString() ?? null,
+    expiresAt: r.expiresAt?.toISOString() ?? null,
+    downloads: r.downloads,
+  };
+}
+
+export interface AccessRouteDeps {
+  accesses: AccessGateway;
+  audit: AuditLog;
+  policy: PolicyDocument;
+}
+
+/**
+ * Access and portability requests (Art. 15, 20): the DPO files one for a selector, watches it, and downloads the
+ * signed package while its delivery window lasts. The subject-access policy decides who may do which.
+ */
+export function registerAccessRoutes(app: FastifyInstance, deps: AccessRouteDeps): void {
+  const base = '/v1/tenants/:tenant/subject-rights/access';
+
+  async function authorise(principal: Principal, action: 'file' | 'read' | 'download') {
+    const decision = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action });
+    if (decision.outcome === 'allow' && action === 'read') return;
+    await deps.audit.append({
+      tenant: principal.tenant,
+      actor: principal.id,
+      action: `subject-access.${action}.${decision.outcome === 'allow' ? 'authorised' : 'refused'}`,
+      outcome: decision.outcome === 'allow' ? 'ok' : 'refused',
+      details: { policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId },
+    });
+    if (decision.outcome !== 'allow')
+      throw new DomainError(
+        ErrorType.PolicyDenied,
+        `authorization: policy ${decision.policyId} does not allow this principal to ${action} an access request`,
+        'authorization',
+      );
+  }
+
+  const found = async (principal: Principal, id: string) => {
+    const request = await deps.accesses.get(principal.tenant, id);
+    if (!request) throw new DomainError(ErrorType.NotFound, `no access request ${id}`, 'id');
+    return request;
+  };
+
+  app.post(
+    base,
+    {
+      config: { action: 'access.request', reads: 'ids' },
+      schema: {
+        summary:
+          'File an access and portability request (Art. 15, 20): a signed package of what Lethe holds about the selector, built by a durable workflow; idempotent by requestKey',
+        params: tenantParams,
+        body: jsonSchemaOf(AccessFilingSchema),
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const filing = parseOrThrow(AccessFilingSchema, request.body);
+      await authorise(principal, 'file');
+      const { request: filed, created } = await deps.accesses.file(principal, filing);
+      return reply.code(created ? 202 : 200).send(presentAccess(filed));
+    },
+  );
+
+  app.get(
+    `${base}/:id`,
+    {
+      config: { action: 'access.read', reads: 'ids' },
+      schema: {
+        summary: "An access request's state: counts, dates and the package's digest (never its content)",
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      await authorise(principal, 'read');
+      return presentAccess(await found(principal, (request.params as { id: string }).id));
+    },
+  );
+
+  app.get(
+    `${base}/:id/package`,
+    {
+      config: { action: 'access.download', reads: 'records' },
+      schema: {
+        summary:
+          "The signed access package (JSON): the subject's records in clear, with purposes, retention, provenance, disputes, earlier erasures and recipients; every download is audited",
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      await authorise(principal, 'download');
+      const id = (request.params as { id: string }).id;
+      const state = (await found(principal, id)).state;
+      if (state === 'expired')
+        throw new DomainError(ErrorType.Gone, `access request ${id}: its package was erased after delivery`, 'id');
+      const pkg = state === 'ready' ? await deps.accesses.download(principal, id) : null;
+      if (!pkg) throw new DomainError(ErrorType.Conflict, `access request ${id}: its package is not ready (${state})`);
+      return reply
+        .header('content-disposition', `attachment; filename="${id}.json"`)
+        .header('cache-control', 'no-store')
+        .send(presentAccessPackage(pkg));
+    },
+  );
+}

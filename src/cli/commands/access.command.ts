@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { CliError, ExitCode } from '../exit-codes.js';
+
+interface AccessView {
+  id: string;
+  state: string;
+  selectorKind: string;
+  receivedAt: string;
+  dueAt: string;
+  counts: Record<string, number>;
+  packageSha256: string | null;
+  expiresAt: string | null;
+  downloads: number;
+}
+
+function show(ctx: CliContext, v: AccessView): void {
+  if (ctx.json) return ctx.print(v);
+  const counts = Object.entries(v.counts)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  ctx.print(
+    `${v.id}  ${v.state}  (${v.selectorKind}; received ${v.receivedAt.slice(0, 10)}, due ${v.dueAt.slice(0, 10)})` +
+      (counts ? `  ${counts}` : '') +
+      (v.expiresAt ? `  package until ${v.expiresAt}` : ''),
+  );
+}
+
+/** Access and portability requests (Art. 15, 20): file one, watch it, download its signed package. */
+export function registerAccessCommands(program: Command, context: () => CliContext): void {
+  const access = program
+    .command('access')
+    .description(
+      'access and portability requests (GDPR Art. 15, 20): a signed package of what Lethe holds about a subject',
+    );
+  access
+    .command('file')
+    .description('file an access request for a data subject; its package is built by a workflow')
+    .requiredOption('--subject <id>', 'the data subject id')
+    .requiredOption('--key <key>', 'an idempotency key of your own: filing again with it returns the same request')
+    .action(async (o: { subject: string; key: string }) => {
+      const ctx = context();
+      show(
+        ctx,
+        await ctx.api.post<AccessView>(`/v1/tenants/${ctx.tenant}/subject-rights/access`, {
+          selector: { subjectId: o.subject },
+          requestKey: o.key,
+        }),
+      );
+    });
+  access
+    .command('show <id>')
+    .description("an access request's state: counts, dates and the package's digest")
+    .action(async (id: string) => {
+      const ctx = context();
+      show(
+        ctx,
+        await ctx.api.get<AccessView>(`/v1/tenants/${ctx.tenant}/subject-rights/access/${encodeURIComponent(id)}`),
+      );
+    });
+  access
+    .command('download <id>')
+    .description('download the signed package (JSON) into a file; check it with lethe verify')
+    .requiredOption('--out <file>', 'where to write it (not overwritten if it exists)')
+    .action(async (id: string, o: { out: string }) => {
+      if (fs.existsSync(o.out)) throw new CliError(`--out: ${o.out} exists (nothing was written)`, ExitCode.usage);
+      const ctx = context();
+      const pkg = await ctx.api.get<{ records: unknown[]; signature: { bodySha256: string } }>(
+        `/v1/tenants/${ctx.tenant}/subject-rights/access/${encodeURIComponent(id)}/package`,
+      );
+      fs.writeFileSync(o.out, `${JSON.stringify(pkg, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+      const summary = { file: o.out, records: pkg.records.length, sha256: pkg.signature.bodySha256 };
+      if (ctx.json) return ctx.print(summary);
+      ctx.print(`${summary.records} records written to ${o.out} (package sha256 ${summary.sha256})`);
+    });
+}

@@ -1,0 +1,186 @@
+import type { EventStore } from '../../substrate/events/event-store.js';
+import type { LineageStore } from '../../substrate/lineage/lineage-store.js';
+import type { MemoryStore } from '../../substrate/memories/memory-store.js';
+import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
+import type { Fingerprinter } from '../../substrate/fingerprint.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
+import { mapBounded } from '../../substrate/mongo/collections.js';
+import type { DisputeStore } from '../disputes/dispute-store.js';
+import type { ErasureRequestStore } from '../erasure/erasure-request-store.js';
+import { isEvent } from '../erasure/locate.js';
+import { selectorReach } from './selector-preview.js';
+import type { HoldStore } from '../holds/hold-store.js';
+import { holdSubjectHashes } from '../holds/hold-store.js';
+import { holdCovers } from '../holds/legal-hold.js';
+import type { AccessPackageBody, PackagedRecipient, PackagedRecord, Selector } from './access-request.js';
+
+export interface AccessPackageDeps {
+  events: EventStore;
+  memories: MemoryStore;
+  lineage: LineageStore;
+  holds: HoldStore;
+  disputes: DisputeStore;
+  erasures: ErasureRequestStore;
+  fingerprints: Fingerprinter;
+  exposuresOf(
+    tenant: string,
+    memoryId: string,
+  ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+function packagedEvent(e: EventRecord, reach: PackagedRecord['reach']): PackagedRecord {
+  return {
+    id: e._id,
+    type: 'event',
+    reach,
+    namespace: e.namespace,
+    subjects: e.subjects,
+    content: e.content,
+    purpose: null,
+    sensitivity: e.sensitivity,
+    retentionClass: null,
+    expiresAt: null,
+    source: e.source,
+    provenance: null,
+    status: e.deleted ? 'deleted' : 'recorded',
+    validFrom: iso(e.occurredAt),
+    validTo: null,
+    recordedAt: e.recordedAt.toISOString(),
+  };
+}
+
+function packagedMemory(m: MemoryRecord, reach: PackagedRecord['reach']): PackagedRecord {
+  return {
+    id: m._id,
+    type: 'memory',
+    reach,
+    namespace: m.namespace,
+    subjects: m.subjects,
+    content: m.content,
+    purpose: m.policy.purpose,
+    sensitivity: m.policy.sensitivity,
+    retentionClass: m.policy.retentionClass,
+    expiresAt: iso(m.expiresAt),
+    source: `written by ${m.writtenBy}`,
+    provenance: {
+      eventIds: m.provenance.eventIds,
+      parentIds: m.provenance.parentIds,
+      derivationRule: m.provenance.derivationRule,
+    },
+    status: m.status,
+    validFrom: iso(m.validFrom),
+    validTo: iso(m.validTo),
+    recordedAt: m.recordedAt.toISOString(),
+  };
+}
+
+function withheld(r: PackagedRecord): PackagedRecord {
+  return {
+    ...r,
+    subjects: [],
+    content: null,
+    withheld: 'about-others',
+    source: null,
+    provenance: null,
+  };
+}
+
+/**
+ * What Lethe holds about the selector's subject, as `locate` and the lineage closure reach it (the records an
+ * erasure of the same selector would erase): every event and memory in every status with its purpose,
+ * sensitivity, retention and provenance; disputes over them; that holds exist (counts only); earlier erasures of
+ * the same selector with their certificates; and every principal that retrieved a record, with when it reached a
+ * prompt. Nothing of records outside the closure.
+ */
+export async function buildAccessPackageBody(
+  deps: AccessPackageDeps,
+  input: { tenant: string; requestId: string; selector: Selector; issuedAt: Date },
+): Promise<{ body: AccessPackageBody; recordIds: string[] }> {
+  const { tenant, selector } = input;
+  const { locatedSet, wanted: all } = await selectorReach(deps, tenant, selector);
+  const [events, memories] = await Promise.all([
+    deps.events.getMany(tenant, all.filter(isEvent)),
+    deps.memories.getMany(
+      tenant,
+      all.filter((id) => !isEvent(id)),
+    ),
+  ]);
+  const reach = (id: string): PackagedRecord['reach'] => (locatedSet.has(id) ? 'located' : 'derived');
+  const all_ = [
+    ...events.map((e) => packagedEvent(e, reach(e._id))),
+    ...memories.map((m) => packagedMemory(m, reach(m._id))),
+  ];
+  // A derived record about none of the located records' subjects holds other people's data: it is listed, and
+  // its content and subjects are withheld for the DPO to decide on (Art. 15(4)).
+  const locatedSubjects = new Set(all_.filter((r) => r.reach === 'located').flatMap((r) => r.subjects));
+  const records = all_
+    .map((r) => (r.reach === 'derived' && !r.subjects.some((s) => locatedSubjects.has(s)) ? withheld(r) : r))
+    .sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.id.localeCompare(b.id));
+  const memoryIds = memories.map((m) => m._id);
+
+  const [disputes, holds, erasures, exposures] = await Promise.all([
+    deps.disputes.allFor(tenant, memoryIds),
+    deps.holds.active(tenant),
+    deps.erasures.withSelectorHash(tenant, deps.fingerprints.of('erasure-selector', tenant, canonicalJson(selector))),
+    mapBounded(memoryIds, 16, async (id) => ({ id, reads: await deps.exposuresOf(tenant, id) })),
+  ]);
+  const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, tenant, subject);
+  const heldRecords = records.filter((r) => holds.some((h) => holdCovers(h, r, subjectHashes)));
+  const recipients: PackagedRecipient[] = exposures
+    .flatMap(({ id, reads }) =>
+      reads.map((r) => ({
+        recordId: id,
+        principal: r.principal,
+        retrievalId: r.retrievalId,
+        retrievedAt: r.retrievedAt.toISOString(),
+        promptAt: iso(r.exposedAt),
+      })),
+    )
+    .sort((a, b) => a.retrievedAt.localeCompare(b.retrievedAt) || a.recordId.localeCompare(b.recordId));
+
+  const memoryIdSet = new Set(memoryIds);
+  const body: AccessPackageBody = {
+    kind: 'lethe.access-package',
+    version: 1,
+    tenant,
+    requestId: input.requestId,
+    issuedAt: input.issuedAt.toISOString(),
+    selectorKind: Object.keys(selector)[0]!,
+    records,
+    disputes: disputes
+      .map((d) => ({
+        id: d._id,
+        memoryId: d.memoryIds.find((id) => memoryIdSet.has(id)) ?? d.memoryIds[0]!,
+        status: d.state,
+        openedAt: d.openedAt.toISOString(),
+        outcome: d.resolution?.outcome ?? null,
+      }))
+      .sort((a, b) => a.openedAt.localeCompare(b.openedAt) || a.id.localeCompare(b.id)),
+    holds: {
+      records: heldRecords.length,
+      active: new Set(holds.filter((h) => heldRecords.some((r) => holdCovers(h, r, subjectHashes))).map((h) => h._id))
+        .size,
+    },
+    erasures: erasures.map((e) => ({
+      requestId: e._id,
+      state: e.state,
+      receivedAt: e.receivedAt.toISOString(),
+      certificateIds: e.certificateIds,
+    })),
+    recipients,
+    counts: {
+      events: events.length,
+      memories: memories.length,
+      located: records.filter((r) => r.reach === 'located').length,
+      derived: records.filter((r) => r.reach === 'derived').length,
+      withheld: records.filter((r) => r.withheld !== undefined).length,
+      disputes: disputes.length,
+      recipients: new Set(recipients.map((r) => r.principal)).size,
+      retrievals: recipients.length,
+      prompts: recipients.filter((r) => r.promptAt !== null).length,
+    },
+  };
+  return { body, recordIds: records.map((r) => r.id) };
+}

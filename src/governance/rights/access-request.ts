@@ -1,0 +1,156 @@
+/**
+ * A data subject's access and portability request (GDPR Art. 15, 20): the DPO files it for a selector, a durable
+ * workflow builds a signed, machine-readable package of what Lethe holds about the subject, and the DPO downloads it
+ * within a delivery window, after which the package is erased. The stored request keeps the selector's keyed hash
+ * (the clear selector is sealed beside it and shredded with the package). Pure code.
+ */
+import type { KeyObject } from 'node:crypto';
+import { z } from 'zod';
+import { canonicalJson } from '../../shared/canonical-json.js';
+import { sha256Hex } from '../../substrate/fingerprint.js';
+import { verifySignature, type CertificateSigner } from '../certificates/signing.js';
+import { SelectorSchema, type Selector } from '../erasure/erasure-request.js';
+
+// eslint-disable-next-line no-control-regex
+const ODD = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export const AccessFilingSchema = z.strictObject({
+  selector: SelectorSchema,
+  /** The client's idempotency key: filing again with it returns the same request. */
+  requestKey: z
+    .string()
+    .min(1)
+    .max(128)
+    .refine((s) => !ODD.test(s), 'must not contain control characters or unpaired surrogates'),
+});
+export type AccessFiling = z.output<typeof AccessFilingSchema>;
+
+export const ACCESS_STATES = ['received', 'building', 'ready', 'expired', 'failed'] as const;
+export type AccessState = (typeof ACCESS_STATES)[number];
+
+export interface AccessRequest {
+  _id: string;
+  tenant: string;
+  selectorKind: string;
+  selectorHash: string;
+  requester: string;
+  receivedAt: Date;
+  /** One month from receipt (Art. 12(3)). */
+  dueAt: Date;
+  state: AccessState;
+  /** What the package holds, by kind: counts only. */
+  counts: Record<string, number>;
+  /** SHA-256 of the package's canonical body, as signed. */
+  packageHash: string | null;
+  readyAt: Date | null;
+  /** When the package is erased, whether or not it was downloaded. */
+  expiresAt: Date | null;
+  downloads: number;
+  updatedAt: Date;
+}
+
+/** Why a packaged record is held, for how long, and where it came from. */
+export interface PackagedRecord {
+  id: string;
+  type: 'event' | 'memory';
+  /** `located` (named by the selector) or `derived` (reached by lineage from a located record). */
+  reach: 'located' | 'derived';
+  namespace: string;
+  subjects: string[];
+  /** Null when withheld: a derived record about other data subjects only (see `withheld`). */
+  content: string | null;
+  /**
+   * Why the record is listed without its content: it was derived from the subject's records but is about none of
+   * the subjects located (another person's data, Art. 15(4)). The DPO decides whether to release it.
+   */
+  withheld?: 'about-others';
+  purpose: string | null;
+  sensitivity: string | null;
+  retentionClass: string | null;
+  expiresAt: string | null;
+  source: string | null;
+  provenance: { eventIds: string[]; parentIds: string[]; derivationRule: string } | null;
+  status: string | null;
+  validFrom: string | null;
+  validTo: string | null;
+  recordedAt: string;
+}
+
+/** One principal's read of one record, and whether it reached a prompt (Art. 15(1)(c)). */
+export interface PackagedRecipient {
+  recordId: string;
+  principal: string;
+  retrievalId: string;
+  retrievedAt: string;
+  promptAt: string | null;
+}
+
+export interface AccessPackageBody {
+  kind: 'lethe.access-package';
+  version: 1;
+  tenant: string;
+  requestId: string;
+  issuedAt: string;
+  selectorKind: string;
+  records: PackagedRecord[];
+  disputes: { id: string; memoryId: string; status: string; openedAt: string; outcome: string | null }[];
+  /** That a legal hold keeps some of the records, and how many: never the case. */
+  holds: { records: number; active: number };
+  /** Earlier erasures of the same selector, with their certificates. */
+  erasures: { requestId: string; state: string; receivedAt: string; certificateIds: string[] }[];
+  recipients: PackagedRecipient[];
+  counts: Record<string, number>;
+}
+
+export interface AccessPackage extends AccessPackageBody {
+  signature: { alg: 'Ed25519'; keyId: string; bodySha256: string; value: string };
+}
+
+function bodyOf(pkg: AccessPackage): AccessPackageBody {
+  const { signature: _signature, ...body } = pkg;
+  return body;
+}
+
+export function signAccessPackage(body: AccessPackageBody, signer: CertificateSigner): AccessPackage {
+  const canonical = canonicalJson(body);
+  return {
+    ...body,
+    signature: {
+      alg: 'Ed25519',
+      keyId: signer.keyId,
+      bodySha256: sha256Hex(canonical),
+      value: signer.sign(new TextEncoder().encode(canonical)),
+    },
+  };
+}
+
+export type AccessPackageVerification = { ok: true; keyId: string; records: number } | { ok: false; reason: string };
+
+export function isAccessPackage(value: unknown): value is AccessPackage {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'lethe.access-package';
+}
+
+/**
+ * Offline: the package's body hashes to what its signature names, and the signature verifies under one of the keys.
+ * Any edit of the body (a record added, dropped or changed) fails.
+ */
+export function verifyAccessPackage(value: unknown, publicKeys: readonly KeyObject[]): AccessPackageVerification {
+  if (!isAccessPackage(value)) return { ok: false, reason: 'not an access package (kind lethe.access-package)' };
+  const signature = (value as Partial<AccessPackage>).signature;
+  if (!signature || typeof signature.value !== 'string' || typeof signature.bodySha256 !== 'string')
+    return { ok: false, reason: 'unsigned: the package has no signature' };
+  let canonical: string;
+  try {
+    canonical = canonicalJson(bodyOf(value));
+  } catch {
+    return { ok: false, reason: 'the package body is not canonical JSON' };
+  }
+  if (sha256Hex(canonical) !== signature.bodySha256)
+    return { ok: false, reason: 'the body does not hash to the signed digest: it was changed after signing' };
+  const message = new TextEncoder().encode(canonical);
+  if (!publicKeys.some((key) => verifySignature(key, message, signature.value)))
+    return { ok: false, reason: `the signature does not verify under the given key(s) (signed by ${signature.keyId})` };
+  return { ok: true, keyId: signature.keyId, records: Array.isArray(value.records) ? value.records.length : 0 };
+}
+
+export type { Selector };
