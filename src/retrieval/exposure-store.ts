@@ -54,6 +54,11 @@ export interface ExposureStore {
     tenant: string,
     memoryId: string,
   ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
+  /** `exposuresOf` for many memories at once (a bounded pass over the tenant when they are many), by memory id. */
+  exposuresOfMany(
+    tenant: string,
+    memoryIds: readonly string[],
+  ): Promise<{ memoryId: string; retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
   /** Who read the given memories (ids of principals, not what they asked): reads, prompts reached, last read. */
   readersOf(tenant: string, memoryIds: readonly string[]): Promise<ReaderOfRecords[]>;
   /** The same, oldest retrieval first, a page at a time. */
@@ -117,6 +122,16 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
     async exposuresOf(tenant, memoryId) {
       const found = await exposures.find({ tenant, memoryId }).sort({ retrievedAt: 1 }).limit(10_000).toArray();
       return found.map((e) => ({
+        retrievalId: e.retrievalId,
+        principal: e.principal,
+        retrievedAt: e.retrievedAt,
+        exposedAt: e.exposedAt,
+      }));
+    },
+    async exposuresOfMany(tenant, memoryIds) {
+      const found = await findMatching(exposures, tenant, 'memoryId', [...new Set(memoryIds)]);
+      return found.map((e) => ({
+        memoryId: e.memoryId,
         retrievalId: e.retrievalId,
         principal: e.principal,
         retrievedAt: e.retrievedAt,

@@ -96,7 +96,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       disputes: services.disputes,
       erasures: services.erasureRequests,
       fingerprints: services.fingerprints,
-      exposuresOf: (tenant, id) => services.exposures.exposuresOf(tenant, id),
+      exposuresOfMany: (tenant, ids) => services.exposures.exposuresOfMany(tenant, ids),
       audit: services.audit,
       signer: services.signer,
       notifier: services.notifier,

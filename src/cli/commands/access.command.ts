@@ -15,6 +15,9 @@ interface AccessView {
   downloads: number;
 }
 
+const WAIT_SECONDS = 300;
+const BUILDING = new Set(['received', 'building']);
+
 function show(ctx: CliContext, v: AccessView): void {
   if (ctx.json) return ctx.print(v);
   const counts = Object.entries(v.counts)
@@ -52,12 +55,19 @@ export function registerAccessCommands(program: Command, context: () => CliConte
   access
     .command('show <id>')
     .description("an access request's state: counts, dates and the package's digest")
-    .action(async (id: string) => {
+    .option('--wait', `poll while the package is being built; exit 1 if it still is after ${WAIT_SECONDS} s`)
+    .action(async (id: string, o: { wait?: boolean }) => {
       const ctx = context();
-      show(
-        ctx,
-        await ctx.api.get<AccessView>(`/v1/tenants/${ctx.tenant}/subject-rights/access/${encodeURIComponent(id)}`),
-      );
+      const url = `/v1/tenants/${ctx.tenant}/subject-rights/access/${encodeURIComponent(id)}`;
+      let view = await ctx.api.get<AccessView>(url);
+      const deadline = Date.now() + WAIT_SECONDS * 1000;
+      while (o.wait && BUILDING.has(view.state) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        view = await ctx.api.get<AccessView>(url);
+      }
+      show(ctx, view);
+      if (o.wait && BUILDING.has(view.state))
+        throw new CliError(`access ${id}: still ${view.state} after ${WAIT_SECONDS} s`, ExitCode.failure);
     });
   access
     .command('download <id>')

@@ -4,7 +4,6 @@ import type { MemoryStore } from '../../substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
-import { mapBounded } from '../../substrate/mongo/collections.js';
 import type { DisputeStore } from '../disputes/dispute-store.js';
 import type { ErasureRequestStore } from '../erasure/erasure-request-store.js';
 import { isEvent } from '../erasure/locate.js';
@@ -22,10 +21,10 @@ export interface AccessPackageDeps {
   disputes: DisputeStore;
   erasures: ErasureRequestStore;
   fingerprints: Fingerprinter;
-  exposuresOf(
+  exposuresOfMany(
     tenant: string,
-    memoryId: string,
-  ): Promise<{ retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
+    memoryIds: readonly string[],
+  ): Promise<{ memoryId: string; retrievalId: string; principal: string; retrievedAt: Date; exposedAt: Date | null }[]>;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -124,20 +123,18 @@ export async function buildAccessPackageBody(
     deps.disputes.allFor(tenant, memoryIds),
     deps.holds.active(tenant),
     deps.erasures.withSelectorHash(tenant, deps.fingerprints.of('erasure-selector', tenant, canonicalJson(selector))),
-    mapBounded(memoryIds, 16, async (id) => ({ id, reads: await deps.exposuresOf(tenant, id) })),
+    deps.exposuresOfMany(tenant, memoryIds),
   ]);
   const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, tenant, subject);
   const heldRecords = records.filter((r) => holds.some((h) => holdCovers(h, r, subjectHashes)));
   const recipients: PackagedRecipient[] = exposures
-    .flatMap(({ id, reads }) =>
-      reads.map((r) => ({
-        recordId: id,
-        principal: r.principal,
-        retrievalId: r.retrievalId,
-        retrievedAt: r.retrievedAt.toISOString(),
-        promptAt: iso(r.exposedAt),
-      })),
-    )
+    .map((r) => ({
+      recordId: r.memoryId,
+      principal: r.principal,
+      retrievalId: r.retrievalId,
+      retrievedAt: r.retrievedAt.toISOString(),
+      promptAt: iso(r.exposedAt),
+    }))
     .sort((a, b) => a.retrievedAt.localeCompare(b.retrievedAt) || a.recordId.localeCompare(b.recordId));
 
   const memoryIdSet = new Set(memoryIds);

@@ -52,6 +52,7 @@ interface Walk {
   /** The shell session's exported variables, carried from one command to the next. */
   env: NodeJS.ProcessEnv;
   requestId?: string;
+  accessId?: string;
   certificateIds: string[];
   signOffs: string[];
   disputes: { id: string; memoryIds: string[] }[];
@@ -149,6 +150,23 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
       ),
     );
   },
+  'access file': ({ output, walk }) => {
+    const filed = /^(acc_\w+) {2}(received|building|ready) /.exec(output);
+    expect(filed, output).not.toBeNull();
+    walk.accessId = filed![1]!;
+  },
+  'access show': ({ call, output }) => {
+    const state = new RegExp(`^${call.words[2]!} {2}(\\S+) `).exec(output)?.[1];
+    expect(state, output).toEqual(call.words.includes('--wait') ? 'ready' : expect.any(String));
+  },
+  'access download': ({ call, output }) => {
+    const file = optionValue(call.words, '--out')!;
+    const records = /^(\d+) records written to (\S+) \(package sha256 [0-9a-f]{64}\)$/.exec(output.trim());
+    expect(records, output).not.toBeNull();
+    expect(Number(records![1])).toBeGreaterThan(0);
+    const pkg = JSON.parse(fs.readFileSync(path.join(workDir, file), 'utf8')) as { records: unknown[] };
+    expect(pkg.records).toHaveLength(Number(records![1]));
+  },
   'certificates export': ({ output, walk }) => {
     const certificates = jsonLines(output) as { certificateId: string; tenant: string; requestId: string }[];
     expect(certificates.length, 'the export holds certificates').toBeGreaterThan(0);
@@ -159,6 +177,11 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
     expect(output).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n$/);
   },
   verify: ({ call, output, walk }) => {
+    const text = fs.readFileSync(path.join(workDir, call.words[1]!), 'utf8');
+    if (text.trimStart().startsWith('{') && text.includes('"lethe.access-package"')) {
+      expect(output).toMatch(/^ok: access package acc_\w+ \(\d+ records\), signature valid \(key [0-9a-f]{16}\)$/m);
+      return;
+    }
     const certificates = jsonLines(fs.readFileSync(path.join(workDir, call.words[1]!), 'utf8'));
     const plural = certificates.length === 1 ? '' : 's';
     expect(output).toMatch(
@@ -242,6 +265,7 @@ function placeholderValue(alternative: string, command: string, at: number, walk
     return value;
   };
   if (/request|^era_/.test(alternative)) return known(walk.requestId, '`erasure request`');
+  if (alternative.startsWith('acc_')) return known(walk.accessId, '`access file`');
   if (alternative.startsWith('dsp_')) return known(walk.disputes[0]?.id, '`review queue`');
   if (alternative.startsWith('mem_')) {
     // After --keep or --reject of `review resolve`: a record of the dispute being resolved; elsewhere a sign-off.
