@@ -114,6 +114,7 @@ async function main(): Promise<void> {
     const baselineMs: number[] = [];
     const accessMs: number[] = [];
     let packaged = 0;
+    let opened = 0;
     await worker.runUntil(async () => {
       const baseline = async () => {
         const { value, ms } = await timed(() => selectorReach(services, tenant, selector));
@@ -121,19 +122,23 @@ async function main(): Promise<void> {
         baselineMs.push(ms);
       };
       const access = async () => {
-        const { ms } = await timed(async () => {
+        const { ms, value: id } = await timed(async () => {
           const { request } = await services.accesses.file(dpo, { selector, requestKey: randomUUID() });
           for (;;) {
             const state = (await services.access.get(tenant, request._id))!;
             if (state.state === 'ready' || state.state === 'expired') {
               packaged = (state.counts.events ?? 0) + (state.counts.memories ?? 0);
-              return;
+              return request._id;
             }
             if (state.state === 'failed') throw new Error(`access ${request._id} failed`);
             await new Promise((r) => setTimeout(r, 100));
           }
         });
         accessMs.push(ms);
+        // The stored package opens whole (its parts, each sealed apart) while its window lasts.
+        const pkg = await services.access.getPackage(tenant, id);
+        if (pkg && pkg.records.length !== n) throw new Error(`the stored package holds ${pkg.records.length} records`);
+        if (pkg) opened++;
       };
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [baseline, access] : [access, baseline];
@@ -161,7 +166,9 @@ async function main(): Promise<void> {
       ),
     );
     out();
-    out(`(records written in ${num(seeded.ms / 1000)} s; load at the end ${loadAverage()})`);
+    out(
+      `(records written in ${num(seeded.ms / 1000)} s; ${opened} of ${ROUNDS} packages read back whole within their 1 s window; load at the end ${loadAverage()})`,
+    );
   } finally {
     await runtime.db.dropDatabase().catch(() => undefined);
     await connection.close();

@@ -99,12 +99,15 @@ export async function buildAccessPackageBody(
 ): Promise<{ body: AccessPackageBody; recordIds: string[] }> {
   const { tenant, selector } = input;
   const { locatedSet, wanted: all } = await selectorReach(deps, tenant, selector);
-  const [events, memories] = await Promise.all([
+  // Everything read at once: the records, and what is known about them by id (the closure named them all).
+  const wantedMemories = all.filter((id) => !isEvent(id));
+  const [events, memories, disputes, holds, erasures, exposures] = await Promise.all([
     deps.events.getMany(tenant, all.filter(isEvent)),
-    deps.memories.getMany(
-      tenant,
-      all.filter((id) => !isEvent(id)),
-    ),
+    deps.memories.getMany(tenant, wantedMemories),
+    deps.disputes.allFor(tenant, wantedMemories),
+    deps.holds.active(tenant),
+    deps.erasures.withSelectorHash(tenant, deps.fingerprints.of('erasure-selector', tenant, canonicalJson(selector))),
+    deps.exposuresOfMany(tenant, wantedMemories),
   ]);
   const reach = (id: string): PackagedRecord['reach'] => (locatedSet.has(id) ? 'located' : 'derived');
   const all_ = [
@@ -117,17 +120,13 @@ export async function buildAccessPackageBody(
   const records = all_
     .map((r) => (r.reach === 'derived' && !r.subjects.some((s) => locatedSubjects.has(s)) ? withheld(r) : r))
     .sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.id.localeCompare(b.id));
-  const memoryIds = memories.map((m) => m._id);
+  // A memory erased between the closure and the read is not in the package, and neither is what is known of it.
+  const memoryIdSet = new Set(memories.map((m) => m._id));
 
-  const [disputes, holds, erasures, exposures] = await Promise.all([
-    deps.disputes.allFor(tenant, memoryIds),
-    deps.holds.active(tenant),
-    deps.erasures.withSelectorHash(tenant, deps.fingerprints.of('erasure-selector', tenant, canonicalJson(selector))),
-    deps.exposuresOfMany(tenant, memoryIds),
-  ]);
   const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, tenant, subject);
   const heldRecords = records.filter((r) => holds.some((h) => holdCovers(h, r, subjectHashes)));
   const recipients: PackagedRecipient[] = exposures
+    .filter((r) => memoryIdSet.has(r.memoryId))
     .map((r) => ({
       recordId: r.memoryId,
       principal: r.principal,
@@ -137,7 +136,6 @@ export async function buildAccessPackageBody(
     }))
     .sort((a, b) => a.retrievedAt.localeCompare(b.retrievedAt) || a.recordId.localeCompare(b.recordId));
 
-  const memoryIdSet = new Set(memoryIds);
   const body: AccessPackageBody = {
     kind: 'lethe.access-package',
     version: 1,
@@ -147,6 +145,7 @@ export async function buildAccessPackageBody(
     selectorKind: Object.keys(selector)[0]!,
     records,
     disputes: disputes
+      .filter((d) => d.memoryIds.some((id) => memoryIdSet.has(id)))
       .map((d) => ({
         id: d._id,
         memoryId: d.memoryIds.find((id) => memoryIdSet.has(id)) ?? d.memoryIds[0]!,
@@ -173,7 +172,7 @@ export async function buildAccessPackageBody(
       located: records.filter((r) => r.reach === 'located').length,
       derived: records.filter((r) => r.reach === 'derived').length,
       withheld: records.filter((r) => r.withheld !== undefined).length,
-      disputes: disputes.length,
+      disputes: disputes.filter((d) => d.memoryIds.some((id) => memoryIdSet.has(id))).length,
       recipients: new Set(recipients.map((r) => r.principal)).size,
       retrievals: recipients.length,
       prompts: recipients.filter((r) => r.promptAt !== null).length,

@@ -8,17 +8,44 @@ interface StoredAccessRequest extends AccessRequest {
   selectorSealed: string;
 }
 
-/** A package: sealed under its own key; the ids of the records it holds are kept clear, for erasures to find it. */
-interface StoredPackage {
+/**
+ * A package is stored as parts of at most `PART_CHARS` characters of its JSON, each sealed under a key of its own
+ * (a subject's package can pass a document's size limit), and a head written after them: the number of parts, and
+ * the ids of the records it holds in clear, for erasures to find it.
+ */
+interface StoredPackageHead {
   _id: string;
   tenant: string;
   recordIds: string[];
-  body: string;
+  parts: number;
   createdAt: Date;
 }
 
+interface StoredPackagePart {
+  _id: string;
+  tenant: string;
+  requestId: string;
+  part: number;
+  body: string;
+}
+
+const PART_CHARS = 1_000_000;
 const selectorKey = (id: string) => `access-selector:${id}`;
-const packageKey = (id: string) => `access-package:${id}`;
+const partId = (id: string, part: number) => `${id}#${part}`;
+const partKey = (id: string, part: number) => `access-package:${id}#${part}`;
+
+/** The text in pieces of at most `size` UTF-16 units, never splitting a surrogate pair. */
+export function pieces(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length;) {
+    let end = Math.min(at + size, text.length);
+    const code = text.charCodeAt(end - 1);
+    if (end < text.length && code >= 0xd800 && code <= 0xdbff && end - 1 > at) end--;
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  return out.length > 0 ? out : [''];
+}
 
 export interface AccessStore {
   ensureIndexes(): Promise<void>;
@@ -41,17 +68,22 @@ export interface AccessStore {
 
 export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessStore {
   const requests = db.collection<StoredAccessRequest>(Collections.accessRequests);
-  const packages = db.collection<StoredPackage>(Collections.accessPackages);
+  const heads = db.collection<StoredPackageHead>(Collections.accessPackages);
+  const parts = db.collection<StoredPackagePart>(Collections.accessPackageParts);
   const strip = ({ selectorSealed: _sealed, ...request }: StoredAccessRequest): AccessRequest => request;
   const erasePackage = async (tenant: string, id: string) => {
-    await cipher.shred(tenant, [packageKey(id), selectorKey(id)]);
-    const { deletedCount } = await packages.deleteOne({ _id: id, tenant });
+    // The parts on record (a build that stopped before its head leaves parts too), their keys first.
+    const stored = await parts.find({ tenant, requestId: id }, { projection: { part: 1 } }).toArray();
+    await cipher.shred(tenant, [selectorKey(id), ...stored.map((p) => partKey(id, p.part))]);
+    await parts.deleteMany({ tenant, requestId: id });
+    const { deletedCount } = await heads.deleteOne({ _id: id, tenant });
     return deletedCount > 0;
   };
   return {
     async ensureIndexes() {
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
-      await packages.createIndex({ tenant: 1 });
+      await heads.createIndex({ tenant: 1 });
+      await parts.createIndex({ tenant: 1, requestId: 1 });
     },
     async create(request, selector) {
       const [sealed] = await cipher.sealAll([
@@ -84,25 +116,37 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
       await requests.updateOne({ _id: id, tenant }, { $inc: { downloads: 1 } });
     },
     async putPackage(tenant, id, pkg, recordIds) {
-      const [sealed] = await cipher.sealAll([{ _id: packageKey(id), tenant, content: JSON.stringify(pkg) }]);
-      await packages.replaceOne(
+      const texts = pieces(JSON.stringify(pkg), PART_CHARS);
+      const sealed = await cipher.sealAll(texts.map((content, i) => ({ _id: partKey(id, i), tenant, content })));
+      for (const [i, part] of sealed.entries())
+        await parts.replaceOne(
+          { _id: partId(id, i) },
+          { tenant, requestId: id, part: i, body: part.content },
+          { upsert: true },
+        );
+      await heads.replaceOne(
         { _id: id },
-        { tenant, recordIds: [...recordIds], body: sealed!.content, createdAt: new Date() },
+        { tenant, recordIds: [...recordIds], parts: texts.length, createdAt: new Date() },
         { upsert: true },
       );
     },
     async getPackage(tenant, id) {
-      const found = await packages.findOne({ _id: id });
-      if (!found || found.tenant !== tenant) return null;
-      const opened = await cipher.openOne({ _id: packageKey(id), tenant, content: found.body });
-      return opened ? (JSON.parse(opened.content) as AccessPackage) : null;
+      const head = await heads.findOne({ _id: id });
+      if (!head || head.tenant !== tenant) return null;
+      const stored = await parts.find({ tenant, requestId: id }).toArray();
+      const wanted = stored.filter((p) => p.part < head.parts).sort((a, b) => a.part - b.part);
+      if (wanted.length !== head.parts || wanted.some((p, i) => p.part !== i)) return null;
+      const opened = await cipher.openAll(wanted.map((p) => ({ _id: partKey(id, p.part), tenant, content: p.body })));
+      // A part whose key is gone: the package is being erased, and reads as erased.
+      if (opened.length !== head.parts) return null;
+      return JSON.parse(opened.map((p) => p.content).join('')) as AccessPackage;
     },
     erasePackage,
     async erasePackagesHolding(tenant, recordIds) {
       if (recordIds.length === 0) return 0;
       const wanted = new Set(recordIds);
       // A tenant holds few packages at a time (each lives for its delivery window): one pass, filtered here.
-      const holding = await packages
+      const holding = await heads
         .find({ tenant }, { projection: { _id: 1, recordIds: 1 } })
         .toArray()
         .then((docs) => docs.filter((d) => d.recordIds.some((r) => wanted.has(r))));

@@ -15,8 +15,9 @@ export const Collections = {
   restrictions: 'subject_restrictions',
   /** Access and portability requests (Art. 15, 20): ids, keyed hashes, counts and dates. */
   accessRequests: 'access_requests',
-  /** Their packages, sealed under a key of their own and erased after the delivery window. */
+  /** Their packages' heads (part count, the ids of the records held) and their parts, each sealed under its own key. */
   accessPackages: 'access_packages',
+  accessPackageParts: 'access_package_parts',
   /** The claim of each lift (a unique insert: the local server's conditional update is not atomic). */
   restrictionLifts: 'subject_restriction_lifts',
   /** Per tenant, a value every filing and lift changes: readers reload the active set only when it has changed. */

@@ -183,7 +183,13 @@ describe('an access and portability request', () => {
       .collection<{ _id: string }>(Collections.accessPackages)
       .findOne({ _id: requestId });
     expect(stored).not.toBeNull();
-    expect(JSON.stringify(stored)).not.toContain(canary);
+    const parts = await app.runtime.db
+      .collection<{ requestId: string; body: string }>(Collections.accessPackageParts)
+      .find({ requestId })
+      .toArray();
+    expect(parts.length).toBeGreaterThan(0);
+    for (const part of parts) expect(part.body).toMatch(/^lethe-sealed:v1:/);
+    expect(JSON.stringify([stored, parts])).not.toContain(canary);
     const request = await app.runtime.db
       .collection<{ _id: string }>(Collections.accessRequests)
       .findOne({ _id: requestId });
@@ -242,9 +248,10 @@ describe('an access and portability request', () => {
     expect(
       await app.runtime.db.collection<{ _id: string }>(Collections.accessPackages).countDocuments({ _id: requestId }),
     ).toBe(0);
+    expect(await app.runtime.db.collection(Collections.accessPackageParts).countDocuments({ requestId })).toBe(0);
     expect(
       await app.services.cipher.vault.idsWithKeys(tenant, [
-        `access-package:${requestId}`,
+        `access-package:${requestId}#0`,
         `access-selector:${requestId}`,
       ]),
     ).toEqual([]);
