@@ -223,22 +223,17 @@ export function createDataKeyVault(
         for (;;) {
           const page = await keys.find({ epoch: from }, { limit: PAGE }).toArray();
           if (page.length === 0) break;
-          const rewrapped = await mapBounded(page, 16, async (doc) => {
+          let moved = 0;
+          await mapBounded(page, 16, async (doc) => {
             const context = contextOf(doc.tenant, doc._id);
-            return { doc, next: await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context) };
+            const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
+            // Only if it is still the key read: a concurrent destroy wins.
+            const result = await keys.updateOne(
+              { _id: doc._id, epoch: doc.epoch },
+              { $set: { epoch: next.epoch, wrapped: next.wrapped } },
+            );
+            moved += result.modifiedCount;
           });
-          // One round trip per page. Each update applies only if the key is still the one read: a concurrent destroy
-          // wins, and a key another rotation moved first is not moved again.
-          const result = await keys.bulkWrite(
-            rewrapped.map(({ doc, next }) => ({
-              updateOne: {
-                filter: { _id: doc._id, epoch: doc.epoch },
-                update: { $set: { epoch: next.epoch, wrapped: next.wrapped } },
-              },
-            })),
-            { ordered: false },
-          );
-          const moved = result.modifiedCount;
           done += moved;
           onProgress?.(done);
           // A page of which nothing moved would be read again forever: another rotation is under way.
