@@ -5,6 +5,18 @@ import { buildAccessPackageBody, type AccessPackageDeps } from '../src/governanc
 import { signAccessPackage } from '../src/governance/rights/access-request.js';
 import type { AccessStore } from '../src/governance/rights/access-store.js';
 import { DomainError, ErrorType } from '../src/shared/errors.js';
+import { isEvent } from '../src/governance/erasure/locate.js';
+
+/** Builds in one attempt of the activity before an erasure racing each of them hands over to its retries. */
+const BUILD_ATTEMPTS = 3;
+
+/** How many of the packaged records are no longer stored (purged by an erasure since they were read). */
+async function missingRecords(deps: AccessPackageDeps, tenant: string, ids: readonly string[]): Promise<number> {
+  const events = ids.filter(isEvent);
+  const memories = ids.filter((id) => !isEvent(id));
+  const [e, m] = await Promise.all([deps.events.factsOf(tenant, events), deps.memories.factsOf(tenant, memories)]);
+  return ids.length - e.length - m.length;
+}
 
 export interface AccessActivityDeps extends AccessPackageDeps {
   access: AccessStore;
@@ -47,36 +59,52 @@ export function createAccessActivities(deps: AccessActivityDeps) {
         };
       if (request.state === 'expired')
         throw new DomainError(ErrorType.Conflict, `access request ${ref.requestId} has expired`);
-      const selector = await deps.access.selectorOf(ref.tenant, ref.requestId);
-      if (!selector) throw new DomainError(ErrorType.NotFound, `the selector of ${ref.requestId} is gone`);
       await deps.access.update(ref.tenant, ref.requestId, { state: 'building' });
-      const issuedAt = new Date();
-      const { body, recordIds } = await buildAccessPackageBody(deps, {
-        tenant: ref.tenant,
-        requestId: ref.requestId,
-        selector,
-        issuedAt,
-      });
-      const signed = signAccessPackage(body, deps.signer);
-      await deps.access.putPackage(ref.tenant, ref.requestId, signed, recordIds);
-      const expiresAt = new Date(issuedAt.getTime() + ref.deliveryWindowMs);
-      await deps.access.update(ref.tenant, ref.requestId, {
-        state: 'ready',
-        counts: body.counts,
-        packageHash: signed.signature.bodySha256,
-        readyAt: issuedAt,
-        expiresAt,
-      });
-      await deps.audit.append({
-        tenant: ref.tenant,
-        actor: 'system',
-        action: 'subject-access.package-built',
-        outcome: 'ok',
-        target: ref.requestId,
-        details: { ...body.counts, packageSha256: signed.signature.bodySha256, keyId: signed.signature.keyId },
-        idempotencyKey: `access:${ref.requestId}:built`,
-      });
-      return { counts: body.counts, readyAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() };
+      for (let attempt = 1; ; attempt++) {
+        // An erasure of the subject shreds the selector with any package it finds: nothing is left to answer from.
+        const selector = await deps.access.selectorOf(ref.tenant, ref.requestId);
+        if (!selector)
+          throw new DomainError(
+            ErrorType.NotFound,
+            `the selector of ${ref.requestId} is gone (erased with its records)`,
+          );
+        const issuedAt = new Date();
+        const { body, recordIds } = await buildAccessPackageBody(deps, {
+          tenant: ref.tenant,
+          requestId: ref.requestId,
+          selector,
+          issuedAt,
+        });
+        const signed = signAccessPackage(body, deps.signer);
+        await deps.access.putPackage(ref.tenant, ref.requestId, signed, recordIds);
+        // An erasure purges rows before it looks for packages holding them. Had it purged one of these records after
+        // the read above and looked before the store, it found no package, and this one would keep the erased
+        // content: every record must still be there once the package is stored, or the build starts again.
+        if ((await missingRecords(deps, ref.tenant, recordIds)) === 0) {
+          const expiresAt = new Date(issuedAt.getTime() + ref.deliveryWindowMs);
+          await deps.access.update(ref.tenant, ref.requestId, {
+            state: 'ready',
+            counts: body.counts,
+            packageHash: signed.signature.bodySha256,
+            readyAt: issuedAt,
+            expiresAt,
+          });
+          await deps.audit.append({
+            tenant: ref.tenant,
+            actor: 'system',
+            action: 'subject-access.package-built',
+            outcome: 'ok',
+            target: ref.requestId,
+            details: { ...body.counts, packageSha256: signed.signature.bodySha256, keyId: signed.signature.keyId },
+            idempotencyKey: `access:${ref.requestId}:built`,
+          });
+          return { counts: body.counts, readyAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() };
+        }
+        await deps.access.discardPackage(ref.tenant, ref.requestId);
+        // Erasures that keep landing mid-build: the activity's retries (with their backoff) take over.
+        if (attempt >= BUILD_ATTEMPTS)
+          throw new Error(`records of ${ref.requestId} were erased during ${attempt} builds`);
+      }
     },
 
     async notifyAccessReady(ref: AccessRef & { expiresAt: string; records: number }): Promise<void> {

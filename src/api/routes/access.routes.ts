@@ -122,8 +122,11 @@ export function registerAccessRoutes(app: FastifyInstance, deps: AccessRouteDeps
       const state = (await found(principal, id)).state;
       if (state === 'expired')
         throw new DomainError(ErrorType.Gone, `access request ${id}: its package was erased after delivery`, 'id');
-      const pkg = state === 'ready' ? await deps.accesses.download(principal, id) : null;
-      if (!pkg) throw new DomainError(ErrorType.Conflict, `access request ${id}: its package is not ready (${state})`);
+      if (state !== 'ready')
+        throw new DomainError(ErrorType.Conflict, `access request ${id}: its package is not ready (${state})`);
+      // Ready on record but gone from the store: its window ended a moment ago, or an erasure reached its records.
+      const pkg = await deps.accesses.download(principal, id);
+      if (!pkg) throw new DomainError(ErrorType.Gone, `access request ${id}: its package was erased`, 'id');
       return reply
         .header('content-disposition', `attachment; filename="${id}.json"`)
         .header('cache-control', 'no-store')

@@ -116,16 +116,25 @@ function failure(bad: CertificateBreak): string {
 }
 
 /**
- * An access package is one JSON object (the certificates' export is one per line): the file is read whole only when
- * it is small enough to be one and parses as one with the package's kind.
+ * An access package is one JSON object naming its kind; the certificates' export (one entry per line, possibly
+ * gigabytes) never names it. Only the file's head is read to tell them apart, and the whole file only for a package.
  */
 function accessPackageIn(file: string): unknown {
   const PACKAGE_MAX_BYTES = 512 * 1024 * 1024;
+  const HEAD_BYTES = 64 * 1024;
   if (fs.statSync(file).size > PACKAGE_MAX_BYTES) return null;
-  const text = fs.readFileSync(file, 'utf8');
-  if (!text.trimStart().startsWith('{')) return null;
+  const head = Buffer.alloc(HEAD_BYTES);
+  const fd = fs.openSync(file, 'r');
+  let read: number;
   try {
-    const value: unknown = JSON.parse(text);
+    read = fs.readSync(fd, head, 0, HEAD_BYTES, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const start = head.subarray(0, read).toString('utf8');
+  if (!start.trimStart().startsWith('{') || !/"kind"\s*:\s*"lethe\.access-package"/.test(start)) return null;
+  try {
+    const value: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
     return isAccessPackage(value) ? value : null;
   } catch {
     return null;

@@ -62,6 +62,8 @@ export interface AccessStore {
   getPackage(tenant: string, id: string): Promise<AccessPackage | null>;
   /** Shreds the package's and the selector's keys, then deletes the package. Idempotent. */
   erasePackage(tenant: string, id: string): Promise<boolean>;
+  /** Shreds the package's keys and deletes it, keeping the selector: a build that must start again. Idempotent. */
+  discardPackage(tenant: string, id: string): Promise<boolean>;
   /** Erases every package of the tenant that holds any of these records (an erasure reaches its copies here). */
   erasePackagesHolding(tenant: string, recordIds: readonly string[]): Promise<number>;
 }
@@ -71,14 +73,15 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
   const heads = db.collection<StoredPackageHead>(Collections.accessPackages);
   const parts = db.collection<StoredPackagePart>(Collections.accessPackageParts);
   const strip = ({ selectorSealed: _sealed, ...request }: StoredAccessRequest): AccessRequest => request;
-  const erasePackage = async (tenant: string, id: string) => {
+  const removePackage = async (tenant: string, id: string, keys: string[]) => {
     // The parts on record (a build that stopped before its head leaves parts too), their keys first.
     const stored = await parts.find({ tenant, requestId: id }, { projection: { part: 1 } }).toArray();
-    await cipher.shred(tenant, [selectorKey(id), ...stored.map((p) => partKey(id, p.part))]);
+    await cipher.shred(tenant, [...keys, ...stored.map((p) => partKey(id, p.part))]);
     await parts.deleteMany({ tenant, requestId: id });
     const { deletedCount } = await heads.deleteOne({ _id: id, tenant });
     return deletedCount > 0;
   };
+  const erasePackage = (tenant: string, id: string) => removePackage(tenant, id, [selectorKey(id)]);
   return {
     async ensureIndexes() {
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
@@ -142,6 +145,7 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
       return JSON.parse(opened.map((p) => p.content).join('')) as AccessPackage;
     },
     erasePackage,
+    discardPackage: (tenant, id) => removePackage(tenant, id, []),
     async erasePackagesHolding(tenant, recordIds) {
       if (recordIds.length === 0) return 0;
       const wanted = new Set(recordIds);

@@ -18,6 +18,7 @@ import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { verifyAccessPackage, type AccessPackage } from '../../../src/governance/rights/access-request.js';
 import { parsePublicKeyPem } from '../../../src/governance/certificates/signing.js';
 import { accessWorkflowId } from '../../../src/temporal/access-gateway.js';
+import { createAccessActivities } from '../../../activities/access.activities.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 
 interface AccessView {
@@ -268,8 +269,90 @@ describe('an access and portability request', () => {
     const erasure = await fileErasure(app, tenant, { subjectId: graph.subject });
     expect((await completeErasure(app, tenant, erasure, 'extend')).state).toBe('completed');
     expect(await app.services.access.getPackage(tenant, second)).toBeNull();
+    // Still ready on record, its window open: the download answers that the package is gone, not that it is pending.
+    const gone = await call('GET', `/${second}/package`, ['dpo'], 'dora');
+    expect(gone.statusCode, gone.body).toBe(410);
     expect(
       await app.runtime.db.collection<{ _id: string }>(Collections.accessPackages).countDocuments({ _id: second }),
     ).toBe(0);
   }, 240_000);
+
+  it('a package whose records an erasure purges while it is being stored is built again without them', async () => {
+    // The build is held between reading the records and storing the package, and the erasure completes in between:
+    // its search for packages holding the erased records runs before this one exists.
+    const raced = uniqueTenant();
+    const racedCanary = `zrace${randomUUID().replaceAll('-', '')}`;
+    const subjectGraph = await buildSubjectGraph(app, raced, racedCanary);
+    const selector = { subjectId: subjectGraph.subject };
+    const now = new Date();
+    const id = `acc_race_${randomUUID().replaceAll('-', '')}`;
+    await app.services.access.create(
+      {
+        _id: id,
+        tenant: raced,
+        selectorKind: 'subject',
+        selectorHash: 'h',
+        requester: 'dora',
+        receivedAt: now,
+        dueAt: new Date(now.getTime() + 30 * 86_400_000),
+        state: 'received',
+        counts: {},
+        packageHash: null,
+        readyAt: null,
+        expiresAt: null,
+        downloads: 0,
+        updatedAt: now,
+      },
+      selector,
+    );
+    let reached!: () => void;
+    const atStore = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let stores = 0;
+    const real = app.services.access;
+    const held: typeof real = {
+      ...real,
+      async putPackage(...args) {
+        if (stores++ === 0) {
+          reached();
+          await released;
+        }
+        return real.putPackage(...args);
+      },
+    };
+    const s = app.services;
+    const activities = createAccessActivities({
+      access: held,
+      events: s.events,
+      memories: s.memories,
+      lineage: s.lineage,
+      holds: s.holds,
+      disputes: s.disputes,
+      erasures: s.erasureRequests,
+      fingerprints: s.fingerprints,
+      exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
+      audit: s.audit,
+      signer: s.signer,
+      notifier: s.notifier,
+      dpoEmail: 'dpo@example.test',
+    });
+    const building = activities.buildAccessPackage({ tenant: raced, requestId: id, deliveryWindowMs: 60_000 });
+    await atStore;
+    const erasure = await fileErasure(app, raced, selector);
+    expect((await completeErasure(app, raced, erasure, 'extend')).state).toBe('completed');
+    release();
+    const built = await building;
+    const stored = await real.getPackage(raced, id);
+    expect(stored).not.toBeNull();
+    expect(JSON.stringify(stored)).not.toContain(racedCanary);
+    expect(stores).toBe(2);
+    const erased = [...subjectGraph.events, ...subjectGraph.memories];
+    for (const record of stored!.records) expect(erased).not.toContain(record.id);
+    expect(built.counts).toEqual(stored!.counts);
+    const head = await app.runtime.db
+      .collection<{ _id: string; recordIds: string[] }>(Collections.accessPackages)
+      .findOne({ _id: id });
+    expect(head!.recordIds.filter((r) => erased.includes(r))).toEqual([]);
+  }, 300_000);
 });
