@@ -6,3 +6,4 @@ export { memoryReview } from './memory-review.workflow.js';
 export { retentionSweep } from './retention-sweep.workflow.js';
 export { reembedTenant } from './reembed-tenant.workflow.js';
 export { accessRequest } from './access-request.workflow.js';
+export { rectificationRequest } from './rectification.workflow.js';

@@ -60,6 +60,9 @@ function memoryIds(m: MemoryRecord, view: Sight<MemoryRecord>['view']) {
     status: m.status,
     sensitivity: m.policy.sensitivity,
     scope: m.scope ?? null,
+    // Under correction, or built from a value since corrected: never served as current, and said so where shown.
+    ...((m.contestedBy?.length ?? 0) > 0 ? { contestedBy: m.contestedBy } : {}),
+    ...(m.stale ? { stale: { because: m.stale.because, since: m.stale.since.toISOString() } } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication, type RouteReads } from './authenticate.js';
 import { registerAccessRoutes } from './routes/access.routes.js';
+import { registerRectificationRoutes } from './routes/rectification.routes.js';
 import type { TokenKeys, TokenLimits } from '../governance/auth/tokens.js';
 import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
@@ -162,6 +163,13 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       accesses: services.accesses,
       audit: services.audit,
       policy: services.accessPolicy,
+    });
+    registerRectificationRoutes(app, {
+      rectifications: services.rectificationGateway,
+      audit: services.audit,
+      policy: services.rectificationPolicy,
+      client: services.temporalClient,
+      fingerprints: services.fingerprints,
     });
     registerHoldRoutes(app, {
       holds: services.holds,

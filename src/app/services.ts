@@ -20,6 +20,8 @@ import { createMongoSweepStateStore } from '../governance/retention/sweep-state-
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
 import { createAccessGateway } from '../temporal/access-gateway.js';
 import { createMongoAccessStore } from '../governance/rights/access-store.js';
+import { createMongoRectificationStore } from '../governance/rights/rectification-store.js';
+import { createRectificationGateway } from '../temporal/rectification-gateway.js';
 import { createReembedGateway } from '../temporal/reembed-gateway.js';
 import { createElasticsearchReembedder } from '../substrate/search/elasticsearch-reembedder.js';
 import { createMongoErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
@@ -99,6 +101,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const exposures = createMongoExposureStore(db, fingerprints);
   const usage = createMongoTenantUsageStore(db);
   const access = createMongoAccessStore(db, runtime.cipher);
+  const rectifications = createMongoRectificationStore(db, runtime.cipher);
   const revokedTokens = createMongoRevokedTokenStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
@@ -178,7 +181,15 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     disputes,
     claims,
     /** Erases what staging, sign-off and dispute collections keep about erased records. */
-    sideRecords: createSideRecordEraser({ staging, reviews, disputes, exposures, usage, accessPackages: access }),
+    sideRecords: createSideRecordEraser({
+      staging,
+      reviews,
+      disputes,
+      exposures,
+      usage,
+      accessPackages: access,
+      rectifications,
+    }),
     /** Access and portability requests and their packages. */
     access,
     accesses: createAccessGateway({
@@ -191,6 +202,19 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       deliveryWindowMs: config.access.deliveryWindowMs,
     }),
     accessPolicy: requirePolicy(policies, 'subject-access'),
+    /** Rectification requests (Art. 16): filed by the DPO, decided by a reviewer through their workflow. */
+    rectifications,
+    rectificationGateway: createRectificationGateway({
+      rectifications,
+      memories,
+      audit,
+      client: temporalClient,
+      taskQueue,
+      macs: tenantMacs,
+      reviewSlaPolicy: requirePolicy(policies, 'review-sla'),
+    }),
+    rectificationPolicy: requirePolicy(policies, 'subject-rectification'),
+    rectificationDerivedPolicy: requirePolicy(policies, 'rectification-derived'),
     /** Per-tenant quotas on writes and stored bytes, counted in MongoDB across API processes. */
     usage,
     writeQuota: createWriteQuota(usage, config.limits.quota, metrics),
@@ -224,6 +248,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       await holds.ensureIndexes();
       await restrictions.ensureIndexes();
       await access.ensureIndexes();
+      await rectifications.ensureIndexes();
       await disputes.ensureIndexes();
       await claims.ensureIndexes();
       await fences.ensureIndexes();

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { MEMORY_KINDS, SENSITIVITIES } from '../substrate/model/records.js';
+import { MAX_CONTENT_BYTES, MEMORY_KINDS, SENSITIVITIES } from '../substrate/model/records.js';
 
-/** Content above this size is refused: memories are facts and summaries, not documents. */
-export const MAX_CONTENT_BYTES = 32 * 1024;
+export { MAX_CONTENT_BYTES };
 export const MAX_BATCH = 1000;
 
 const identifier = z.string().min(1).max(256).regex(/^\S+$/, 'must not contain whitespace');

@@ -7,3 +7,11 @@ export function disputeWorkflowId(tenant: string, disputeId: string): string {
 export function reviewWorkflowId(tenant: string, memoryId: string): string {
   return `review-${tenant}-${memoryId}`;
 }
+
+export function erasureWorkflowId(tenant: string, requestId: string): string {
+  return `erasure-${tenant}-${requestId}`;
+}
+
+export function rectificationWorkflowId(tenant: string, requestId: string): string {
+  return `rectification-${tenant}-${requestId}`;
+}

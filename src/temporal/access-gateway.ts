@@ -1,4 +1,5 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { startRequestWorkflow } from './start-request-workflow.js';
 import type { AuditLog } from '../governance/audit/audit-log.port.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { selectorKind } from '../governance/erasure/erasure-request.js';
@@ -7,7 +8,6 @@ import type { AccessStore } from '../governance/rights/access-store.js';
 import type { Fingerprinter, TenantMacs } from '../substrate/fingerprint.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
-import { SearchAttributes } from '../shared/search-attributes.js';
 import type { AccessInput } from '../../workflows/access-request.workflow.js';
 
 export function accessWorkflowId(tenant: string, requestId: string): string {
@@ -35,21 +35,18 @@ export function createAccessGateway(deps: {
       requestId: request._id,
       deliveryWindowMs: deps.deliveryWindowMs,
     };
-    try {
-      await deps.client.workflow.start('accessRequest', {
+    await startRequestWorkflow(
+      deps.client,
+      {
+        type: 'accessRequest',
         taskQueue: deps.taskQueue,
         workflowId: accessWorkflowId(request.tenant, request._id),
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        args: [input],
-        typedSearchAttributes: [
-          { key: SearchAttributes.tenant, value: request.tenant },
-          { key: SearchAttributes.requestId, value: request._id },
-          { key: SearchAttributes.workflowKind, value: 'access' },
-        ],
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+        tenant: request.tenant,
+        requestId: request._id,
+        kind: 'access',
+      },
+      input,
+    );
   }
 
   return {

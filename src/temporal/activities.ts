@@ -9,6 +9,7 @@ import { createReviewActivities } from '../../activities/review.activities.js';
 import { createDisputeActivities } from '../../activities/dispute.activities.js';
 import { createReembedActivities } from '../../activities/reembed.activities.js';
 import { createAccessActivities } from '../../activities/access.activities.js';
+import { createRectificationActivities } from '../../activities/rectification.activities.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
@@ -100,6 +101,21 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       audit: services.audit,
       signer: services.signer,
       notifier: services.notifier,
+      dpoEmail: runtime.config.smtp.dpoEmail,
+    }),
+    ...createRectificationActivities({
+      rectifications: services.rectifications,
+      memories: services.memories,
+      lineage: services.lineage,
+      index: services.index,
+      fences: services.fences,
+      erasureRequests: services.erasureRequests,
+      audit: services.audit,
+      notifier: services.notifier,
+      derivedPolicy: services.rectificationDerivedPolicy,
+      fingerprints: services.fingerprints,
+      macs: services.tenantMacs,
+      reviewersEmail: runtime.config.smtp.reviewersEmail,
       dpoEmail: runtime.config.smtp.dpoEmail,
     }),
   };

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
-import { selectorKind, type ErasureFiling, type ErasureRequest } from '../governance/erasure/erasure-request.js';
+import type { ErasureFiling, ErasureRequest } from '../governance/erasure/erasure-request.js';
+import { erasureRequestId, erasureWorkflowId, newErasureRequest } from '../governance/erasure/erasure-filing.js';
 import type { Principal } from '../governance/auth/principal.js';
 import type { FindingsDecision } from '../governance/erasure/copy-findings.js';
 import type { Fingerprinter, TenantMacs } from '../substrate/fingerprint.js';
@@ -10,29 +11,7 @@ import type { ErasureInput } from '../../workflows/erasure.definitions.js';
 
 const FINISHED = new Set(['completed', 'rejected']);
 
-export function erasureWorkflowId(tenant: string, requestId: string): string {
-  return `erasure-${tenant}-${requestId}`;
-}
-
-/**
- * A request's id: from the client's request key, or else from the selector's keyed hash and the legal ground, keyed
- * under the tenant's key (a certificate or audit export naming it confirms no guessed key). `generation` counts
- * the requests filed again after an earlier one finished. Derived once, at filing.
- */
-export function erasureRequestId(
-  macs: TenantMacs,
-  tenant: string,
-  filing: Pick<ErasureFiling, 'requestKey' | 'legalGround'>,
-  selectorHash: string,
-  generation: number,
-): string {
-  const base = (
-    filing.requestKey !== undefined
-      ? macs.of(tenant, 'erasure-request-key', filing.requestKey)
-      : macs.of(tenant, 'erasure-request', selectorHash, filing.legalGround)
-  ).slice(0, 24);
-  return `era_${base}${generation > 1 ? `-${generation}` : ''}`;
-}
+export { erasureRequestId, erasureWorkflowId };
 
 /** Files erasure requests (idempotently) and starts one workflow per request. */
 export function createErasureGateway(deps: {
@@ -78,31 +57,9 @@ export function createErasureGateway(deps: {
       const selectorHash = deps.fingerprints.of('erasure-selector', principal.tenant, canonicalJson(filing.selector));
       for (let generation = 1; ; generation++) {
         const id = erasureRequestId(deps.macs, principal.tenant, filing, selectorHash, generation);
-        const receivedAt = new Date();
-        const dueAt = new Date(receivedAt);
-        dueAt.setUTCMonth(dueAt.getUTCMonth() + 1);
-        const { request, created } = await deps.requests.create({
-          _id: id,
-          tenant: principal.tenant,
-          selector: filing.selector,
-          selectorKind: selectorKind(filing.selector),
-          selectorHash,
-          legalGround: filing.legalGround,
-          requester: principal.id,
-          requesterRoles: principal.roles,
-          receivedAt,
-          dueAt,
-          extensionMonths: 0,
-          extensionReasonHash: null,
-          state: 'received',
-          steps: [],
-          progress: { purged: 0, total: 0 },
-          counts: {},
-          holdIds: [],
-          certificateIds: [],
-          operatorNote: null,
-          updatedAt: receivedAt,
-        });
+        const { request, created } = await deps.requests.create(
+          newErasureRequest({ id, principal, receivedAt: new Date() }, filing, selectorHash),
+        );
         if (!created && FINISHED.has(request.state) && !filing.requestKey) continue;
         await start(request);
         return { request, created };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import type { Principal } from '../../governance/auth/principal.js';
-import { evaluatePolicy, type PolicyDocument } from '../../governance/policy/evaluate.js';
+import type { PolicyDocument } from '../../governance/policy/evaluate.js';
 import { AccessFilingSchema, type AccessRequest } from '../../governance/rights/access-request.js';
 import type { AccessGateway } from '../../temporal/access-gateway.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
@@ -10,6 +10,7 @@ import { principalOf } from '../authenticate.js';
 import { presentAccessPackage } from '../presenters.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
+import { createPolicyGate } from './policy-gate.js';
 
 /** What a request shows: ids, the selector's kind and keyed hash, counts and dates; never the subject. */
 function presentAccess(r: AccessRequest) {
@@ -42,23 +43,13 @@ export interface AccessRouteDeps {
 export function registerAccessRoutes(app: FastifyInstance, deps: AccessRouteDeps): void {
   const base = '/v1/tenants/:tenant/subject-rights/access';
 
-  async function authorise(principal: Principal, action: 'file' | 'read' | 'download') {
-    const decision = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action });
-    if (decision.outcome === 'allow' && action === 'read') return;
-    await deps.audit.append({
-      tenant: principal.tenant,
-      actor: principal.id,
-      action: `subject-access.${action}.${decision.outcome === 'allow' ? 'authorised' : 'refused'}`,
-      outcome: decision.outcome === 'allow' ? 'ok' : 'refused',
-      details: { policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId },
-    });
-    if (decision.outcome !== 'allow')
-      throw new DomainError(
-        ErrorType.PolicyDenied,
-        `authorization: policy ${decision.policyId} does not allow this principal to ${action} an access request`,
-        'authorization',
-      );
-  }
+  const authorise = createPolicyGate({
+    policy: deps.policy,
+    audit: deps.audit,
+    prefix: 'subject-access',
+    noun: () => 'an access request',
+    reads: ['read'],
+  });
 
   const found = async (principal: Principal, id: string) => {
     const request = await deps.accesses.get(principal.tenant, id);

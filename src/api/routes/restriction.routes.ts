@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import type { Principal } from '../../governance/auth/principal.js';
-import { evaluatePolicy, type PolicyDocument } from '../../governance/policy/evaluate.js';
+import type { PolicyDocument } from '../../governance/policy/evaluate.js';
 import {
   kindOf,
   MAX_ACTIVE_RESTRICTIONS,
@@ -16,6 +16,7 @@ import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
+import { createPolicyGate } from './policy-gate.js';
 import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 
 /** What a restriction shows: the subject's keyed hash, never the subject; reasons are not shown at all. */
@@ -49,24 +50,15 @@ export interface RestrictionRouteDeps {
 export function registerRestrictionRoutes(app: FastifyInstance, deps: RestrictionRouteDeps): void {
   const base = '/v1/tenants/:tenant/subject-rights/restrictions';
 
-  async function authorise(principal: Principal, action: 'file' | 'lift' | 'read', kind: string) {
-    const decision = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action, kind });
-    if (decision.outcome === 'allow' && action === 'read') return;
-    await deps.audit.append({
-      tenant: principal.tenant,
-      actor: principal.id,
-      action: `restriction.${action}.${decision.outcome === 'allow' ? 'authorised' : 'refused'}`,
-      outcome: decision.outcome === 'allow' ? 'ok' : 'refused',
-      details: { policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId, kind },
-    });
-    if (decision.outcome !== 'allow') {
-      throw new DomainError(
-        ErrorType.PolicyDenied,
-        `authorization: policy ${decision.policyId} does not allow this principal to ${action} a ${kind}`,
-        'authorization',
-      );
-    }
-  }
+  const gate = createPolicyGate({
+    policy: deps.policy,
+    audit: deps.audit,
+    prefix: 'restriction',
+    noun: (facts) => `a ${facts.kind}`,
+    reads: ['read'],
+  });
+  const authorise = (principal: Principal, action: 'file' | 'lift' | 'read', kind: string) =>
+    gate(principal, action, { kind });
 
   app.post(
     base,

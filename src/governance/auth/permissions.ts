@@ -24,6 +24,10 @@ export const ACTION_ROLES = {
   'access.request': ['dpo'],
   'access.read': ['dpo', 'legal', 'auditor', 'admin'],
   'access.download': ['dpo'],
+  /** Rectification (Art. 16): the DPO files, a reviewer decides; the subject-rectification policy narrows each. */
+  'rectification.request': ['dpo'],
+  'rectification.read': ['dpo', 'legal', 'auditor', 'reviewer', 'admin'],
+  'rectification.decide': ['reviewer'],
   'certificate.export': ['auditor', 'dpo', 'admin'],
   'review.decide': ['reviewer'],
   'review.read': ['reviewer', 'admin'],

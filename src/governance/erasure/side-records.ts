@@ -57,12 +57,14 @@ export function createSideRecordEraser(deps: {
   usage?: Pick<TenantUsageStore, 'release'>;
   /** Access packages hold copies of the records they answer for: an erasure of any of them erases the package. */
   accessPackages?: { erasePackagesHolding(tenant: string, recordIds: readonly string[]): Promise<number> };
+  /** Open corrections of an erased record: void, their corrected content (about the same subject) shredded. */
+  rectifications?: { voidHolding(tenant: string, memoryIds: readonly string[]): Promise<string[]> };
 }): SideRecordEraser {
   return {
     async erase(tenant, target) {
       // Sign-offs and disputes are about memories: event ids would only cost lookups that find nothing.
       const memoryIds = [...new Set(target.ids.filter((id) => !isEvent(id)))];
-      const [staged, reviews, reasons, exposures, stored, packages] = await Promise.all([
+      const [staged, reviews, reasons, exposures, stored, packages, corrections] = await Promise.all([
         deps.staging.eraseMentioning(tenant, target),
         deps.reviews.forget(tenant, memoryIds),
         deps.disputes.forgetReasonsOf(tenant, memoryIds),
@@ -70,6 +72,7 @@ export function createSideRecordEraser(deps: {
         deps.exposures.forget(tenant, [...new Set(target.ids)]),
         deps.usage?.release(tenant, target.ids) ?? 0,
         deps.accessPackages?.erasePackagesHolding(tenant, target.ids) ?? 0,
+        deps.rectifications?.voidHolding(tenant, memoryIds) ?? [],
       ]);
       return {
         [Collections.staging]: staged,
@@ -78,6 +81,7 @@ export function createSideRecordEraser(deps: {
         [Collections.exposures]: exposures,
         ...(deps.usage ? { [Collections.storedRecords]: stored } : {}),
         ...(deps.accessPackages ? { [Collections.accessPackages]: packages } : {}),
+        ...(deps.rectifications ? { [Collections.rectifications]: corrections.length } : {}),
       };
     },
     exposureOf(tenant, ids) {

@@ -87,7 +87,9 @@ export function policyTruth(record: Partial<MemoryRecord>, view: ReaderView): Tr
  * Lifecycle: the status is one the read serves (the intent's, or every status short of erasure for a duty), the
  * record is under no hold (unless the legal role reads for one), and its valid time fits the intent: `current`
  * excludes a record whose valid time ended at or before now (a stale fact is not current), `as-of` needs the
- * instant inside it, `history` reads any. An unreadable status, hold list or valid time is unknown.
+ * instant inside it, `history` reads any. A context read's `current` also excludes a record whose accuracy is
+ * contested by an open rectification, or which was derived from a record since rectified (`stale`). An unreadable
+ * status, hold list, contest list or valid time is unknown.
  */
 export function lifecycleTruth(record: Partial<MemoryRecord>, view: ReaderView): Truth {
   const status = record.status;
@@ -101,6 +103,11 @@ export function lifecycleTruth(record: Partial<MemoryRecord>, view: ReaderView):
   const to = record.validTo ? record.validTo.getTime() : Infinity;
   if (view.intent === 'current') {
     if (!isDate(view.now)) return 'unknown';
+    // A value under correction, or built from one since corrected, is not served as current to a context read.
+    if (!view.duty) {
+      if (record.contestedBy !== undefined && !Array.isArray(record.contestedBy)) return 'unknown';
+      if ((record.contestedBy?.length ?? 0) > 0 || record.stale !== undefined) return 0;
+    }
     return view.now.getTime() < to ? 1 : 0;
   }
   if (!view.asOf || !isDate(record.validFrom)) return 'unknown';

@@ -6,22 +6,16 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { plainString } from '../../shared/plain-text.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
 import { sha256Hex } from '../../substrate/fingerprint.js';
 import { verifySignature, type CertificateSigner } from '../certificates/signing.js';
 import { SelectorSchema, type Selector } from '../erasure/erasure-request.js';
 
-// eslint-disable-next-line no-control-regex
-const ODD = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 export const AccessFilingSchema = z.strictObject({
   selector: SelectorSchema,
   /** The client's idempotency key: filing again with it returns the same request. */
-  requestKey: z
-    .string()
-    .min(1)
-    .max(128)
-    .refine((s) => !ODD.test(s), 'must not contain control characters or unpaired surrogates'),
+  requestKey: plainString(128),
 });
 export type AccessFiling = z.output<typeof AccessFilingSchema>;
 

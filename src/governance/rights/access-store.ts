@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
-import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
+import { Collections, insertOnce } from '../../substrate/mongo/collections.js';
 import type { AccessPackage, AccessRequest, Selector } from './access-request.js';
 
 /** The request as stored: its clear selector sealed under a key of its own, shredded with the package. */
@@ -92,15 +92,8 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
       const [sealed] = await cipher.sealAll([
         { _id: selectorKey(request._id), tenant: request.tenant, content: JSON.stringify(selector) },
       ]);
-      try {
-        await requests.insertOne({ ...request, selectorSealed: sealed!.content });
-        return { request, created: true };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        const existing = await requests.findOne({ _id: request._id });
-        if (!existing || existing.tenant !== request.tenant) throw error;
-        return { request: strip(existing), created: false };
-      }
+      const { doc, created } = await insertOnce(requests, { ...request, selectorSealed: sealed!.content });
+      return { request: created ? request : strip(doc), created };
     },
     async get(tenant, id) {
       const found = await requests.findOne({ _id: id });

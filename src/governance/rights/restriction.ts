@@ -5,6 +5,7 @@
  * request keeps the subject as a keyed hash and the reason as a keyed hash: it names nobody in the clear. Pure code.
  */
 import { z } from 'zod';
+import { plainString } from '../../shared/plain-text.js';
 import { validationError } from '../../shared/errors.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 
@@ -28,16 +29,6 @@ export const UNOBJECTABLE_PURPOSES: ReadonlySet<string> = new Set([
  */
 export const MAX_ACTIVE_RESTRICTIONS = 5_000;
 
-/** No control characters (C0, DEL, C1) and no lone surrogates: what a stored field or a log line cannot mangle. */
-// eslint-disable-next-line no-control-regex
-const ODD = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const plain = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((s) => !ODD.test(s), 'must not contain control characters or unpaired surrogates');
-
 const purpose = z
   .string()
   .min(1)
@@ -46,18 +37,18 @@ const purpose = z
 
 export const RestrictionFilingSchema = z.strictObject({
   /** A restriction is about one data subject: the records are found by the subject at each read. */
-  selector: z.strictObject({ subjectId: plain(256) }),
+  selector: z.strictObject({ subjectId: plainString(256) }),
   legalGround: z.enum([...RESTRICTION_GROUNDS, ...OBJECTION_GROUNDS]),
   /** Why, in the DPO's words: kept as a keyed hash only. */
-  reason: plain(2000),
+  reason: plainString(2000),
   /** Absent: a restriction (every context purpose). Present: an objection to these purposes only. */
   purposes: z.array(purpose).min(1).max(32).optional(),
   /** The client's idempotency key: filing again with it returns the same request. */
-  requestKey: plain(128),
+  requestKey: plainString(128),
 });
 export type RestrictionFiling = z.output<typeof RestrictionFilingSchema>;
 
-export const RestrictionLiftSchema = z.strictObject({ reason: plain(2000) });
+export const RestrictionLiftSchema = z.strictObject({ reason: plainString(2000) });
 
 export type RestrictionKind = 'restriction' | 'objection';
 

@@ -92,6 +92,14 @@ export interface MemoryStore {
   /** Flags a superseding record that dropped qualifiers of the one it replaced (idempotent; not a status move). */
   flagQualifierDrift(tenant: string, id: string, drift: { from: string; dropped: string[] }): Promise<void>;
   /**
+   * Marks a record's accuracy contested by a rectification request, or takes the mark back (`open: false`);
+   * idempotent, not a status move. Read back after writing: a write that another writer's older read put back is made
+   * again. False when the record is not there.
+   */
+  contest(tenant: string, id: string, requestId: string, open: boolean): Promise<boolean>;
+  /** Flags records derived from a rectified one as stale (idempotent; the first flag stays). Read back like `contest`. */
+  flagStale(tenant: string, ids: readonly string[], stale: { because: string; since: Date }): Promise<void>;
+  /**
    * Finishes forward every claimed move a concurrent write undid on these records' rows. Every write of a memory row
    * made outside this store (the retention queue's slot moves) must be followed by it; the store's own writes are.
    */
@@ -409,6 +417,31 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     async flagQualifierDrift(tenant, id, drift) {
       await memories.updateOne({ _id: id, tenant }, { $set: { qualifierDrift: drift } });
       await settle(tenant, [id]);
+    },
+    async contest(tenant, id, requestId, open) {
+      const update = (open
+        ? { $addToSet: { contestedBy: requestId } }
+        : { $pull: { contestedBy: requestId } }) as unknown as UpdateFilter<MemoryRecord>;
+      for (let round = 0; round < SETTLE_ROUNDS; round++) {
+        await memories.updateOne({ _id: id, tenant }, update);
+        await settle(tenant, [id]);
+        const row = await memories.findOne({ _id: id, tenant }, { projection: { contestedBy: 1 } });
+        if (!row) return false;
+        if ((row.contestedBy ?? []).includes(requestId) === open) return true;
+      }
+      throw new Error(`memory ${id}: its contest mark kept losing to other writes`);
+    },
+    async flagStale(tenant, ids, stale) {
+      let pending = [...new Set(ids)];
+      for (let round = 0; pending.length > 0; round++) {
+        if (round === SETTLE_ROUNDS) throw new Error(`${pending.length} memories kept losing their stale flag`);
+        await mapBounded(pending, 32, (id) =>
+          memories.updateOne({ _id: id, tenant, stale: { $exists: false } }, { $set: { stale } }),
+        );
+        await settle(tenant, pending);
+        const rows = await findByIds(memories, tenant, pending, { projection: { stale: 1 } });
+        pending = rows.filter((r) => r.stale === undefined).map((r) => r._id);
+      }
     },
     settle,
     async purge(tenant, ids) {

@@ -3,6 +3,9 @@ import type { MemoryStatus } from '../../shared/lifecycle.js';
 export const SENSITIVITIES = ['public', 'internal', 'confidential', 'special'] as const;
 export type Sensitivity = (typeof SENSITIVITIES)[number];
 
+/** Content above this size is refused: memories are facts and summaries, not documents. */
+export const MAX_CONTENT_BYTES = 32 * 1024;
+
 export const MEMORY_KINDS = ['fact', 'preference', 'summary', 'relation', 'view', 'note'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
 
@@ -128,6 +131,16 @@ export interface MemoryRecord {
    * id and the kinds of qualifier dropped (time, negation, uncertainty, quantity).
    */
   qualifierDrift?: { from: string; dropped: string[] };
+  /**
+   * Rectification requests (Art. 16) open over this record: its accuracy is contested, so from filing it is not
+   * served as current (Art. 18(1)(a)) until a reviewer decides. Absent or empty: none.
+   */
+  contestedBy?: string[];
+  /**
+   * Set on a record derived from one that was rectified: it was built from a value since corrected, so it is not
+   * served as current until it is derived again (or erased). Which rectification, and when.
+   */
+  stale?: { because: string; since: Date };
   /**
    * Whose memory it is: `principal:<writer>` (the default) or `tenant` (shared). Absent on records written
    * before scopes existed: retrieval treats that as unknown, never as readable.

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Collection, Db, Filter, OptionalUnlessRequiredId } from 'mongodb';
 
 /** Collection names in one place, so that erasure, compaction and tests agree on them. */
 export const Collections = {
@@ -18,6 +18,8 @@ export const Collections = {
   /** Their packages' heads (part count, the ids of the records held) and their parts, each sealed under its own key. */
   accessPackages: 'access_packages',
   accessPackageParts: 'access_package_parts',
+  /** Rectification requests (Art. 16): ids, hashes and dates, the corrected content sealed until it is applied. */
+  rectifications: 'rectification_requests',
   /** The claim of each lift (a unique insert: the local server's conditional update is not atomic). */
   restrictionLifts: 'subject_restriction_lifts',
   /** Per tenant, a value every filing and lift changes: readers reload the active set only when it has changed. */
@@ -51,6 +53,25 @@ export const Collections = {
 
 export function isDuplicateKey(error: unknown): boolean {
   return (error as { code?: number }).code === 11000;
+}
+
+/**
+ * Inserts a tenant's document unless one with its id is there: then the stored one comes back, `created: false` (a
+ * filing retried under the same key). An id held by another tenant is the insert's own error, never that document.
+ */
+export async function insertOnce<T extends { _id: string; tenant: string }>(
+  collection: Collection<T>,
+  doc: T,
+): Promise<{ doc: T; created: boolean }> {
+  try {
+    await collection.insertOne(doc as OptionalUnlessRequiredId<T>);
+    return { doc, created: true };
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    const existing = (await collection.findOne({ _id: doc._id } as Filter<T>)) as T | null;
+    if (!existing || existing.tenant !== doc.tenant) throw error;
+    return { doc: existing, created: false };
+  }
 }
 
 /** Runs `fn` over items with at most `limit` in flight — the fast path on FerretDB, which scans for `$in`. */

@@ -11,6 +11,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { readStackManifest, loadStackConfig } from '../../../stack/stack-config.js';
 import { readMailbox, waitForMessage, type CapturedMessage } from '../../../stack/smtp/mailbox.js';
 import { createLetheWorker } from '../../../src/temporal/worker.js';
+import { newErasureRequest } from '../../../src/governance/erasure/erasure-filing.js';
 import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
 import { canonicalJson } from '../../../src/shared/canonical-json.js';
 import { SearchAttributes } from '../../../src/shared/search-attributes.js';
@@ -96,28 +97,14 @@ describe('the GDPR clock of an erasure request', () => {
     const dueAt = new Date(addMonths(receivedAt.toISOString(), 1));
     const selector = { subjectId: graph.subject };
     const requestId = `era_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
-    await app.services.erasureRequests.create({
-      _id: requestId,
-      tenant,
-      selector,
-      selectorKind: 'subjectId',
-      selectorHash: app.services.fingerprints.of('erasure-selector', tenant, canonicalJson(selector)),
-      legalGround: 'art17-1a',
-      requester: 'dpo-1',
-      requesterRoles: ['dpo'],
-      receivedAt,
-      dueAt,
-      extensionMonths: 0,
-      extensionReasonHash: null,
-      state: 'received',
-      steps: [],
-      progress: { purged: 0, total: 0 },
-      counts: {},
-      holdIds: [],
-      certificateIds: [],
-      operatorNote: null,
-      updatedAt: receivedAt,
-    });
+    const request = newErasureRequest(
+      { id: requestId, principal: { tenant, id: 'dpo-1', roles: ['dpo'] }, receivedAt },
+      { selector, legalGround: 'art17-1a' },
+      app.services.fingerprints.of('erasure-selector', tenant, canonicalJson(selector)),
+    );
+    // The clock under test is the request's: one month from receipt, as filing computes it.
+    expect(request.dueAt).toEqual(dueAt);
+    await app.services.erasureRequests.create(request);
     const handle = await env.client.workflow.start('erasureRequest', {
       taskQueue,
       workflowId: erasureWorkflowId(tenant, requestId),

@@ -59,6 +59,22 @@ describe('strong-Kleene AND', () => {
 });
 
 describe('admissibility of a record', () => {
+  it('does not serve a contested or stale record as current to a context read, but does in history and to a duty', () => {
+    const since = new Date('2026-05-01T00:00:00Z');
+    for (const marked of [
+      record({ contestedBy: ['rec_1'] }),
+      record({ stale: { because: 'rectification:rec_1', since } }),
+    ]) {
+      expect(lifecycleTruth(marked, view())).toBe(0);
+      expect(lifecycleTruth(marked, view({ intent: 'history' }))).toBe(1);
+      expect(lifecycleTruth(marked, view({ duty: true }))).toBe(1);
+    }
+    // A contest that was taken back leaves an empty list: current again.
+    expect(lifecycleTruth(record({ contestedBy: [] }), view())).toBe(1);
+    // An unreadable contest list is unknown, never admissible.
+    expect(lifecycleTruth(record({ contestedBy: 'rec_1' as never }), view())).toBe('unknown');
+  });
+
   it('admits the reader’s own active record it may read', () => {
     expect(judge(record(), view())).toEqual({ axes: { scope: 1, policy: 1, lifecycle: 1 }, admissible: 1 });
   });

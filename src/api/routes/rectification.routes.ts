@@ -1,0 +1,164 @@
+import type { FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
+import type { AuditLog } from '../../governance/audit/audit-log.port.js';
+import type { Principal } from '../../governance/auth/principal.js';
+import type { PolicyDocument } from '../../governance/policy/evaluate.js';
+import {
+  decisionRefusal,
+  RectificationDecisionSchema,
+  RectificationFilingSchema,
+  type RectificationRequest,
+} from '../../governance/rights/rectification.js';
+import type { Fingerprinter } from '../../substrate/fingerprint.js';
+import type { RectificationGateway } from '../../temporal/rectification-gateway.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
+import { parseOrThrow } from '../../shared/validation.js';
+import { rectificationWorkflowId } from '../../shared/workflow-ids.js';
+import type { RectificationDecisionInput, RectificationResult } from '../../../workflows/rectification.definitions.js';
+import { principalOf } from '../authenticate.js';
+import { callWorkflow } from '../workflow-errors.js';
+import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
+import { jsonSchemaOf } from './json-schema.js';
+import { createPolicyGate } from './policy-gate.js';
+
+/** What a request shows: ids, the corrected content's digest, states and dates; never the content itself. */
+function presentRectification(r: RectificationRequest) {
+  return {
+    id: r._id,
+    state: r.state,
+    memoryId: r.memoryId,
+    contentSha256: r.contentHash,
+    eraseInaccurate: r.eraseInaccurate,
+    requester: r.requester,
+    receivedAt: r.receivedAt.toISOString(),
+    dueAt: r.dueAt.toISOString(),
+    decidedBy: r.decidedBy,
+    decidedAt: r.decidedAt?.toISOString() ?? null,
+    correctedId: r.correctedId,
+    derived: r.derived,
+    erasureRequestId: r.erasureRequestId,
+  };
+}
+
+export interface RectificationRouteDeps {
+  rectifications: RectificationGateway;
+  audit: AuditLog;
+  policy: PolicyDocument;
+  client: Client;
+  fingerprints: Fingerprinter;
+}
+
+/**
+ * Rectification requests (Art. 16): the DPO files a correction of one memory, a reviewer who neither wrote the
+ * record nor filed the correction decides, and the request's page shows what was done. The subject-rectification
+ * policy decides who may do which.
+ */
+export function registerRectificationRoutes(app: FastifyInstance, deps: RectificationRouteDeps): void {
+  const base = '/v1/tenants/:tenant/subject-rights/rectification';
+  const authorise = createPolicyGate({
+    policy: deps.policy,
+    audit: deps.audit,
+    prefix: 'rectification',
+    noun: () => 'a rectification request',
+    reads: ['read'],
+  });
+
+  const found = async (principal: Principal, id: string) => {
+    const request = await deps.rectifications.get(principal.tenant, id);
+    if (!request) throw new DomainError(ErrorType.NotFound, `no rectification request ${id}`, 'id');
+    return request;
+  };
+
+  app.post(
+    base,
+    {
+      config: { action: 'rectification.request', reads: 'ids' },
+      schema: {
+        summary:
+          'File a correction of one memory (Art. 16) with the corrected content: from filing the record is not served as current; a reviewer decides; idempotent by requestKey',
+        params: tenantParams,
+        body: jsonSchemaOf(RectificationFilingSchema),
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const filing = parseOrThrow(RectificationFilingSchema, request.body);
+      await authorise(principal, 'file');
+      const { request: filed, created } = await deps.rectifications.file(principal, filing);
+      return reply.code(created ? 202 : 200).send(presentRectification(filed));
+    },
+  );
+
+  app.get(
+    base,
+    {
+      config: { action: 'rectification.read', reads: 'ids' },
+      schema: {
+        summary: "The tenant's rectification requests, newest first (ids, digests and dates)",
+        params: tenantParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      await authorise(principal, 'read');
+      return { items: (await deps.rectifications.list(principal.tenant, 100)).map(presentRectification) };
+    },
+  );
+
+  app.get(
+    `${base}/:id`,
+    {
+      config: { action: 'rectification.read', reads: 'ids' },
+      schema: {
+        summary: "A rectification request's state: what was corrected, by whom, and what became of derived records",
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      await authorise(principal, 'read');
+      return presentRectification(await found(principal, (request.params as { id: string }).id));
+    },
+  );
+
+  app.post(
+    `${base}/:id/decision`,
+    {
+      config: { action: 'rectification.decide', reads: 'ids' },
+      schema: {
+        summary:
+          'Approve or reject a correction, with a reason: approved, the corrected value becomes current, the old one is superseded, and derived records are flagged or erased',
+        params: tenantIdParams,
+        body: jsonSchemaOf(RectificationDecisionSchema),
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { id } = request.params as { id: string };
+      const body = parseOrThrow(RectificationDecisionSchema, request.body);
+      await authorise(principal, 'decide');
+      const filed = await found(principal, id);
+      if (filed.state !== 'awaiting-review')
+        throw new DomainError(ErrorType.Conflict, `rectification: already ${filed.state}`, 'id');
+      const refused = decisionRefusal(filed, principal.id);
+      if (refused) throw new DomainError(ErrorType.Forbidden, refused, 'reviewer');
+      const args: RectificationDecisionInput = {
+        reviewer: principal.id,
+        decision: body.decision,
+        reasonHash: deps.fingerprints.of('rectification-reason', principal.tenant, body.reason),
+      };
+      const result = await callWorkflow({ field: 'id', finished: 'rectification: already decided' }, () =>
+        deps.client.workflow
+          .getHandle(rectificationWorkflowId(principal.tenant, id))
+          .executeUpdate<RectificationResult, [RectificationDecisionInput]>('decideRectification', {
+            args: [args],
+          }),
+      );
+      return { ...presentRectification(await found(principal, id)), erasureRequestId: result.erasureRequestId };
+    },
+  );
+}

@@ -1,0 +1,74 @@
+/**
+ * A data subject's right to rectification (GDPR Art. 16): the DPO files a correction of one memory with the corrected
+ * content; from filing the record's accuracy is contested and it is not served as current (Art. 18(1)(a)). A
+ * reviewer who neither wrote the record nor filed the correction decides. Approved, the corrected value becomes a new
+ * record, the inaccurate one is superseded with its valid time closed, and every record derived from it is flagged
+ * stale or erased as the rectification-derived policy says; the DPO may have the inaccurate value erased too, by an
+ * erasure with its own certificate. Pure code.
+ */
+import { z } from 'zod';
+import { plainString, UNSTORABLE_CHARACTERS } from '../../shared/plain-text.js';
+import { MAX_CONTENT_BYTES } from '../../substrate/model/records.js';
+
+export { decisionRefusal } from '../../shared/rectification-refusal.js';
+
+export const RectificationFilingSchema = z.strictObject({
+  /** The client's idempotency key: filing again with it returns the same request. */
+  requestKey: plainString(128),
+  /** The record whose content is inaccurate. */
+  memoryId: plainString(256),
+  /** The corrected content, as it should read. */
+  content: z
+    .string()
+    .min(1)
+    .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`)
+    .refine((s) => !UNSTORABLE_CHARACTERS.test(s), 'must not contain NUL or unpaired surrogates'),
+  /** Erase the inaccurate value (and what was derived from it) rather than keep it in history. */
+  eraseInaccurate: z.boolean().default(false),
+});
+export type RectificationFiling = z.output<typeof RectificationFilingSchema>;
+
+export const RectificationDecisionSchema = z.strictObject({
+  decision: z.enum(['approve', 'reject']),
+  reason: plainString(2000),
+});
+export type RectificationDecision = z.output<typeof RectificationDecisionSchema>['decision'];
+
+/** `void`: the record was erased (or its corrected content shredded) before a decision could apply. */
+export const RECTIFICATION_STATES = ['awaiting-review', 'applied', 'rejected', 'void'] as const;
+export type RectificationState = (typeof RECTIFICATION_STATES)[number];
+
+export interface RectificationRequest {
+  _id: string;
+  tenant: string;
+  memoryId: string;
+  /** SHA-256 of the corrected content (the content itself is sealed beside the request until it is applied). */
+  contentHash: string;
+  eraseInaccurate: boolean;
+  requester: string;
+  requesterRoles: string[];
+  /** Whoever wrote the record: none of them may decide. */
+  writers: string[];
+  receivedAt: Date;
+  /** One month from receipt (Art. 12(3)). */
+  dueAt: Date;
+  state: RectificationState;
+  decidedBy: string | null;
+  decidedAt: Date | null;
+  /** Keyed hash of the reviewer's reason: the words are not kept. */
+  reasonHash: string | null;
+  /** The record holding the corrected value, once applied. */
+  correctedId: string | null;
+  /** Records derived from the inaccurate one: flagged stale, or handed to the erasure. */
+  derived: { stale: string[]; erased: string[] };
+  /** The erasure of the inaccurate value and of the derived records the policy erases, when there is one. */
+  erasureRequestId: string | null;
+  updatedAt: Date;
+}
+
+export const OPEN_STATES: ReadonlySet<RectificationState> = new Set(['awaiting-review']);
+
+/** The id of the record that holds the corrected value: one per request, so an applying retry writes it once. */
+export function correctedRecordId(requestId: string): string {
+  return `mem_${requestId}`;
+}

@@ -1,0 +1,29 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { SearchAttributes } from '../shared/search-attributes.js';
+
+/**
+ * Starts the one workflow of a subject-rights request, tagged with its tenant, request id and kind. A request runs
+ * once: filing it again finds its workflow running (or finished) and starts nothing; only a run that failed or was
+ * terminated may be started again.
+ */
+export async function startRequestWorkflow(
+  client: Client,
+  start: { type: string; taskQueue: string; workflowId: string; tenant: string; requestId: string; kind: string },
+  input: object,
+): Promise<void> {
+  try {
+    await client.workflow.start(start.type, {
+      taskQueue: start.taskQueue,
+      workflowId: start.workflowId,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      args: [input],
+      typedSearchAttributes: [
+        { key: SearchAttributes.tenant, value: start.tenant },
+        { key: SearchAttributes.requestId, value: start.requestId },
+        { key: SearchAttributes.workflowKind, value: start.kind },
+      ],
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * A rectification (Art. 16), end to end on the real stack. The DPO files a correction of one of Ana's memories; from
+ * that moment no agent is served the contested value as current. A reviewer who neither wrote the record nor filed
+ * the correction approves it: the corrected value becomes current, the inaccurate one is superseded with its valid
+ * time closed, and every record derived from it is flagged stale and never served as current. A correction that asks
+ * for the inaccurate value to be erased files an erasure on the `correction` ground, which ends in a certificate and
+ * leaves the corrected record in place. A rejected correction gives the record back; an erasure that reaches the
+ * record first leaves the correction void, its corrected content shredded.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import {
+  buildSubjectGraph,
+  completeErasure,
+  fileErasure,
+  waitForState,
+  type SubjectGraph,
+} from '../../support/erasure-fixture.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import type { Role } from '../../../src/governance/auth/principal.js';
+
+interface RectificationView {
+  id: string;
+  state: string;
+  memoryId: string;
+  correctedId: string | null;
+  decidedBy: string | null;
+  derived: { stale: string[]; erased: string[] };
+  erasureRequestId: string | null;
+}
+
+interface Served {
+  id: string;
+  content?: string;
+  status: string;
+  validTo: string | null;
+  contestedBy?: string[];
+  stale?: { because: string };
+}
+
+describe('a rectification request', () => {
+  let app: TestApp;
+  let graph: SubjectGraph;
+  const tenant = uniqueTenant();
+  const canary = `zrec${randomUUID().replaceAll('-', '')}`;
+  const corrected = `Ana wants invoices by post; reference ${canary}.`;
+  let invoiceRecord: string;
+  let requestId: string;
+
+  const call = async (method: 'GET' | 'POST', url: string, roles: Role[], principal: string, payload?: object) =>
+    app.request({
+      method,
+      url: `/v1/tenants/${tenant}/subject-rights/rectification${url}`,
+      token: await app.token(tenant, roles, principal),
+      ...(payload ? { payload } : {}),
+    });
+  const file = (payload: object) => call('POST', '', ['dpo'], 'dora', payload);
+  const decide = (id: string, reviewer: string, decision: 'approve' | 'reject', roles: Role[] = ['reviewer']) =>
+    call('POST', `/${id}/decision`, roles, reviewer, { decision, reason: `decided by ${reviewer} in the test` });
+
+  /** What the graph's own agent is served for a question about the present, by retrieval and by search. */
+  const servedAsCurrent = async (query: string) => {
+    const token = await app.token(tenant, ['agent'], graph.writer);
+    const retrieved = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/retrieve`,
+      token,
+      payload: { query, k: 20, intent: 'current' },
+    });
+    expect(retrieved.statusCode, retrieved.body).toBe(200);
+    const searched = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/search`,
+      token,
+      payload: { query, k: 20, intent: 'current' },
+    });
+    expect(searched.statusCode, searched.body).toBe(200);
+    return {
+      retrieved: retrieved.json<{ items: Served[] }>().items,
+      searched: searched.json<{ results: { memory: Served }[] }>().results.map((r) => r.memory),
+    };
+  };
+  const readAs = async (id: string, roles: Role[], principal: string, intent: string) =>
+    app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/memories/${id}?intent=${intent}`,
+      token: await app.token(tenant, roles, principal),
+    });
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    graph = await buildSubjectGraph(app, tenant, canary);
+    invoiceRecord = graph.memories[1]!;
+  }, 180_000);
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('is filed by the DPO only, refuses odd input by name, and is idempotent by its key', async () => {
+    const key = `rec-${randomUUID()}`;
+    const body = { requestKey: key, memoryId: invoiceRecord, content: corrected };
+    expect((await call('POST', '', ['agent'], graph.writer, body)).statusCode).toBe(403);
+    expect((await call('POST', '', ['reviewer'], 'rita', body)).statusCode).toBe(403);
+    expect((await call('POST', '', ['admin'], 'adam', body)).statusCode).toBe(403);
+    const refusedField = async (payload: object) => {
+      const response = await file(payload);
+      expect(response.statusCode, response.body).toBe(400);
+      return response.json<{ error: { field: string } }>().error.field;
+    };
+    expect(await refusedField({ ...body, content: 'by post\u0000' })).toBe('content');
+    expect(await refusedField({ ...body, content: '' })).toBe('content');
+    expect(await refusedField({ ...body, content: 'x'.repeat(40_000) })).toBe('content');
+    expect(await refusedField({ ...body, memoryId: 'mem_\u0007' })).toBe('memoryId');
+    expect(await refusedField({ ...body, requestKey: '\ud800' })).toBe('requestKey');
+    expect(await refusedField({ ...body, eraseInaccurate: 'yes' })).toBe('eraseInaccurate');
+    expect(await refusedField({ ...body, extra: 1 })).toBe('extra');
+    const missing = await file({ ...body, requestKey: `rec-${randomUUID()}`, memoryId: 'mem_nothing' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json<{ error: { field: string } }>().error.field).toBe('memoryId');
+
+    const filed = await file(body);
+    expect(filed.statusCode, filed.body).toBe(202);
+    const view = filed.json<RectificationView>();
+    requestId = view.id;
+    expect(view.state).toBe('awaiting-review');
+    // The state shows the corrected content's digest, never the content.
+    expect(filed.body).not.toContain(canary);
+    const again = await file(body);
+    expect(again.statusCode).toBe(200);
+    expect(again.json<RectificationView>().id).toBe(requestId);
+    const otherContent = await file({ ...body, content: 'Ana wants invoices by fax.' });
+    expect(otherContent.statusCode).toBe(409);
+    expect(otherContent.json<{ error: { field: string } }>().error.field).toBe('requestKey');
+    expect(await app.runtime.db.collection(Collections.rectifications).countDocuments({ tenant })).toBe(1);
+    // The corrected content waits sealed: the canary is not in the stored request.
+    const stored = await app.runtime.db.collection(Collections.rectifications).findOne({ tenant });
+    expect(JSON.stringify(stored)).not.toContain(canary);
+  });
+
+  it('takes the contested value out of what agents are served as current from filing, not from the decision', async () => {
+    const { retrieved, searched } = await servedAsCurrent(`invoices e-mail ${canary}`);
+    expect(retrieved.map((m) => m.id)).not.toContain(invoiceRecord);
+    expect(searched.map((m) => m.id)).not.toContain(invoiceRecord);
+    expect((await readAs(invoiceRecord, ['agent'], graph.writer, 'current')).statusCode).toBe(404);
+    // History still shows it, marked as contested; the DPO's duty read sees it too.
+    const history = await readAs(invoiceRecord, ['agent'], graph.writer, 'history');
+    expect(history.statusCode, history.body).toBe(200);
+    expect(history.json<Served>().contestedBy).toEqual([requestId]);
+    expect((await readAs(invoiceRecord, ['dpo'], 'dora', 'history')).statusCode).toBe(200);
+  });
+
+  it('is decided by a reviewer who neither wrote the record nor filed the correction', async () => {
+    const byWriter = await decide(requestId, graph.writer, 'approve');
+    expect(byWriter.statusCode, byWriter.body).toBe(403);
+    expect(byWriter.json<{ error: { field: string } }>().error.field).toBe('reviewer');
+    const byFiler = await decide(requestId, 'dora', 'approve');
+    expect(byFiler.statusCode).toBe(403);
+    expect((await decide(requestId, 'dora', 'approve', ['dpo'])).statusCode).toBe(403);
+    const badReason = await call('POST', `/${requestId}/decision`, ['reviewer'], 'rita', {
+      decision: 'approve',
+      reason: '',
+    });
+    expect(badReason.statusCode).toBe(400);
+
+    const approved = await decide(requestId, 'rita', 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    const view = approved.json<RectificationView>();
+    expect(view.state).toBe('applied');
+    expect(view.decidedBy).toBe('rita');
+    expect(view.correctedId).toBeTruthy();
+    // The summary of Ana, its segment view, and the collateral contact summary were all built on the wrong value.
+    expect(new Set(view.derived.stale)).toEqual(new Set([graph.memories[2], graph.memories[3], graph.collateral]));
+    expect(view.erasureRequestId).toBeNull();
+    // A second reviewer loses: the request is decided once.
+    expect((await decide(requestId, 'ravi', 'reject')).statusCode).toBe(409);
+  });
+
+  it('never serves the inaccurate value, or what was built from it, as current again', async () => {
+    const view = (await call('GET', `/${requestId}`, ['dpo'], 'dora')).json<RectificationView>();
+    const { retrieved, searched } = await servedAsCurrent(`invoices post e-mail ${canary}`);
+    for (const served of [retrieved, searched]) {
+      const ids = served.map((m) => m.id);
+      expect(ids).toContain(view.correctedId);
+      for (const stale of [invoiceRecord, ...view.derived.stale]) expect(ids).not.toContain(stale);
+      expect(served.some((m) => m.content?.includes('by e-mail'))).toBe(false);
+    }
+    expect(retrieved.find((m) => m.id === view.correctedId)?.content).toBe(corrected);
+
+    // The old value stays in history, superseded, its valid time ended where the correction's began.
+    const old = (await readAs(invoiceRecord, ['agent'], graph.writer, 'history')).json<
+      Served & { validFrom: string }
+    >();
+    const now = (await readAs(view.correctedId!, ['agent'], graph.writer, 'history')).json<
+      Served & { validFrom: string }
+    >();
+    expect(old.status).toBe('superseded');
+    expect(old.validTo).toBe(now.validFrom);
+    expect(old.contestedBy).toBeUndefined();
+    // A derived record is shown flagged to whoever reads its history (a reviewer deciding what to re-derive).
+    const summary = await readAs(graph.memories[2]!, ['reviewer'], 'rita', 'history');
+    expect(summary.statusCode, summary.body).toBe(200);
+    expect(summary.json<Served>().stale?.because).toBe(`rectification:${requestId}`);
+    expect((await readAs(graph.memories[2]!, ['agent'], graph.writer, 'current')).statusCode).toBe(404);
+
+    const audit = await app.runtime.db
+      .collection(Collections.audit)
+      .find({ tenant, target: requestId })
+      .project({ action: 1 })
+      .toArray();
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['rectification.filed', 'rectification.applied']),
+    );
+    // Applied, the corrected content lives in its record: the request's sealed copy is shredded.
+    expect(await app.services.rectifications.contentOf(tenant, requestId)).toBeNull();
+  });
+
+  it('can erase the inaccurate value by an erasure with its own certificate, keeping the correction', async () => {
+    const codeword = graph.memories[0]!;
+    const filed = await file({
+      requestKey: `rec-${randomUUID()}`,
+      memoryId: codeword,
+      content: 'Ana has no codeword on file.',
+      eraseInaccurate: true,
+    });
+    expect(filed.statusCode, filed.body).toBe(202);
+    const id = filed.json<RectificationView>().id;
+    const approved = await decide(id, 'rita', 'approve');
+    expect(approved.statusCode, approved.body).toBe(200);
+    const view = approved.json<RectificationView>();
+    expect(view.erasureRequestId).toBeTruthy();
+    const erasure = await completeErasure(app, tenant, view.erasureRequestId!, 'certify');
+    expect(erasure.state).toBe('completed');
+    expect(erasure.legalGround).toBe('correction');
+    expect(erasure.certificateIds.length).toBeGreaterThan(0);
+    expect(await app.services.memories.get(tenant, codeword)).toBeNull();
+    const kept = await app.services.memories.get(tenant, view.correctedId!);
+    expect(kept?.status).toBe('active');
+    expect(kept?.content).toBe('Ana has no codeword on file.');
+  }, 240_000);
+
+  it('gives the record back when the correction is rejected', async () => {
+    const ben = graph.control[3]!;
+    const filed = await file({ requestKey: `rec-${randomUUID()}`, memoryId: ben, content: 'Ben prefers e-mail.' });
+    expect(filed.statusCode, filed.body).toBe(202);
+    const id = filed.json<RectificationView>().id;
+    expect((await readAs(ben, ['agent'], graph.writer, 'current')).statusCode).toBe(404);
+    const rejected = await decide(id, 'rita', 'reject');
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    expect(rejected.json<RectificationView>().state).toBe('rejected');
+    const served = await readAs(ben, ['agent'], graph.writer, 'current');
+    expect(served.statusCode, served.body).toBe(200);
+    expect(served.json<Served>().contestedBy).toBeUndefined();
+    expect(await app.services.rectifications.contentOf(tenant, id)).toBeNull();
+  });
+
+  it('is void when an erasure reaches the record first, its corrected content shredded', async () => {
+    const raceTenant = uniqueTenant();
+    const raceGraph = await buildSubjectGraph(app, raceTenant, canary);
+    const record = raceGraph.memories[1]!;
+    const filed = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${raceTenant}/subject-rights/rectification`,
+      token: await app.token(raceTenant, ['dpo'], 'dora'),
+      payload: { requestKey: 'race', memoryId: record, content: `Corrected ${canary}` },
+    });
+    expect(filed.statusCode, filed.body).toBe(202);
+    const id = filed.json<RectificationView>().id;
+    const erasureId = await fileErasure(app, raceTenant, { subjectId: raceGraph.subject });
+    await waitForState(app, raceTenant, erasureId, ['completed']);
+    const request = await app.services.rectifications.get(raceTenant, id);
+    expect(request?.state).toBe('void');
+    expect(await app.services.rectifications.contentOf(raceTenant, id)).toBeNull();
+    const late = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${raceTenant}/subject-rights/rectification/${id}/decision`,
+      token: await app.token(raceTenant, ['reviewer'], 'rita'),
+      payload: { decision: 'approve', reason: 'too late' },
+    });
+    expect(late.statusCode).toBe(409);
+    // Nothing about the subject was written back by the correction.
+    expect(await app.services.memories.get(raceTenant, `mem_${id}`)).toBeNull();
+  }, 240_000);
+});
