@@ -14,7 +14,7 @@ import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
 import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../support/erasure-fixture.js';
 import { disputeAbout, signOff } from '../support/side-records-fixture.js';
 import { sampleEvent, sampleMemory, statedBatch } from '../support/samples.js';
-import { disputeWorkflowId, reviewWorkflowId } from '../../src/shared/workflow-ids.js';
+import { disputeWorkflowId, rectificationWorkflowId, reviewWorkflowId } from '../../src/shared/workflow-ids.js';
 import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
 
 const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
@@ -121,6 +121,36 @@ describe('recording a history of every workflow type', () => {
     const accessId = access.json<{ id: string }>().id;
     await client.workflow.getHandle(accessWorkflowId(complete.tenant, accessId)).result();
     record('access-request', accessWorkflowId(complete.tenant, accessId));
+
+    // A rectification a reviewer approves: the corrected value supersedes the old one.
+    const toCorrect = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/batches`,
+      token: await app.token(tenant, ['agent'], 'agent-rectify'),
+      payload: statedBatch([sampleMemory({ subjects: ['subject-rectify'], attribute: 'invoice-channel' })]),
+    });
+    expect(toCorrect.statusCode, toCorrect.body).toBe(201);
+    const correcting = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/subject-rights/rectification`,
+      token: await app.token(tenant, ['dpo'], 'dpo-1'),
+      payload: {
+        requestKey: `record-${randomUUID()}`,
+        memoryId: toCorrect.json<{ memories: { id: string }[] }>().memories[0]!.id,
+        content: 'Prefers invoices by post.',
+      },
+    });
+    expect(correcting.statusCode, correcting.body).toBe(202);
+    const rectificationId = correcting.json<{ id: string }>().id;
+    const corrected = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/subject-rights/rectification/${rectificationId}/decision`,
+      token: await app.token(tenant, ['reviewer'], 'rita'),
+      payload: { decision: 'approve', reason: 'the customer wrote to say so' },
+    });
+    expect(corrected.statusCode, corrected.body).toBe(200);
+    await client.workflow.getHandle(rectificationWorkflowId(tenant, rectificationId)).result();
+    record('rectification-request', rectificationWorkflowId(tenant, rectificationId));
 
     record('memory-review', reviewWorkflowId(tenant, approved));
     record('dispute-review', disputeWorkflowId(tenant, disputeId));
