@@ -53,6 +53,7 @@ interface Walk {
   env: NodeJS.ProcessEnv;
   requestId?: string;
   accessId?: string;
+  rectificationId?: string;
   certificateIds: string[];
   signOffs: string[];
   disputes: { id: string; memoryIds: string[] }[];
@@ -167,6 +168,20 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
     const pkg = JSON.parse(fs.readFileSync(path.join(workDir, file), 'utf8')) as { records: unknown[] };
     expect(pkg.records).toHaveLength(Number(records![1]));
   },
+  'rectify file': ({ call, output, walk }) => {
+    const filed = new RegExp(`^(rec_\\w+) {2}awaiting-review {2}memory ${optionValue(call.words, '--memory')} `).exec(
+      output,
+    );
+    expect(filed, output).not.toBeNull();
+    walk.rectificationId = filed![1]!;
+  },
+  'rectify show': ({ call, output }) => {
+    expect(output).toMatch(new RegExp(`^${call.words[2]!} {2}awaiting-review `));
+  },
+  'rectify decide': ({ call, output }) => {
+    // Approved: the corrected value is a record of its own, and the old one is superseded by it.
+    expect(output).toMatch(new RegExp(`^${call.words[2]!} {2}applied .* corrected as mem_rec_\\w+`));
+  },
   'certificates export': ({ output, walk }) => {
     const certificates = jsonLines(output) as { certificateId: string; tenant: string; requestId: string }[];
     expect(certificates.length, 'the export holds certificates').toBeGreaterThan(0);
@@ -258,6 +273,22 @@ function jsonLines(text: string): unknown[] {
     .map((line) => JSON.parse(line) as unknown);
 }
 
+/** A memory the DPO picks from the downloaded access package, by the attribute the placeholder names. */
+function memoryInPackage(alternative: string): string {
+  const attribute = /the (\S+) preference/.exec(alternative)?.[1];
+  const pkg = JSON.parse(fs.readFileSync(path.join(workDir, 'ben-access.json'), 'utf8')) as {
+    records: { id: string; type: string; status: string | null; content: string | null }[];
+  };
+  const sample = JSON.parse(fs.readFileSync(path.join(REPO_DIR, 'scripts/demo-data/sample-tenant.json'), 'utf8')) as {
+    memories: { attribute?: string; content: string }[];
+  };
+  // The package holds Ben's records only: the sample's records with that attribute, as the package shows them.
+  const contents = new Set(sample.memories.filter((m) => m.attribute === attribute).map((m) => m.content));
+  const found = pkg.records.find((r) => r.type === 'memory' && r.status === 'active' && contents.has(r.content ?? ''));
+  if (!found) throw new Error(`<${alternative}>: no active memory with that attribute in ben-access.json`);
+  return found.id;
+}
+
 /** The value for one alternative of a `<placeholder>`, from what earlier commands printed. */
 function placeholderValue(alternative: string, command: string, at: number, walk: Walk): string {
   const known = <T>(value: T | undefined, from: string): T => {
@@ -266,6 +297,8 @@ function placeholderValue(alternative: string, command: string, at: number, walk
   };
   if (/request|^era_/.test(alternative)) return known(walk.requestId, '`erasure request`');
   if (alternative.startsWith('acc_')) return known(walk.accessId, '`access file`');
+  if (alternative.startsWith('rec_')) return known(walk.rectificationId, '`rectify file`');
+  if (alternative.includes('ben-access.json')) return memoryInPackage(alternative);
   if (alternative.startsWith('dsp_')) return known(walk.disputes[0]?.id, '`review queue`');
   if (alternative.startsWith('mem_')) {
     // After --keep or --reject of `review resolve`: a record of the dispute being resolved; elsewhere a sign-off.
