@@ -3,6 +3,7 @@ import { clearSession, loadSession, type Session } from './session.js';
 import { SignIn } from './sign-in.js';
 import { useRoute, go } from './ui/route.js';
 import { DpoConsole } from './dpo/dpo-console.js';
+import { RightsConsole } from './rights/rights-console.js';
 import { LegalConsole } from './legal/legal-console.js';
 import { ReviewerConsole } from './reviewer/reviewer-console.js';
 import { AuditorConsole } from './auditor/auditor-console.js';
@@ -16,6 +17,7 @@ interface ConsoleEntry {
 
 const CONSOLES: ConsoleEntry[] = [
   { path: 'dpo', label: 'Erasure requests', roles: ['dpo', 'admin'] },
+  { path: 'rights', label: 'Subject rights', roles: ['dpo'] },
   { path: 'holds', label: 'Legal holds', roles: ['legal', 'admin'] },
   { path: 'review', label: 'Review queue', roles: ['reviewer'] },
   { path: 'audit', label: 'Audit', roles: ['auditor', 'dpo', 'admin'] },
@@ -60,6 +62,7 @@ export function App() {
       <main id="main" tabIndex={-1}>
         {mine.length === 0 && !route[0] && <p>This token has no role any console serves.</p>}
         {current === 'dpo' && <DpoConsole session={session} route={route} />}
+        {current === 'rights' && <RightsConsole session={session} />}
         {current === 'holds' && <LegalConsole session={session} />}
         {current === 'review' && <ReviewerConsole session={session} route={route} />}
         {current === 'audit' && <AuditorConsole session={session} />}

@@ -79,6 +79,23 @@ export function registerAccessRoutes(app: FastifyInstance, deps: AccessRouteDeps
   );
 
   app.get(
+    base,
+    {
+      config: { action: 'access.read', reads: 'ids' },
+      schema: {
+        summary: "The tenant's access requests, newest first (ids, counts and dates)",
+        params: tenantParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      await authorise(principal, 'read');
+      return { items: (await deps.accesses.list(principal.tenant, 100)).map(presentAccess) };
+    },
+  );
+
+  app.get(
     `${base}/:id`,
     {
       config: { action: 'access.read', reads: 'ids' },

@@ -52,6 +52,8 @@ export interface AccessStore {
   /** Stores a new request; filing the same id again returns the stored one and `created: false`. */
   create(request: AccessRequest, selector: Selector): Promise<{ request: AccessRequest; created: boolean }>;
   get(tenant: string, id: string): Promise<AccessRequest | null>;
+  /** The tenant's requests, newest first. */
+  list(tenant: string, limit: number): Promise<AccessRequest[]>;
   /** The clear selector, while the request is open; null once its key is shredded. */
   selectorOf(tenant: string, id: string): Promise<Selector | null>;
   update(tenant: string, id: string, patch: Partial<Omit<AccessRequest, '_id' | 'tenant'>>): Promise<void>;
@@ -98,6 +100,10 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
     async get(tenant, id) {
       const found = await requests.findOne({ _id: id });
       return found && found.tenant === tenant ? strip(found) : null;
+    },
+    async list(tenant, limit) {
+      const found = await requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();
+      return found.map(strip);
     },
     async selectorOf(tenant, id) {
       const found = await requests.findOne({ _id: id });
