@@ -11,6 +11,9 @@ import {
   type RectificationRequest,
 } from '../src/governance/rights/rectification.js';
 import type { RectificationStore } from '../src/governance/rights/rectification-store.js';
+import { issueReceipt } from '../src/governance/rights/receipt.js';
+import type { ReceiptStore } from '../src/governance/rights/receipt-store.js';
+import type { CertificateSigner } from '../src/governance/certificates/signing.js';
 import type { Role } from '../src/governance/auth/principal.js';
 import { canonicalJson } from '../src/shared/canonical-json.js';
 import { ErrorType } from '../src/shared/errors.js';
@@ -31,6 +34,8 @@ export interface CorrectionErasureStart {
 
 export interface RectificationActivityDeps {
   rectifications: RectificationStore;
+  receipts: ReceiptStore;
+  signer: CertificateSigner;
   memories: MemoryStore;
   lineage: LineageStore;
   index: SearchIndex;
@@ -118,6 +123,8 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
     await indexUnlessErased(deps.index, deps.memories, request.tenant, [request.memoryId]);
   }
 
+  const rejected: RectificationOutcome = { state: 'rejected', correctedId: null, stale: 0, toErase: [] };
+
   async function applied(request: RectificationRequest): Promise<RectificationOutcome> {
     return {
       state: 'applied',
@@ -186,25 +193,66 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
     if (!(await deps.rectifications.close(tenant, request._id, 'applied', patch))) {
       // Another attempt of this decision closed it first (the record it wrote has this same id): report that one.
       const landed = await deps.rectifications.get(tenant, request._id);
-      if (landed?.state === 'applied') return applied(landed);
+      if (landed?.state === 'applied') {
+        await recordDecision(landed);
+        return applied(landed);
+      }
     }
     await deps.rectifications.forgetContent(tenant, request._id);
-    await deps.audit.append({
-      tenant,
-      actor: reviewer,
-      action: 'rectification.applied',
+    const closed = { ...request, ...patch, state: 'applied' as const };
+    await recordDecision(closed);
+    return applied(closed);
+  }
+
+  /**
+   * The decision's audit entry and the request's signed receipt anchored at it, from the stored request: a retry
+   * finds both written under the same keys and writes neither again.
+   */
+  async function recordDecision(request: RectificationRequest): Promise<void> {
+    const approved = request.state === 'applied';
+    const entry = await deps.audit.append({
+      tenant: request.tenant,
+      actor: request.decidedBy ?? 'lethe:rectification',
+      action: approved ? 'rectification.applied' : 'rectification.rejected',
       target: request._id,
       outcome: 'ok',
       details: {
-        memoryId: old._id,
-        correctedId: corrected._id,
-        stale: String(stale.length),
-        erase: String(erase.length + (request.eraseInaccurate ? 1 : 0)),
-        reasonHash,
+        memoryId: request.memoryId,
+        ...(approved
+          ? {
+              correctedId: request.correctedId,
+              stale: String(request.derived.stale.length),
+              erase: String(request.derived.erased.length + (request.eraseInaccurate ? 1 : 0)),
+            }
+          : {}),
+        reasonHash: request.reasonHash,
       },
-      idempotencyKey: `rectification:${request._id}:applied`,
+      idempotencyKey: `rectification:${request._id}:${approved ? 'applied' : 'rejected'}`,
     });
-    return applied({ ...request, ...patch, state: 'applied' });
+    await deps.receipts.put(
+      issueReceipt(
+        {
+          tenant: request.tenant,
+          right: 'rectification',
+          requestId: request._id,
+          state: request.state,
+          requester: request.requester,
+          receivedAt: request.receivedAt.toISOString(),
+          dueAt: request.dueAt.toISOString(),
+          closedAt: (request.decidedAt ?? now()).toISOString(),
+          outcome: {
+            memoryId: request.memoryId,
+            correctedId: request.correctedId,
+            decidedBy: request.decidedBy,
+            derivedStale: request.derived.stale.length,
+            derivedErased: request.derived.erased.length,
+            eraseInaccurate: request.eraseInaccurate ? 1 : 0,
+          },
+        },
+        entry,
+        deps.signer,
+      ),
+    );
   }
 
   return {
@@ -218,22 +266,19 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
       const request = await deps.rectifications.get(input.tenant, input.requestId);
       if (!request)
         throw ApplicationFailure.nonRetryable(`rectification ${input.requestId} not found`, ErrorType.NotFound);
-      // A retry after the decision landed only reports it.
-      if (request.state === 'applied') return applied(request);
+      // A retry after the decision landed reports it (and writes its entry and receipt if a crash left them out).
+      if (request.state === 'applied' || request.state === 'rejected') {
+        await recordDecision(request);
+        return request.state === 'applied' ? applied(request) : rejected;
+      }
       if (request.state !== 'awaiting-review')
         return { state: request.state, correctedId: null, stale: 0, toErase: [] };
       if (input.decision === 'approve') return approve(request, input.reviewer, input.reasonHash);
-      await close(request, 'rejected', { decidedBy: input.reviewer, decidedAt: now(), reasonHash: input.reasonHash });
-      await deps.audit.append({
-        tenant: input.tenant,
-        actor: input.reviewer,
-        action: 'rectification.rejected',
-        target: request._id,
-        outcome: 'ok',
-        details: { memoryId: request.memoryId, reasonHash: input.reasonHash },
-        idempotencyKey: `rectification:${request._id}:rejected`,
-      });
-      return { state: 'rejected', correctedId: null, stale: 0, toErase: [] };
+      const patch = { decidedBy: input.reviewer, decidedAt: now(), reasonHash: input.reasonHash };
+      await close(request, 'rejected', patch);
+      const landed = await deps.rectifications.get(input.tenant, request._id);
+      if (landed?.state === 'rejected') await recordDecision(landed);
+      return landed?.state === 'applied' ? applied(landed) : rejected;
     },
 
     /**

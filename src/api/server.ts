@@ -151,6 +151,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       holds: services.holds,
       fingerprints: services.fingerprints,
       readersOf: (tenant, ids) => services.exposures.readersOf(tenant, ids),
+      receipts: services.receipts,
     });
     registerRestrictionRoutes(app, {
       restrictions: services.restrictions,

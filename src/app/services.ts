@@ -21,6 +21,7 @@ import { createErasureGateway } from '../temporal/erasure-gateway.js';
 import { createAccessGateway } from '../temporal/access-gateway.js';
 import { createMongoAccessStore } from '../governance/rights/access-store.js';
 import { createMongoRectificationStore } from '../governance/rights/rectification-store.js';
+import { createMongoReceiptStore } from '../governance/rights/receipt-store.js';
 import { createRectificationGateway } from '../temporal/rectification-gateway.js';
 import { createReembedGateway } from '../temporal/reembed-gateway.js';
 import { createElasticsearchReembedder } from '../substrate/search/elasticsearch-reembedder.js';
@@ -102,6 +103,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const usage = createMongoTenantUsageStore(db);
   const access = createMongoAccessStore(db, runtime.cipher);
   const rectifications = createMongoRectificationStore(db, runtime.cipher);
+  const receipts = createMongoReceiptStore(db);
   const revokedTokens = createMongoRevokedTokenStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });
@@ -204,6 +206,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     accessPolicy: requirePolicy(policies, 'subject-access'),
     /** Rectification requests (Art. 16): filed by the DPO, decided by a reviewer through their workflow. */
     rectifications,
+    /** Signed receipts of closed subject-rights requests, anchored in the audit chain. */
+    receipts,
     rectificationGateway: createRectificationGateway({
       rectifications,
       memories,

@@ -105,6 +105,8 @@ export function createAllActivities(runtime: Runtime, services: Services) {
     }),
     ...createRectificationActivities({
       rectifications: services.rectifications,
+      receipts: services.receipts,
+      signer: services.signer,
       memories: services.memories,
       lineage: services.lineage,
       index: services.index,

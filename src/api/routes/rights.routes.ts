@@ -4,13 +4,37 @@ import { SelectorSchema } from '../../governance/erasure/erasure-request.js';
 import { previewSelector, type SelectorPreviewDeps } from '../../governance/rights/selector-preview.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
-import { errorResponses, tenantParams } from './route-schemas.js';
+import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
+import type { ReceiptStore } from '../../governance/rights/receipt-store.js';
+import { DomainError, ErrorType } from '../../shared/errors.js';
 import { jsonSchemaOf } from './json-schema.js';
 
 const PreviewSchema = z.strictObject({ selector: SelectorSchema });
 
-/** What a DPO sees of a data subject before filing a request about them. */
-export function registerRightsRoutes(app: FastifyInstance, deps: SelectorPreviewDeps): void {
+/** What a DPO sees of a data subject before filing a request about them, and each closed request's receipt. */
+export function registerRightsRoutes(
+  app: FastifyInstance,
+  deps: SelectorPreviewDeps & { receipts: ReceiptStore },
+): void {
+  app.get(
+    '/v1/tenants/:tenant/subject-rights/receipts/:id',
+    {
+      config: { action: 'receipt.read', reads: 'ids' },
+      schema: {
+        summary:
+          "A closed subject-rights request's signed receipt (ids, states, dates, counts), anchored in the audit chain; lethe verify checks it offline",
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const receipt = await deps.receipts.get(principalOf(request).tenant, id);
+      if (!receipt) throw new DomainError(ErrorType.NotFound, `no receipt for request ${id} (not closed yet?)`, 'id');
+      return receipt;
+    },
+  );
+
   app.post(
     '/v1/tenants/:tenant/subject-rights/preview',
     {

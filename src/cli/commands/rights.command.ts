@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { CliError, ExitCode } from '../exit-codes.js';
@@ -114,6 +115,22 @@ export function registerRightsCommands(program: Command, context: () => CliConte
         await ctx.api.get<RestrictionView>(
           `/v1/tenants/${ctx.tenant}/subject-rights/restrictions/${encodeURIComponent(id)}`,
         ),
+      );
+    });
+  rights
+    .command('receipt <request-id>')
+    .description("a closed request's signed receipt (access, rectification) into a file; check it with lethe verify")
+    .requiredOption('--out <file>', 'where to write it (not overwritten if it exists)')
+    .action(async (id: string, o: { out: string }) => {
+      if (fs.existsSync(o.out)) throw new CliError(`--out: ${o.out} exists (nothing was written)`, ExitCode.usage);
+      const ctx = context();
+      const receipt = await ctx.api.get<{ right: string; state: string; anchor: { auditSeq: number } }>(
+        `/v1/tenants/${ctx.tenant}/subject-rights/receipts/${encodeURIComponent(id)}`,
+      );
+      fs.writeFileSync(o.out, `${JSON.stringify(receipt, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+      if (ctx.json) return ctx.print({ file: o.out, ...receipt });
+      ctx.print(
+        `${receipt.right} receipt (${receipt.state}, audit seq ${receipt.anchor.auditSeq}) written to ${o.out}`,
       );
     });
 }

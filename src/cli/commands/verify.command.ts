@@ -7,7 +7,11 @@ import {
   type CertificateVerification,
 } from '../../governance/certificates/certificate-verify.js';
 import { parsePublicKeyPem } from '../../governance/certificates/signing.js';
+import type { KeyObject } from 'node:crypto';
 import { isAccessPackage, verifyAccessPackage } from '../../governance/rights/access-request.js';
+import { isRightsReceipt, verifyReceipt, type RightsReceipt } from '../../governance/rights/receipt.js';
+import { verifyAuditJsonl } from '../../governance/audit/audit-export.js';
+import type { AuditEntry } from '../../governance/audit/audit-log.port.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 import { periodOptions } from './certificates.command.js';
 
@@ -52,19 +56,26 @@ export function registerVerifyCommand(program: Command): void {
         throw new CliError(`--audit: no such file ${options.audit}`, ExitCode.usage);
       }
       const asJson = (program.opts() as { json?: boolean }).json;
-      const pkg = file === '-' ? null : accessPackageIn(file);
-      if (pkg !== null) {
-        const verdict = verifyAccessPackage(
-          pkg,
-          publicKeys.map((pem) => parsePublicKeyPem(pem)),
-        );
+      const document = file === '-' ? null : signedDocumentIn(file);
+      if (document !== null) {
+        const keys = publicKeys.map((pem) => parsePublicKeyPem(pem));
+        const verdict =
+          document.kind === 'package'
+            ? verifyAccessPackage(document.value, keys)
+            : await verifyReceiptFile(document.value, keys, options.audit);
         if (asJson) process.stdout.write(`${JSON.stringify(verdict)}\n`);
-        else
+        else if (!verdict.ok) process.stdout.write(`FAILED: ${verdict.reason}\n`);
+        else if (document.kind === 'package')
           process.stdout.write(
-            verdict.ok
-              ? `ok: access package ${(pkg as { requestId?: string }).requestId ?? '?'} (${verdict.records} records), signature valid (key ${verdict.keyId})\n`
-              : `FAILED: ${verdict.reason}\n`,
+            `ok: access package ${(document.value as { requestId?: string }).requestId ?? '?'} (${'records' in verdict ? verdict.records : '?'} records), signature valid (key ${verdict.keyId})\n`,
           );
+        else {
+          const receipt = document.value as RightsReceipt;
+          process.stdout.write(
+            `ok: ${receipt.right} receipt ${receipt.requestId} (${receipt.state}), signature valid (key ${verdict.keyId})` +
+              `${options.audit ? `; anchored at audit seq ${receipt.anchor.auditSeq} of an intact chain` : '; anchor not checked (no --audit)'}\n`,
+          );
+        }
         if (!verdict.ok) process.exitCode = ExitCode.verificationFailed;
         return;
       }
@@ -116,13 +127,14 @@ function failure(bad: CertificateBreak): string {
 }
 
 /**
- * An access package is one JSON object naming its kind; the certificates' export (one entry per line, possibly
- * gigabytes) never names it. Only the file's head is read to tell them apart, and the whole file only for a package.
+ * An access package or a rights receipt is one JSON object naming its kind; the certificates' export (one entry per
+ * line, possibly gigabytes) never names it. Only the file's head is read to tell them apart, and the whole file only
+ * for a signed document.
  */
-function accessPackageIn(file: string): unknown {
-  const PACKAGE_MAX_BYTES = 512 * 1024 * 1024;
+function signedDocumentIn(file: string): { kind: 'package' | 'receipt'; value: unknown } | null {
+  const DOCUMENT_MAX_BYTES = 512 * 1024 * 1024;
   const HEAD_BYTES = 64 * 1024;
-  if (fs.statSync(file).size > PACKAGE_MAX_BYTES) return null;
+  if (fs.statSync(file).size > DOCUMENT_MAX_BYTES) return null;
   const head = Buffer.alloc(HEAD_BYTES);
   const fd = fs.openSync(file, 'r');
   let read: number;
@@ -132,13 +144,33 @@ function accessPackageIn(file: string): unknown {
     fs.closeSync(fd);
   }
   const start = head.subarray(0, read).toString('utf8');
-  if (!start.trimStart().startsWith('{') || !/"kind"\s*:\s*"lethe\.access-package"/.test(start)) return null;
+  const kind = /"kind"\s*:\s*"lethe\.(access-package|rights-receipt)"/.exec(start)?.[1];
+  if (!start.trimStart().startsWith('{') || !kind) return null;
   try {
     const value: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return isAccessPackage(value) ? value : null;
+    if (isAccessPackage(value)) return { kind: 'package', value };
+    if (isRightsReceipt(value)) return { kind: 'receipt', value };
+    return null;
   } catch {
     return null;
   }
+}
+
+/** A receipt's signature, and with an audit export, that the export is an intact chain holding its anchor. */
+async function verifyReceiptFile(value: unknown, keys: KeyObject[], auditFile: string | undefined) {
+  if (auditFile === undefined) return verifyReceipt(value, keys);
+  const text = fs.readFileSync(auditFile, 'utf8');
+  const chain = verifyAuditJsonl(text);
+  if (!chain.ok)
+    return {
+      ok: false as const,
+      reason: `the audit export is not an intact chain at seq ${chain.firstBad.seq}: ${chain.firstBad.reason}`,
+    };
+  const entries = text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as AuditEntry);
+  return verifyReceipt(value, keys, entries);
 }
 
 function collect(value: string, previous: string[]): string[] {

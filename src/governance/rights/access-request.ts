@@ -7,9 +7,8 @@
 import type { KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { plainString } from '../../shared/plain-text.js';
-import { canonicalJson } from '../../shared/canonical-json.js';
-import { sha256Hex } from '../../substrate/fingerprint.js';
-import { verifySignature, type CertificateSigner } from '../certificates/signing.js';
+import type { CertificateSigner } from '../certificates/signing.js';
+import { signDocument, verifyDocument, type Signed } from '../certificates/signed-document.js';
 import { SelectorSchema, type Selector } from '../erasure/erasure-request.js';
 
 export const AccessFilingSchema = z.strictObject({
@@ -96,26 +95,10 @@ export interface AccessPackageBody {
   counts: Record<string, number>;
 }
 
-export interface AccessPackage extends AccessPackageBody {
-  signature: { alg: 'Ed25519'; keyId: string; bodySha256: string; value: string };
-}
-
-function bodyOf(pkg: AccessPackage): AccessPackageBody {
-  const { signature: _signature, ...body } = pkg;
-  return body;
-}
+export type AccessPackage = Signed<AccessPackageBody>;
 
 export function signAccessPackage(body: AccessPackageBody, signer: CertificateSigner): AccessPackage {
-  const canonical = canonicalJson(body);
-  return {
-    ...body,
-    signature: {
-      alg: 'Ed25519',
-      keyId: signer.keyId,
-      bodySha256: sha256Hex(canonical),
-      value: signer.sign(new TextEncoder().encode(canonical)),
-    },
-  };
+  return signDocument(body, signer);
 }
 
 export type AccessPackageVerification = { ok: true; keyId: string; records: number } | { ok: false; reason: string };
@@ -130,21 +113,9 @@ export function isAccessPackage(value: unknown): value is AccessPackage {
  */
 export function verifyAccessPackage(value: unknown, publicKeys: readonly KeyObject[]): AccessPackageVerification {
   if (!isAccessPackage(value)) return { ok: false, reason: 'not an access package (kind lethe.access-package)' };
-  const signature = (value as Partial<AccessPackage>).signature;
-  if (!signature || typeof signature.value !== 'string' || typeof signature.bodySha256 !== 'string')
-    return { ok: false, reason: 'unsigned: the package has no signature' };
-  let canonical: string;
-  try {
-    canonical = canonicalJson(bodyOf(value));
-  } catch {
-    return { ok: false, reason: 'the package body is not canonical JSON' };
-  }
-  if (sha256Hex(canonical) !== signature.bodySha256)
-    return { ok: false, reason: 'the body does not hash to the signed digest: it was changed after signing' };
-  const message = new TextEncoder().encode(canonical);
-  if (!publicKeys.some((key) => verifySignature(key, message, signature.value)))
-    return { ok: false, reason: `the signature does not verify under the given key(s) (signed by ${signature.keyId})` };
-  return { ok: true, keyId: signature.keyId, records: Array.isArray(value.records) ? value.records.length : 0 };
+  const verdict = verifyDocument(value, publicKeys, 'package');
+  if (!verdict.ok) return verdict;
+  return { ok: true, keyId: verdict.keyId, records: Array.isArray(value.records) ? value.records.length : 0 };
 }
 
 export type { Selector };

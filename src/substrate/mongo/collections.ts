@@ -20,6 +20,8 @@ export const Collections = {
   accessPackageParts: 'access_package_parts',
   /** Rectification requests (Art. 16): ids, hashes and dates, the corrected content sealed until it is applied. */
   rectifications: 'rectification_requests',
+  /** Signed receipts of closed subject-rights requests (ids, states, dates, counts), anchored in the audit chain. */
+  rightsReceipts: 'rights_receipts',
   /** The claim of each lift (a unique insert: the local server's conditional update is not atomic). */
   restrictionLifts: 'subject_restriction_lifts',
   /** Per tenant, a value every filing and lift changes: readers reload the active set only when it has changed. */

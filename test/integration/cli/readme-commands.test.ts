@@ -182,6 +182,14 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
     // Approved: the corrected value is a record of its own, and the old one is superseded by it.
     expect(output).toMatch(new RegExp(`^${call.words[2]!} {2}applied .* corrected as mem_rec_\\w+`));
   },
+  'rights receipt': ({ call, output }) => {
+    const file = optionValue(call.words, '--out')!;
+    expect(output.trim()).toMatch(
+      new RegExp(`^rectification receipt \\(applied, audit seq \\d+\\) written to ${file}$`),
+    );
+    const receipt = JSON.parse(fs.readFileSync(path.join(workDir, file), 'utf8')) as { requestId: string };
+    expect(receipt.requestId).toBe(call.words[2]);
+  },
   'certificates export': ({ output, walk }) => {
     const certificates = jsonLines(output) as { certificateId: string; tenant: string; requestId: string }[];
     expect(certificates.length, 'the export holds certificates').toBeGreaterThan(0);
@@ -193,6 +201,12 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
   },
   verify: ({ call, output, walk }) => {
     const text = fs.readFileSync(path.join(workDir, call.words[1]!), 'utf8');
+    if (text.trimStart().startsWith('{') && text.includes('"lethe.rights-receipt"')) {
+      expect(output).toMatch(
+        /^ok: rectification receipt rec_\w+ \(applied\), signature valid \(key [0-9a-f]{16}\); anchored at audit seq \d+ of an intact chain$/m,
+      );
+      return;
+    }
     if (text.trimStart().startsWith('{') && text.includes('"lethe.access-package"')) {
       expect(output).toMatch(/^ok: access package acc_\w+ \(\d+ records\), signature valid \(key [0-9a-f]{16}\)$/m);
       return;

@@ -76,6 +76,8 @@ describe('a rectification under races', () => {
     expect((await decide(tenant, id, 'rita', 'approve')).statusCode).toBe(200);
     const activities = createRectificationActivities({
       rectifications: app.services.rectifications,
+      receipts: app.services.receipts,
+      signer: app.services.signer,
       memories: app.services.memories,
       lineage: app.services.lineage,
       index: app.services.index,

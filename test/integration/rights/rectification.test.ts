@@ -7,6 +7,9 @@
  * leaves the corrected record in place. A rejected correction gives the record back; an erasure that reaches the
  * record first leaves the correction void, its corrected content shredded.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
@@ -18,6 +21,8 @@ import {
   type SubjectGraph,
 } from '../../support/erasure-fixture.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { runLethe } from '../../support/cli-process.js';
+import { ExitCode } from '../../../src/cli/exit-codes.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 
 interface RectificationView {
@@ -47,6 +52,7 @@ describe('a rectification request', () => {
   const corrected = `Ana wants invoices by post; reference ${canary}.`;
   let invoiceRecord: string;
   let requestId: string;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-rectification-'));
 
   const call = async (method: 'GET' | 'POST', url: string, roles: Role[], principal: string, payload?: object) =>
     app.request({
@@ -95,6 +101,7 @@ describe('a rectification request', () => {
   }, 180_000);
   afterAll(async () => {
     await app?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('is filed by the DPO only, refuses odd input by name, and is idempotent by its key', async () => {
@@ -213,6 +220,58 @@ describe('a rectification request', () => {
     );
     // Applied, the corrected content lives in its record: the request's sealed copy is shredded.
     expect(await app.services.rectifications.contentOf(tenant, requestId)).toBeNull();
+  });
+
+  it('closes with a signed receipt anchored in the audit chain, which lethe verify checks offline', async () => {
+    const receiptFor = async (roles: Role[], principal: string) =>
+      app.request({
+        method: 'GET',
+        url: `/v1/tenants/${tenant}/subject-rights/receipts/${requestId}`,
+        token: await app.token(tenant, roles, principal),
+      });
+    expect((await receiptFor(['agent'], graph.writer)).statusCode).toBe(403);
+    expect((await receiptFor(['reviewer'], 'rita')).statusCode).toBe(403);
+    const fetched = await receiptFor(['auditor'], 'audrey');
+    expect(fetched.statusCode, fetched.body).toBe(200);
+    const receipt = fetched.json<{ right: string; state: string; outcome: Record<string, unknown> }>();
+    expect(receipt).toMatchObject({ right: 'rectification', state: 'applied', requestId });
+    expect(receipt.outcome).toMatchObject({ memoryId: invoiceRecord, decidedBy: 'rita' });
+    expect(fetched.body).not.toContain(canary);
+
+    const exported = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/audit`,
+      token: await app.token(tenant, ['auditor'], 'audrey'),
+    });
+    expect(exported.statusCode).toBe(200);
+    const files = {
+      receipt: path.join(dir, 'receipt.json'),
+      audit: path.join(dir, 'audit.jsonl'),
+      key: path.join(dir, 'key.pem'),
+      tampered: path.join(dir, 'tampered.json'),
+      cut: path.join(dir, 'cut.jsonl'),
+    };
+    fs.writeFileSync(files.receipt, fetched.body);
+    fs.writeFileSync(files.audit, exported.body);
+    fs.writeFileSync(files.key, app.services.publicKeyPem);
+    const verify = (file: string, audit: string) =>
+      runLethe(['verify', file, '--public-key', files.key, '--audit', audit], { env: process.env });
+    const ok = await verify(files.receipt, files.audit);
+    expect(ok.stdout, ok.stderr).toMatch(
+      new RegExp(`^ok: rectification receipt ${requestId} \\(applied\\), signature valid .*anchored at audit seq \\d+`),
+    );
+    expect(ok.code).toBe(0);
+    // A receipt edited after signing fails, and so does one whose anchor is not in the export.
+    fs.writeFileSync(files.tampered, fetched.body.replace('"decidedBy":"rita"', '"decidedBy":"ravi"'));
+    const tampered = await verify(files.tampered, files.audit);
+    expect(tampered.code).toBe(ExitCode.verificationFailed);
+    expect(tampered.stdout).toContain('changed after signing');
+    const anchorSeq = fetched.json<{ anchor: { auditSeq: number } }>().anchor.auditSeq;
+    const lines = exported.body.split('\n').filter(Boolean);
+    fs.writeFileSync(files.cut, `${lines.slice(0, anchorSeq - 1).join('\n')}\n`);
+    const cut = await verify(files.receipt, files.cut);
+    expect(cut.code).toBe(ExitCode.verificationFailed);
+    expect(cut.stdout).toContain('not in the audit export');
   });
 
   it('can erase the inaccurate value by an erasure with its own certificate, keeping the correction', async () => {
