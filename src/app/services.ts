@@ -211,6 +211,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     rectificationGateway: createRectificationGateway({
       rectifications,
       memories,
+      claims,
       audit,
       client: temporalClient,
       taskQueue,

@@ -9,6 +9,7 @@ import type { RectificationStore } from '../governance/rights/rectification-stor
 import type { TenantMacs } from '../substrate/fingerprint.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
+import type { ClaimLookup } from '../substrate/memories/claim-lookup.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 import { rectificationWorkflowId } from '../shared/workflow-ids.js';
 import type { RectificationInput } from '../../workflows/rectification.definitions.js';
@@ -28,6 +29,7 @@ const CORRECTABLE = new Set(['active', 'disputed']);
 export function createRectificationGateway(deps: {
   rectifications: RectificationStore;
   memories: MemoryStore;
+  claims: ClaimLookup;
   audit: AuditLog;
   client: Client;
   taskQueue: string;
@@ -57,6 +59,25 @@ export function createRectificationGateway(deps: {
     );
   }
 
+  /** The one current record of a subject's attribute: none is a 404, several a 409 (name one by id). */
+  async function currentRecordOf(tenant: string, filing: RectificationFiling): Promise<string> {
+    const claims = await deps.claims.bySubjectAttribute(tenant, [filing.subjectId!], filing.attribute!);
+    const current = claims.filter((c) => CORRECTABLE.has(c.status));
+    if (current.length === 0)
+      throw new DomainError(
+        ErrorType.NotFound,
+        'attribute: no current record of this subject and attribute',
+        'attribute',
+      );
+    if (current.length > 1)
+      throw new DomainError(
+        ErrorType.Conflict,
+        `attribute: ${current.length} current records of this subject and attribute; name one by memoryId`,
+        'attribute',
+      );
+    return current[0]!.id;
+  }
+
   return {
     /** The same request key returns the same request; the key reused for another record or content is a 409. */
     async file(
@@ -65,14 +86,15 @@ export function createRectificationGateway(deps: {
     ): Promise<{ request: RectificationRequest; created: boolean }> {
       const id = rectificationRequestId(deps.macs, principal.tenant, filing.requestKey);
       const existing = await deps.rectifications.get(principal.tenant, id);
-      const record = await deps.memories.get(principal.tenant, filing.memoryId);
+      const memoryId = existing?.memoryId ?? filing.memoryId ?? (await currentRecordOf(principal.tenant, filing));
+      const record = await deps.memories.get(principal.tenant, memoryId);
       if (!existing) {
         if (!record || record.status === 'deleted' || record.status === 'purged')
-          throw new DomainError(ErrorType.NotFound, `memoryId: no memory ${filing.memoryId}`, 'memoryId');
+          throw new DomainError(ErrorType.NotFound, `memoryId: no memory ${memoryId}`, 'memoryId');
         if (!CORRECTABLE.has(record.status))
           throw new DomainError(
             ErrorType.Conflict,
-            `memoryId: memory ${filing.memoryId} is ${record.status}; only a current record can be corrected`,
+            `memoryId: memory ${memoryId} is ${record.status}; only a current record can be corrected`,
             'memoryId',
           );
       }
@@ -85,7 +107,7 @@ export function createRectificationGateway(deps: {
             {
               _id: id,
               tenant: principal.tenant,
-              memoryId: filing.memoryId,
+              memoryId,
               contentHash: sha256Hex(filing.content),
               eraseInaccurate: filing.eraseInaccurate,
               requester: principal.id,
@@ -106,7 +128,7 @@ export function createRectificationGateway(deps: {
           );
       if (
         !created &&
-        (request.memoryId !== filing.memoryId ||
+        ((filing.memoryId !== undefined && request.memoryId !== filing.memoryId) ||
           request.contentHash !== sha256Hex(filing.content) ||
           request.eraseInaccurate !== filing.eraseInaccurate)
       )

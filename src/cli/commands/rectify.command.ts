@@ -49,20 +49,32 @@ export function registerRectifyCommands(program: Command, context: () => CliCont
   rectify
     .command('file')
     .description('file a correction of one memory (as the DPO); from now on it is not served as current')
-    .requiredOption('--memory <id>', 'the memory whose content is inaccurate')
+    .option('--memory <id>', 'the memory whose content is inaccurate')
+    .option('--subject <id>', 'or: the data subject whose current value of --attribute is inaccurate')
+    .option('--attribute <name>', 'with --subject: the attribute (e.g. contact-channel)')
     .option('--content <text>', 'the corrected content')
     .option('--content-file <file>', 'read the corrected content from a file (- for stdin)')
     .option('--erase-inaccurate', 'erase the inaccurate value (with a certificate) instead of keeping it in history')
     .requiredOption('--key <key>', 'an idempotency key of your own: filing again with it returns the same request')
     .action(
-      async (o: { memory: string; content?: string; contentFile?: string; eraseInaccurate?: boolean; key: string }) => {
+      async (o: {
+        memory?: string;
+        subject?: string;
+        attribute?: string;
+        content?: string;
+        contentFile?: string;
+        eraseInaccurate?: boolean;
+        key: string;
+      }) => {
         const content = contentOf(o);
         const ctx = context();
         show(
           ctx,
           await ctx.api.post<RectificationView>(base(ctx), {
             requestKey: o.key,
-            memoryId: o.memory,
+            ...(o.memory !== undefined ? { memoryId: o.memory } : {}),
+            ...(o.subject !== undefined ? { subjectId: o.subject } : {}),
+            ...(o.attribute !== undefined ? { attribute: o.attribute } : {}),
             content,
             eraseInaccurate: o.eraseInaccurate === true,
           }),

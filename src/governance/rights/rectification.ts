@@ -12,20 +12,38 @@ import { MAX_CONTENT_BYTES } from '../../substrate/model/records.js';
 
 export { decisionRefusal } from '../../shared/rectification-refusal.js';
 
-export const RectificationFilingSchema = z.strictObject({
-  /** The client's idempotency key: filing again with it returns the same request. */
-  requestKey: plainString(128),
-  /** The record whose content is inaccurate. */
-  memoryId: plainString(256),
-  /** The corrected content, as it should read. */
-  content: z
-    .string()
-    .min(1)
-    .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`)
-    .refine((s) => !UNSTORABLE_CHARACTERS.test(s), 'must not contain NUL or unpaired surrogates'),
-  /** Erase the inaccurate value (and what was derived from it) rather than keep it in history. */
-  eraseInaccurate: z.boolean().default(false),
-});
+export const RectificationFilingSchema = z
+  .strictObject({
+    /** The client's idempotency key: filing again with it returns the same request. */
+    requestKey: plainString(128),
+    /** The record whose content is inaccurate; or else name the subject and the attribute whose current value it is. */
+    memoryId: plainString(256).optional(),
+    subjectId: plainString(256).optional(),
+    attribute: plainString(128).optional(),
+    /** The corrected content, as it should read. */
+    content: z
+      .string()
+      .min(1)
+      .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`)
+      .refine((s) => !UNSTORABLE_CHARACTERS.test(s), 'must not contain NUL or unpaired surrogates'),
+    /** Erase the inaccurate value (and what was derived from it) rather than keep it in history. */
+    eraseInaccurate: z.boolean().default(false),
+  })
+  .superRefine((f, ctx) => {
+    const byAttribute = f.subjectId !== undefined || f.attribute !== undefined;
+    if (f.memoryId !== undefined && byAttribute)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['memoryId'],
+        message: 'name the record or its subject and attribute, not both',
+      });
+    else if (f.memoryId === undefined && !byAttribute)
+      ctx.addIssue({ code: 'custom', path: ['memoryId'], message: 'required (or subjectId and attribute)' });
+    else if (byAttribute && f.subjectId === undefined)
+      ctx.addIssue({ code: 'custom', path: ['subjectId'], message: 'required with attribute' });
+    else if (byAttribute && f.attribute === undefined)
+      ctx.addIssue({ code: 'custom', path: ['attribute'], message: 'required with subjectId' });
+  });
 export type RectificationFiling = z.output<typeof RectificationFilingSchema>;
 
 export const RectificationDecisionSchema = z.strictObject({

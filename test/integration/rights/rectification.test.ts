@@ -299,9 +299,21 @@ describe('a rectification request', () => {
   }, 240_000);
 
   it('gives the record back when the correction is rejected', async () => {
-    const ben = graph.control[3]!;
-    const filed = await file({ requestKey: `rec-${randomUUID()}`, memoryId: ben, content: 'Ben prefers e-mail.' });
+    // Named by its subject and attribute: the one current record of Ben's call-time preference.
+    const ben = graph.control[1]!;
+    const byAttribute = { requestKey: `rec-${randomUUID()}`, content: 'Ben prefers e-mail.' };
+    const field = async (payload: object) => (await file(payload)).json<{ error: { field: string } }>().error.field;
+    expect(await field({ ...byAttribute, memoryId: ben, subjectId: graph.other, attribute: 'call-time' })).toBe(
+      'memoryId',
+    );
+    expect(await field({ ...byAttribute, subjectId: graph.other })).toBe('attribute');
+    expect(await field({ ...byAttribute, attribute: 'call-time' })).toBe('subjectId');
+    const none = await file({ ...byAttribute, subjectId: graph.other, attribute: 'shoe-size' });
+    expect(none.statusCode).toBe(404);
+    expect(none.json<{ error: { field: string } }>().error.field).toBe('attribute');
+    const filed = await file({ ...byAttribute, subjectId: graph.other, attribute: 'call-time' });
     expect(filed.statusCode, filed.body).toBe(202);
+    expect(filed.json<RectificationView>().memoryId).toBe(ben);
     const id = filed.json<RectificationView>().id;
     expect((await readAs(ben, ['agent'], graph.writer, 'current')).statusCode).toBe(404);
     const rejected = await decide(id, 'rita', 'reject');
