@@ -1,3 +1,6 @@
+import type { AuditEntry } from '../src/governance/audit/audit-log.port.js';
+import { issueReceipt } from '../src/governance/rights/receipt.js';
+import type { ReceiptStore } from '../src/governance/rights/receipt-store.js';
 import type { AuditLog } from '../src/governance/audit/audit-log.port.js';
 import type { CertificateSigner } from '../src/governance/certificates/signing.js';
 import type { Notifier } from '../src/governance/notifications/notifier.js';
@@ -20,6 +23,7 @@ async function missingRecords(deps: AccessPackageDeps, tenant: string, ids: read
 
 export interface AccessActivityDeps extends AccessPackageDeps {
   access: AccessStore;
+  receipts: ReceiptStore;
   audit: AuditLog;
   signer: CertificateSigner;
   notifier: Notifier;
@@ -48,6 +52,37 @@ export function createAccessActivities(deps: AccessActivityDeps) {
     if (!request) throw new DomainError(ErrorType.NotFound, `no access request ${requestId}`);
     return request;
   };
+
+  /**
+   * The answered request's signed receipt, anchored at the audit entry of the built package; its counts and digest
+   * are that entry's, so a retried build that made another package cannot make them disagree.
+   */
+  async function issueAccessReceipt(ref: AccessRef, entry: AuditEntry, expiresAt: Date): Promise<void> {
+    const request = await requestOf(ref);
+    const counted = Object.entries(entry.details).filter((e): e is [string, number] => typeof e[1] === 'number');
+    await deps.receipts.put(
+      issueReceipt(
+        {
+          tenant: ref.tenant,
+          right: 'access',
+          requestId: ref.requestId,
+          state: 'ready',
+          requester: request.requester,
+          receivedAt: request.receivedAt.toISOString(),
+          dueAt: request.dueAt.toISOString(),
+          closedAt: entry.at,
+          outcome: {
+            ...Object.fromEntries(counted),
+            packageSha256: String(entry.details.packageSha256 ?? ''),
+            packageErasedBy: expiresAt.toISOString(),
+          },
+        },
+        entry,
+        deps.signer,
+      ),
+    );
+  }
+
   return {
     async buildAccessPackage(ref: AccessRef & { deliveryWindowMs: number }): Promise<BuiltPackage> {
       const request = await requestOf(ref);
@@ -89,7 +124,7 @@ export function createAccessActivities(deps: AccessActivityDeps) {
             readyAt: issuedAt,
             expiresAt,
           });
-          await deps.audit.append({
+          const entry = await deps.audit.append({
             tenant: ref.tenant,
             actor: 'system',
             action: 'subject-access.package-built',
@@ -98,6 +133,7 @@ export function createAccessActivities(deps: AccessActivityDeps) {
             details: { ...body.counts, packageSha256: signed.signature.bodySha256, keyId: signed.signature.keyId },
             idempotencyKey: `access:${ref.requestId}:built`,
           });
+          await issueAccessReceipt(ref, entry, expiresAt);
           return { counts: body.counts, readyAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() };
         }
         await deps.access.discardPackage(ref.tenant, ref.requestId);

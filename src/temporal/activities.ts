@@ -90,6 +90,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
     ...createRetentionActivities(retentionActivityDeps(runtime.db, runtime.cipher, services)),
     ...createAccessActivities({
       access: services.access,
+      receipts: services.receipts,
       events: services.events,
       memories: services.memories,
       lineage: services.lineage,

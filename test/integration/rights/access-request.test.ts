@@ -177,6 +177,37 @@ describe('an access and portability request', () => {
     const refused = await runLethe(['verify', tampered, '--public-key', keyFile], { env: process.env });
     expect(refused.code).toBe(ExitCode.verificationFailed);
     expect(refused.stdout).toContain('changed after signing');
+
+    // The answered request's receipt names the package by its digest and is anchored in the audit chain.
+    const receipt = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/subject-rights/receipts/${requestId}`,
+      token: await app.token(tenant, ['auditor'], 'audrey'),
+    });
+    expect(receipt.statusCode, receipt.body).toBe(200);
+    expect(receipt.json()).toMatchObject({
+      right: 'access',
+      requestId,
+      state: 'ready',
+      outcome: { packageSha256: pkg.signature.bodySha256 },
+    });
+    expect(receipt.body).not.toContain(canary);
+    const exported = await app.request({
+      method: 'GET',
+      url: `/v1/tenants/${tenant}/audit`,
+      token: await app.token(tenant, ['auditor'], 'audrey'),
+    });
+    const receiptFile = path.join(dir, 'receipt.json');
+    const auditFile = path.join(dir, 'audit.jsonl');
+    fs.writeFileSync(receiptFile, receipt.body);
+    fs.writeFileSync(auditFile, exported.body);
+    const anchored = await runLethe(['verify', receiptFile, '--public-key', keyFile, '--audit', auditFile], {
+      env: process.env,
+    });
+    expect(anchored.code, anchored.stdout).toBe(ExitCode.ok);
+    expect(anchored.stdout).toMatch(
+      /^ok: access receipt acc_\w+ \(ready\), signature valid .* anchored at audit seq \d+/,
+    );
   });
 
   it('keeps the package sealed at rest, and the workflow history and audit chain name no subject and hold no content', async () => {
@@ -324,6 +355,7 @@ describe('an access and portability request', () => {
     const s = app.services;
     const activities = createAccessActivities({
       access: held,
+      receipts: s.receipts,
       events: s.events,
       memories: s.memories,
       lineage: s.lineage,
