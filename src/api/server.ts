@@ -167,6 +167,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     });
     registerRectificationRoutes(app, {
       rectifications: services.rectificationGateway,
+      store: services.rectifications,
       audit: services.audit,
       policy: services.rectificationPolicy,
       client: services.temporalClient,

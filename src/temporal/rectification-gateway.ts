@@ -4,7 +4,7 @@ import type { AuditLog } from '../governance/audit/audit-log.port.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import { isoDurationToMs } from '../governance/policy/iso-duration.js';
-import type { RectificationFiling, RectificationRequest } from '../governance/rights/rectification.js';
+import { dueDateOf, type RectificationFiling, type RectificationRequest } from '../governance/rights/rectification.js';
 import type { RectificationStore } from '../governance/rights/rectification-store.js';
 import type { TenantMacs } from '../substrate/fingerprint.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
@@ -99,8 +99,7 @@ export function createRectificationGateway(deps: {
           );
       }
       const receivedAt = new Date();
-      const dueAt = new Date(receivedAt);
-      dueAt.setUTCMonth(dueAt.getUTCMonth() + 1);
+      const dueAt = dueDateOf(receivedAt, 0);
       const { request, created } = existing
         ? { request: existing, created: false }
         : await deps.rectifications.create(
@@ -115,6 +114,8 @@ export function createRectificationGateway(deps: {
               writers: [record!.writtenBy],
               receivedAt,
               dueAt,
+              extensionMonths: 0,
+              extensionReasonHash: null,
               state: 'awaiting-review',
               decidedBy: null,
               decidedAt: null,

@@ -5,12 +5,16 @@ import type { Principal } from '../../governance/auth/principal.js';
 import type { PolicyDocument } from '../../governance/policy/evaluate.js';
 import {
   decisionRefusal,
+  dueDateOf,
+  ExtensionSchema,
+  MAX_EXTENSION_MONTHS,
   RectificationDecisionSchema,
   RectificationFilingSchema,
   type RectificationRequest,
 } from '../../governance/rights/rectification.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import type { RectificationGateway } from '../../temporal/rectification-gateway.js';
+import type { RectificationStore } from '../../governance/rights/rectification-store.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { rectificationWorkflowId } from '../../shared/workflow-ids.js';
@@ -32,6 +36,7 @@ function presentRectification(r: RectificationRequest) {
     requester: r.requester,
     receivedAt: r.receivedAt.toISOString(),
     dueAt: r.dueAt.toISOString(),
+    extensionMonths: r.extensionMonths ?? 0,
     decidedBy: r.decidedBy,
     decidedAt: r.decidedAt?.toISOString() ?? null,
     correctedId: r.correctedId,
@@ -42,6 +47,7 @@ function presentRectification(r: RectificationRequest) {
 
 export interface RectificationRouteDeps {
   rectifications: RectificationGateway;
+  store: RectificationStore;
   audit: AuditLog;
   policy: PolicyDocument;
   client: Client;
@@ -121,6 +127,45 @@ export function registerRectificationRoutes(app: FastifyInstance, deps: Rectific
       const principal = principalOf(request);
       await authorise(principal, 'read');
       return presentRectification(await found(principal, (request.params as { id: string }).id));
+    },
+  );
+
+  app.post(
+    `${base}/:id/extension`,
+    {
+      config: { action: 'rectification.request', reads: 'ids' },
+      schema: {
+        summary:
+          "Extend an open correction's due date (Art. 12(3): at most two more months in all), with a reason kept as a keyed hash",
+        params: tenantIdParams,
+        body: jsonSchemaOf(ExtensionSchema),
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { id } = request.params as { id: string };
+      const body = parseOrThrow(ExtensionSchema, request.body);
+      await authorise(principal, 'file');
+      const filed = await found(principal, id);
+      if (filed.state !== 'awaiting-review')
+        throw new DomainError(ErrorType.Conflict, `rectification: already ${filed.state}`, 'id');
+      const from = filed.extensionMonths ?? 0;
+      if (from + body.months > MAX_EXTENSION_MONTHS)
+        throw new DomainError(ErrorType.Conflict, 'months: at most two months of extension in total', 'months');
+      const reasonHash = deps.fingerprints.of('rectification-extension', principal.tenant, body.reason);
+      const dueAt = dueDateOf(filed.receivedAt, from + body.months);
+      if (!(await deps.store.extend(principal.tenant, id, from, from + body.months, dueAt, reasonHash)))
+        throw new DomainError(ErrorType.Conflict, 'rectification: changed by another call; read it again', 'id');
+      await deps.audit.append({
+        tenant: principal.tenant,
+        actor: principal.id,
+        action: 'rectification.extended',
+        target: id,
+        outcome: 'ok',
+        details: { months: body.months, dueAt: dueAt.toISOString(), reasonHash },
+      });
+      return presentRectification(await found(principal, id));
     },
   );
 

@@ -29,6 +29,12 @@ export interface RectificationStore {
     to: Exclude<RectificationState, 'awaiting-review'>,
     patch: Partial<Omit<RectificationRequest, '_id' | 'tenant' | 'state'>>,
   ): Promise<boolean>;
+  /**
+   * Extends an open request's due date from `from` months of extension to `to` (compare-and-set on both; read back,
+   * as the local server's conditional update is a read and a write); false when another extension or a decision
+   * came first.
+   */
+  extend(tenant: string, id: string, from: number, to: number, dueAt: Date, reasonHash: string): Promise<boolean>;
   update(tenant: string, id: string, patch: Partial<Omit<RectificationRequest, '_id' | 'tenant'>>): Promise<void>;
   /** Shreds the corrected content's key and drops the sealed copy; idempotent. */
   forgetContent(tenant: string, id: string): Promise<void>;
@@ -81,6 +87,25 @@ export function createMongoRectificationStore(db: Db, cipher: ContentCipher): Re
       return opened?.content ?? null;
     },
     close,
+    async extend(tenant, id, from, to, dueAt, reasonHash) {
+      const filter = {
+        _id: id,
+        tenant,
+        state: 'awaiting-review' as const,
+        ...(from === 0
+          ? { $or: [{ extensionMonths: 0 }, { extensionMonths: { $exists: false } }] }
+          : { extensionMonths: from }),
+      };
+      const { modifiedCount } = await requests.updateOne(filter, {
+        $set: { extensionMonths: to, extensionReasonHash: reasonHash, dueAt, updatedAt: new Date() },
+      });
+      if (modifiedCount === 0) return false;
+      const now = await requests.findOne(
+        { _id: id, tenant },
+        { projection: { extensionMonths: 1, extensionReasonHash: 1 } },
+      );
+      return now?.extensionMonths === to && now.extensionReasonHash === reasonHash;
+    },
     async update(tenant, id, patch) {
       await requests.updateOne({ _id: id, tenant }, { $set: { ...patch, updatedAt: new Date() } });
     },

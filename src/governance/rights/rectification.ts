@@ -46,6 +46,21 @@ export const RectificationFilingSchema = z
   });
 export type RectificationFiling = z.output<typeof RectificationFilingSchema>;
 
+export const ExtensionSchema = z.strictObject({
+  months: z.number().int().min(1).max(2),
+  reason: plainString(2000),
+});
+
+/** Art. 12(3): a request's month may be extended by two further months, in all. */
+export const MAX_EXTENSION_MONTHS = 2;
+
+/** The due date after `months` in all of extension: one month from receipt, plus them. Pure. */
+export function dueDateOf(receivedAt: Date, months: number): Date {
+  const due = new Date(receivedAt);
+  due.setUTCMonth(due.getUTCMonth() + 1 + months);
+  return due;
+}
+
 export const RectificationDecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject']),
   reason: plainString(2000),
@@ -68,8 +83,11 @@ export interface RectificationRequest {
   /** Whoever wrote the record: none of them may decide. */
   writers: string[];
   receivedAt: Date;
-  /** One month from receipt (Art. 12(3)). */
+  /** One month from receipt (Art. 12(3)), plus any extension. */
   dueAt: Date;
+  /** Months the DPO extended the due date by (at most two in all, Art. 12(3)); absent on requests filed before. */
+  extensionMonths?: number;
+  extensionReasonHash?: string | null;
   state: RectificationState;
   decidedBy: string | null;
   decidedAt: Date | null;

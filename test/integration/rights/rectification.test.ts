@@ -145,6 +145,29 @@ describe('a rectification request', () => {
     expect(JSON.stringify(stored)).not.toContain(canary);
   });
 
+  it('has its due date extended by the DPO, two months at most in all, with the reason kept as a keyed hash', async () => {
+    const extend = async (months: number, roles: Role[] = ['dpo'], principal = 'dora') =>
+      call('POST', `/${requestId}/extension`, roles, principal, { months, reason: 'the customer sent new evidence' });
+    const before = (await call('GET', `/${requestId}`, ['dpo'], 'dora')).json<RectificationView & { dueAt: string }>();
+    expect((await extend(1, ['reviewer'], 'rita')).statusCode).toBe(403);
+    expect((await extend(3)).statusCode).toBe(400);
+    const once = await extend(1);
+    expect(once.statusCode, once.body).toBe(200);
+    const after = once.json<{ dueAt: string; extensionMonths: number }>();
+    expect(after.extensionMonths).toBe(1);
+    const expected = new Date(before.dueAt);
+    expect(Date.parse(after.dueAt)).toBeGreaterThan(expected.getTime() + 27 * 86_400_000);
+    const tooMuch = await extend(2);
+    expect(tooMuch.statusCode).toBe(409);
+    expect(tooMuch.json<{ error: { field: string } }>().error.field).toBe('months');
+    expect((await extend(1)).json<{ extensionMonths: number }>().extensionMonths).toBe(2);
+    expect(
+      JSON.stringify(
+        await app.runtime.db.collection(Collections.audit).findOne({ tenant, action: 'rectification.extended' }),
+      ),
+    ).not.toContain('new evidence');
+  });
+
   it('takes the contested value out of what agents are served as current from filing, not from the decision', async () => {
     const { retrieved, searched } = await servedAsCurrent(`invoices e-mail ${canary}`);
     expect(retrieved.map((m) => m.id)).not.toContain(invoiceRecord);
