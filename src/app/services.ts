@@ -212,6 +212,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       rectifications,
       memories,
       claims,
+      tombstones,
       audit,
       client: temporalClient,
       taskQueue,

@@ -10,6 +10,7 @@ import type { TenantMacs } from '../substrate/fingerprint.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { ClaimLookup } from '../substrate/memories/claim-lookup.js';
+import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 import { rectificationWorkflowId } from '../shared/workflow-ids.js';
 import type { RectificationInput } from '../../workflows/rectification.definitions.js';
@@ -30,6 +31,7 @@ export function createRectificationGateway(deps: {
   rectifications: RectificationStore;
   memories: MemoryStore;
   claims: ClaimLookup;
+  tombstones: Pick<TombstoneStore, 'findTombstoned'>;
   audit: AuditLog;
   client: Client;
   taskQueue: string;
@@ -89,6 +91,17 @@ export function createRectificationGateway(deps: {
       const memoryId = existing?.memoryId ?? filing.memoryId ?? (await currentRecordOf(principal.tenant, filing));
       const record = await deps.memories.get(principal.tenant, memoryId);
       if (!existing) {
+        // A correction may not write back what an erasure of this subject forbade (it checks as admission does).
+        const specs = (record?.subjects ?? []).map((s): TombstoneSpec => ({
+          kind: 'subject-content',
+          parts: [s, sha256Hex(filing.content)],
+        }));
+        if ((await deps.tombstones.findTombstoned(principal.tenant, specs)).length > 0)
+          throw new DomainError(
+            ErrorType.Tombstoned,
+            'content: this content was erased for this subject and may not be written again',
+            'content',
+          );
         if (!record || record.status === 'deleted' || record.status === 'purged')
           throw new DomainError(ErrorType.NotFound, `memoryId: no memory ${memoryId}`, 'memoryId');
         if (!CORRECTABLE.has(record.status))

@@ -319,6 +319,17 @@ describe('a rectification request', () => {
     const kept = await app.services.memories.get(tenant, view.correctedId!);
     expect(kept?.status).toBe('active');
     expect(kept?.content).toBe('Ana has no codeword on file.');
+    // The erased value cannot come back as a "correction" of another of her records.
+    const back = await file({
+      requestKey: `rec-${randomUUID()}`,
+      memoryId: view.correctedId!,
+      content: `Ana's codeword is ${canary}.`,
+    });
+    expect(back.statusCode, back.body).toBe(409);
+    expect(back.json<{ error: { code: string; field: string } }>().error).toMatchObject({
+      code: 'Tombstoned',
+      field: 'content',
+    });
   }, 240_000);
 
   it('gives the record back when the correction is rejected', async () => {
