@@ -200,3 +200,11 @@ export function guardPresentedContent(app: FastifyInstance): void {
     return payload;
   });
 }
+
+/**
+ * The corrected content an open rectification proposes: the filing DPO's words about the record's subject, shown to
+ * the reviewer who decides it (and the DPO), as the subject-rectification policy allows; every read is audited.
+ */
+export function presentRectificationProposal<T extends { content: string }>(proposal: T): T {
+  return issued(proposal);
+}

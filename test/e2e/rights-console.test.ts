@@ -3,7 +3,8 @@
 /**
  * The DPO's subject-rights console in a real browser, against the real API and a worker: the preview of what Lethe
  * holds about a subject (with who read it), an access request whose signed package is downloaded and accepted by
- * `lethe verify`, and a correction of one memory that a reviewer then approves, shown as applied.
+ * `lethe verify`, and a correction of one memory that a reviewer approves in the reviewer console (the record as it
+ * reads now beside the proposal), shown as applied.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -109,13 +110,24 @@ describe('subject-rights console', () => {
       .poll(() => correction.locator('[data-testid=rectification-state]').textContent())
       .toBe('awaiting-review');
     const rectificationId = (await correction.getAttribute('data-rectification'))!;
-    const decided = await f.app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/subject-rights/rectification/${rectificationId}/decision`,
-      token: await f.app.token(tenant, ['reviewer'], 'rita'),
-      payload: { decision: 'approve', reason: 'the customer wrote to say so' },
-    });
-    expect(decided.statusCode, decided.body).toBe(200);
+    // A reviewer decides in the reviewer console: the record as it reads now beside the proposal.
+    const reviewer = await f.page();
+    await reviewer.signIn(await f.app.token(tenant, ['reviewer'], 'rita'), 'review');
+    await reviewer.page.getByRole('link', { name: rectificationId }).click();
+    await expect
+      .poll(() => reviewer.page.locator('[data-testid=proposed-content]').textContent())
+      .toBe('Ana wants invoices by post.');
+    expect(await reviewer.page.locator('[data-testid=current-content]').textContent()).toContain('by e-mail');
+    expect(await seriousAccessibilityViolations(reviewer.page)).toEqual([]);
+    await reviewer.page.getByRole('button', { name: 'Approve correction' }).click();
+    await expect
+      .poll(() => reviewer.page.locator('#decision-reason-error').textContent())
+      .toBe('Reason: required — say why');
+    await reviewer.page.getByLabel('Reason').fill('the customer wrote to say so');
+    await reviewer.page.getByRole('button', { name: 'Approve correction' }).click();
+    await expect.poll(() => reviewer.page.getByRole('status').textContent()).toMatch(/the correction is applied/);
+    await screenshotForDocs(reviewer.page, 'reviewer-correction');
+    expectNoPageErrors(reviewer.errors);
     // The list follows the API: applied, with the corrected record and the derived records flagged.
     await expect
       .poll(() => correction.locator('[data-testid=rectification-state]').textContent(), { timeout: 30_000 })

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { AuditLog } from '../../governance/audit/audit-log.port.js';
 import type { Principal } from '../../governance/auth/principal.js';
-import type { PolicyDocument } from '../../governance/policy/evaluate.js';
+import { evaluatePolicy, type PolicyDocument } from '../../governance/policy/evaluate.js';
 import {
   decisionRefusal,
   dueDateOf,
@@ -20,6 +20,7 @@ import { parseOrThrow } from '../../shared/validation.js';
 import { rectificationWorkflowId } from '../../shared/workflow-ids.js';
 import type { RectificationDecisionInput, RectificationResult } from '../../../workflows/rectification.definitions.js';
 import { principalOf } from '../authenticate.js';
+import { presentRectificationProposal } from '../presenters.js';
 import { callWorkflow } from '../workflow-errors.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
@@ -127,6 +128,44 @@ export function registerRectificationRoutes(app: FastifyInstance, deps: Rectific
       const principal = principalOf(request);
       await authorise(principal, 'read');
       return presentRectification(await found(principal, (request.params as { id: string }).id));
+    },
+  );
+
+  app.get(
+    `${base}/:id/proposal`,
+    {
+      config: { action: 'rectification.proposal', reads: 'records' },
+      schema: {
+        summary:
+          'The corrected content an open correction proposes, for the reviewer who decides it and the DPO who filed it (every read is audited)',
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { id } = request.params as { id: string };
+      // Readable by whoever may decide or file it: the words are the DPO's, about the record's subject.
+      const canDecide = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action: 'decide' }).outcome;
+      const canFile = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action: 'file' }).outcome;
+      if (canDecide !== 'allow' && canFile !== 'allow') await authorise(principal, 'decide');
+      const filed = await found(principal, id);
+      const content = filed.state === 'awaiting-review' ? await deps.store.contentOf(principal.tenant, id) : null;
+      if (content === null)
+        throw new DomainError(
+          ErrorType.Gone,
+          `rectification ${id}: its proposal is no longer kept (${filed.state}); the corrected record holds it`,
+          'id',
+        );
+      await deps.audit.append({
+        tenant: principal.tenant,
+        actor: principal.id,
+        action: 'rectification.proposal-read',
+        target: id,
+        outcome: 'ok',
+        details: { memoryId: filed.memoryId },
+      });
+      return presentRectificationProposal({ id, memoryId: filed.memoryId, content, contentSha256: filed.contentHash });
     },
   );
 

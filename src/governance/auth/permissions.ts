@@ -28,6 +28,8 @@ export const ACTION_ROLES = {
   'rectification.request': ['dpo'],
   'rectification.read': ['dpo', 'legal', 'auditor', 'reviewer', 'admin'],
   'rectification.decide': ['reviewer'],
+  /** The proposed content of an open correction: for the reviewer who decides it and the DPO who filed it. */
+  'rectification.proposal': ['reviewer', 'dpo'],
   /** A closed request's signed receipt: ids, states, dates and counts, for whoever answers for the request. */
   'receipt.read': ['dpo', 'legal', 'auditor', 'admin'],
   'certificate.export': ['auditor', 'dpo', 'admin'],

@@ -224,6 +224,8 @@ describe('one read policy on every route', () => {
       'GET /v1/tenants/:tenant/disputes/:id',
       // The DPO's access package: built under the read policy's access-request purpose, downloaded whole.
       'GET /v1/tenants/:tenant/subject-rights/access/:id/package',
+      // The corrected content an open correction proposes: the filing DPO's words, for the reviewer who decides.
+      'GET /v1/tenants/:tenant/subject-rights/rectification/:id/proposal',
     ];
     const presenting = app.api.tenantRoutes.filter((r) => r.reads === 'records').map((r) => `${r.method} ${r.url}`);
     expect(presenting.sort()).toEqual([...judged].sort());

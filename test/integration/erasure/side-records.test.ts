@@ -135,8 +135,10 @@ describe('side-record erasure', () => {
       dispute_reasons: 1,
       exposures: 0,
       stored_record_bytes: 3,
-      // No access package held them (the access request test erases one that does).
+      // No access package held them (the access request test erases one that does), and no correction was open
+      // over them (the rectification test voids one that is).
       access_packages: 0,
+      rectification_requests: 0,
     });
     expect(await stageIds(tenant)).toEqual([stages.control]);
     expect(await app.services.reviews.get(tenant, signedOff)).toBeNull();
@@ -168,6 +170,7 @@ describe('side-record erasure', () => {
       exposures: 0,
       stored_record_bytes: 0,
       access_packages: 0,
+      rectification_requests: 0,
     });
   });
 });

@@ -145,6 +145,29 @@ describe('a rectification request', () => {
     expect(JSON.stringify(stored)).not.toContain(canary);
   });
 
+  it('shows the proposed content to the reviewer who decides and the DPO who filed it, and to nobody else', async () => {
+    const proposal = (roles: Role[], principal: string) => call('GET', `/${requestId}/proposal`, roles, principal);
+    for (const [roles, principal] of [
+      [['agent'], graph.writer],
+      [['auditor'], 'audrey'],
+      [['legal'], 'lee'],
+      [['admin'], 'adam'],
+    ] as [Role[], string][])
+      expect((await proposal(roles, principal)).statusCode, roles.join()).toBe(403);
+    for (const [roles, principal] of [
+      [['reviewer'], 'rita'],
+      [['dpo'], 'dora'],
+    ] as [Role[], string][]) {
+      const shown = await proposal(roles, principal);
+      expect(shown.statusCode, shown.body).toBe(200);
+      expect(shown.json()).toMatchObject({ id: requestId, memoryId: invoiceRecord, content: corrected });
+    }
+    const reads = await app.runtime.db
+      .collection(Collections.audit)
+      .countDocuments({ tenant, target: requestId, action: 'rectification.proposal-read' });
+    expect(reads).toBe(2);
+  });
+
   it('has its due date extended by the DPO, two months at most in all, with the reason kept as a keyed hash', async () => {
     const extend = async (months: number, roles: Role[] = ['dpo'], principal = 'dora') =>
       call('POST', `/${requestId}/extension`, roles, principal, { months, reason: 'the customer sent new evidence' });
