@@ -37,7 +37,7 @@ function presentRectification(r: RectificationRequest) {
     requester: r.requester,
     receivedAt: r.receivedAt.toISOString(),
     dueAt: r.dueAt.toISOString(),
-    extensionMonths: r.extensionMonths ?? 0,
+    extensionMonths: r.extensionMonths,
     decidedBy: r.decidedBy,
     decidedAt: r.decidedAt?.toISOString() ?? null,
     correctedId: r.correctedId,
@@ -189,7 +189,7 @@ export function registerRectificationRoutes(app: FastifyInstance, deps: Rectific
       const filed = await found(principal, id);
       if (filed.state !== 'awaiting-review')
         throw new DomainError(ErrorType.Conflict, `rectification: already ${filed.state}`, 'id');
-      const from = filed.extensionMonths ?? 0;
+      const from = filed.extensionMonths;
       if (from + body.months > MAX_EXTENSION_MONTHS)
         throw new DomainError(ErrorType.Conflict, 'months: at most two months of extension in total', 'months');
       const reasonHash = deps.fingerprints.of('rectification-extension', principal.tenant, body.reason);

@@ -88,14 +88,8 @@ export function createMongoRectificationStore(db: Db, cipher: ContentCipher): Re
     },
     close,
     async extend(tenant, id, from, to, dueAt, reasonHash) {
-      const filter = {
-        _id: id,
-        tenant,
-        state: 'awaiting-review' as const,
-        ...(from === 0
-          ? { $or: [{ extensionMonths: 0 }, { extensionMonths: { $exists: false } }] }
-          : { extensionMonths: from }),
-      };
+      // Plain equalities: the local server answers them from the `_id` lookup, where an `$or` would scan.
+      const filter = { _id: id, tenant, state: 'awaiting-review' as const, extensionMonths: from };
       const { modifiedCount } = await requests.updateOne(filter, {
         $set: { extensionMonths: to, extensionReasonHash: reasonHash, dueAt, updatedAt: new Date() },
       });

@@ -85,9 +85,9 @@ export interface RectificationRequest {
   receivedAt: Date;
   /** One month from receipt (Art. 12(3)), plus any extension. */
   dueAt: Date;
-  /** Months the DPO extended the due date by (at most two in all, Art. 12(3)); absent on requests filed before. */
-  extensionMonths?: number;
-  extensionReasonHash?: string | null;
+  /** Months the DPO extended the due date by (at most two in all, Art. 12(3)). */
+  extensionMonths: number;
+  extensionReasonHash: string | null;
   state: RectificationState;
   decidedBy: string | null;
   decidedAt: Date | null;

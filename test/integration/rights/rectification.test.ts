@@ -215,6 +215,20 @@ describe('a rectification request', () => {
       reason: '',
     });
     expect(badReason.statusCode).toBe(400);
+    for (const reason of ['approved\u0000', 'r'.repeat(2001)]) {
+      const odd = await call('POST', `/${requestId}/decision`, ['reviewer'], 'rita', { decision: 'approve', reason });
+      expect(odd.statusCode, odd.body).toBe(400);
+      expect(odd.json<{ error: { field: string } }>().error.field).toBe('reason');
+    }
+    const unknown = await call('POST', `/${requestId}/decision`, ['reviewer'], 'rita', {
+      decision: 'maybe',
+      reason: 'r',
+    });
+    expect(unknown.json<{ error: { field: string } }>().error.field).toBe('decision');
+    // Nothing of the refused calls was decided.
+    expect((await call('GET', `/${requestId}`, ['dpo'], 'dora')).json<RectificationView>().state).toBe(
+      'awaiting-review',
+    );
 
     const approved = await decide(requestId, 'rita', 'approve');
     expect(approved.statusCode, approved.body).toBe(200);
