@@ -8,18 +8,15 @@ import { buildAccessPackageBody, type AccessPackageDeps } from '../src/governanc
 import { signAccessPackage } from '../src/governance/rights/access-request.js';
 import type { AccessStore } from '../src/governance/rights/access-store.js';
 import { DomainError, ErrorType } from '../src/shared/errors.js';
-import { isEvent } from '../src/governance/erasure/locate.js';
 
 /** Builds in one attempt of the activity before an erasure racing each of them hands over to its retries. */
 const BUILD_ATTEMPTS = 3;
 
-/** How many of the packaged records are no longer stored (purged by an erasure since they were read). */
-async function missingRecords(deps: AccessPackageDeps, tenant: string, ids: readonly string[]): Promise<number> {
-  const events = ids.filter(isEvent);
-  const memories = ids.filter((id) => !isEvent(id));
-  const [e, m] = await Promise.all([deps.events.factsOf(tenant, events), deps.memories.factsOf(tenant, memories)]);
-  return ids.length - e.length - m.length;
-}
+/**
+ * How far apart the clocks of the process building a package and of an erasure's worker may be: purge notes this
+ * much older than the build's start are still checked against it (a wider window only costs reading more notes).
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 export interface AccessActivityDeps extends AccessPackageDeps {
   access: AccessStore;
@@ -104,6 +101,8 @@ export function createAccessActivities(deps: AccessActivityDeps) {
             `the selector of ${ref.requestId} is gone (erased with its records)`,
           );
         const issuedAt = new Date();
+        // Every record read below that an erasure purges from now on is in a purge note written at or after this.
+        const since = new Date(issuedAt.getTime() - CLOCK_SKEW_MS);
         const { body, recordIds } = await buildAccessPackageBody(deps, {
           tenant: ref.tenant,
           requestId: ref.requestId,
@@ -112,10 +111,11 @@ export function createAccessActivities(deps: AccessActivityDeps) {
         });
         const signed = signAccessPackage(body, deps.signer);
         await deps.access.putPackage(ref.tenant, ref.requestId, signed, recordIds);
-        // An erasure purges rows before it looks for packages holding them. Had it purged one of these records after
-        // the read above and looked before the store, it found no package, and this one would keep the erased
-        // content: every record must still be there once the package is stored, or the build starts again.
-        if ((await missingRecords(deps, ref.tenant, recordIds)) === 0) {
+        // An erasure purges rows, notes their ids, then looks for packages holding them. Had it purged one of these
+        // records after the read above and looked before the store, it found no package, and this one would keep the
+        // erased content; but then its note was written before this check, which finds it, and the build starts
+        // again. A note written after this check comes from an erasure that finds the stored package and erases it.
+        if ((await deps.access.purgedSince(ref.tenant, since, recordIds)).length === 0) {
           const expiresAt = new Date(issuedAt.getTime() + ref.deliveryWindowMs);
           await deps.access.update(ref.tenant, ref.requestId, {
             state: 'ready',

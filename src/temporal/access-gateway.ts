@@ -3,6 +3,7 @@ import { startRequestWorkflow } from './start-request-workflow.js';
 import type { AuditLog } from '../governance/audit/audit-log.port.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { selectorKind } from '../governance/erasure/erasure-request.js';
+import { receivedAccessRequest } from '../governance/rights/access-request.js';
 import type { AccessFiling, AccessPackage, AccessRequest } from '../governance/rights/access-request.js';
 import type { AccessStore } from '../governance/rights/access-store.js';
 import type { Fingerprinter, TenantMacs } from '../substrate/fingerprint.js';
@@ -52,26 +53,17 @@ export function createAccessGateway(deps: {
   return {
     /** The same request key returns the same request (and starts nothing new); a new key files a new request. */
     async file(principal: Principal, filing: AccessFiling): Promise<{ request: AccessRequest; created: boolean }> {
-      const receivedAt = new Date();
-      const dueAt = new Date(receivedAt);
-      dueAt.setUTCMonth(dueAt.getUTCMonth() + 1);
       const { request, created } = await deps.access.create(
-        {
-          _id: accessRequestId(deps.macs, principal.tenant, filing.requestKey),
-          tenant: principal.tenant,
-          selectorKind: selectorKind(filing.selector),
-          selectorHash: deps.fingerprints.of('access-selector', principal.tenant, canonicalJson(filing.selector)),
-          requester: principal.id,
-          receivedAt,
-          dueAt,
-          state: 'received',
-          counts: {},
-          packageHash: null,
-          readyAt: null,
-          expiresAt: null,
-          downloads: 0,
-          updatedAt: receivedAt,
-        },
+        receivedAccessRequest(
+          {
+            _id: accessRequestId(deps.macs, principal.tenant, filing.requestKey),
+            tenant: principal.tenant,
+            selectorKind: selectorKind(filing.selector),
+            selectorHash: deps.fingerprints.of('access-selector', principal.tenant, canonicalJson(filing.selector)),
+            requester: principal.id,
+          },
+          new Date(),
+        ),
         filing.selector,
       );
       if (

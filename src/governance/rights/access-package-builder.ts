@@ -87,6 +87,37 @@ function withheld(r: PackagedRecord): PackagedRecord {
 }
 
 /**
+ * `selectorReach`, and the located records read whole as they are located when the selector names a subject (the
+ * common case): read once rather than once to locate and again for their content.
+ */
+async function reachAndRead(
+  deps: AccessPackageDeps,
+  tenant: string,
+  selector: Selector,
+): Promise<{
+  locatedSet: Set<string>;
+  wanted: string[];
+  read: { ids: Set<string>; events: EventRecord[]; memories: MemoryRecord[] };
+}> {
+  if (!('subjectId' in selector)) {
+    const { locatedSet, wanted } = await selectorReach(deps, tenant, selector);
+    return { locatedSet, wanted, read: { ids: new Set(), events: [], memories: [] } };
+  }
+  const [events, memories] = await Promise.all([
+    deps.events.allBySubject(tenant, selector.subjectId),
+    deps.memories.allBySubject(tenant, selector.subjectId),
+  ]);
+  const located = [...new Set([...events.map((e) => e._id), ...memories.map((m) => m._id)])];
+  const walk = await deps.lineage.closure(tenant, located);
+  const locatedSet = new Set(located);
+  return {
+    locatedSet,
+    wanted: [...new Set([...located, ...walk.derived])],
+    read: { ids: locatedSet, events, memories },
+  };
+}
+
+/**
  * What Lethe holds about the selector's subject, as `locate` and the lineage closure reach it (the records an
  * erasure of the same selector would erase): every event and memory in every status with its purpose,
  * sensitivity, retention and provenance; disputes over them; that holds exist (counts only); earlier erasures of
@@ -98,17 +129,23 @@ export async function buildAccessPackageBody(
   input: { tenant: string; requestId: string; selector: Selector; issuedAt: Date },
 ): Promise<{ body: AccessPackageBody; recordIds: string[] }> {
   const { tenant, selector } = input;
-  const { locatedSet, wanted: all } = await selectorReach(deps, tenant, selector);
-  // Everything read at once: the records, and what is known about them by id (the closure named them all).
+  const { locatedSet, wanted: all, read } = await reachAndRead(deps, tenant, selector);
+  // Everything else read at once: the records the closure added, and what is known about them all by id.
   const wantedMemories = all.filter((id) => !isEvent(id));
-  const [events, memories, disputes, holds, erasures, exposures] = await Promise.all([
-    deps.events.getMany(tenant, all.filter(isEvent)),
-    deps.memories.getMany(tenant, wantedMemories),
+  const unread = all.filter((id) => !read.ids.has(id));
+  const [moreEvents, moreMemories, disputes, holds, erasures, exposures] = await Promise.all([
+    deps.events.getMany(tenant, unread.filter(isEvent)),
+    deps.memories.getMany(
+      tenant,
+      unread.filter((id) => !isEvent(id)),
+    ),
     deps.disputes.allFor(tenant, wantedMemories),
     deps.holds.active(tenant),
     deps.erasures.withSelectorHash(tenant, deps.fingerprints.of('erasure-selector', tenant, canonicalJson(selector))),
     deps.exposuresOfMany(tenant, wantedMemories),
   ]);
+  const events = [...read.events, ...moreEvents];
+  const memories = [...read.memories, ...moreMemories];
   const reach = (id: string): PackagedRecord['reach'] => (locatedSet.has(id) ? 'located' : 'derived');
   const all_ = [
     ...events.map((e) => packagedEvent(e, reach(e._id))),

@@ -42,6 +42,27 @@ export interface AccessRequest {
   updatedAt: Date;
 }
 
+/** A request as filed: received now, due one month later (Art. 12(3)), nothing built yet. */
+export function receivedAccessRequest(
+  filed: Pick<AccessRequest, '_id' | 'tenant' | 'selectorKind' | 'selectorHash' | 'requester'>,
+  receivedAt: Date,
+): AccessRequest {
+  const dueAt = new Date(receivedAt);
+  dueAt.setUTCMonth(dueAt.getUTCMonth() + 1);
+  return {
+    ...filed,
+    receivedAt,
+    dueAt,
+    state: 'received',
+    counts: {},
+    packageHash: null,
+    readyAt: null,
+    expiresAt: null,
+    downloads: 0,
+    updatedAt: receivedAt,
+  };
+}
+
 /** Why a packaged record is held, for how long, and where it came from. */
 export interface PackagedRecord {
   id: string;

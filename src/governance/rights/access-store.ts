@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
+import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, insertOnce } from '../../substrate/mongo/collections.js';
 import type { AccessPackage, AccessRequest, Selector } from './access-request.js';
 
@@ -21,6 +23,17 @@ interface StoredPackageHead {
   createdAt: Date;
 }
 
+/**
+ * What an erasure purged, noted before it looks for packages holding it: the records' ids as keyed hashes (an
+ * erased id is named only where the certificate and the audit chain keep it).
+ */
+interface StoredPurgeNote {
+  _id: string;
+  tenant: string;
+  at: Date;
+  idHashes: string[];
+}
+
 interface StoredPackagePart {
   _id: string;
   tenant: string;
@@ -30,6 +43,10 @@ interface StoredPackagePart {
 }
 
 const PART_CHARS = 1_000_000;
+/** Ids per purge note, so that a large erasure's notes stay far below a document's size limit. */
+const NOTE_IDS = 20_000;
+/** How long a purge note is kept: far longer than any build, so a build never misses one. */
+export const PURGE_NOTE_MS = 86_400_000;
 const selectorKey = (id: string) => `access-selector:${id}`;
 const partId = (id: string, part: number) => `${id}#${part}`;
 const partKey = (id: string, part: number) => `access-package:${id}#${part}`;
@@ -66,14 +83,21 @@ export interface AccessStore {
   erasePackage(tenant: string, id: string): Promise<boolean>;
   /** Shreds the package's keys and deletes it, keeping the selector: a build that must start again. Idempotent. */
   discardPackage(tenant: string, id: string): Promise<boolean>;
-  /** Erases every package of the tenant that holds any of these records (an erasure reaches its copies here). */
+  /**
+   * Erases every package of the tenant that holds any of these records (an erasure reaches its copies here), after
+   * noting the ids as purged for the builds that are still reading.
+   */
   erasePackagesHolding(tenant: string, recordIds: readonly string[]): Promise<number>;
+  /** Of these ids, those an erasure noted as purged at or after `since`. */
+  purgedSince(tenant: string, since: Date, recordIds: readonly string[]): Promise<string[]>;
 }
 
-export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessStore {
+export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprints: Fingerprinter): AccessStore {
   const requests = db.collection<StoredAccessRequest>(Collections.accessRequests);
   const heads = db.collection<StoredPackageHead>(Collections.accessPackages);
   const parts = db.collection<StoredPackagePart>(Collections.accessPackageParts);
+  const notes = db.collection<StoredPurgeNote>(Collections.accessPurgeNotes);
+  const noteHashes = (tenant: string, id: string) => fingerprints.all('access-purge-note', tenant, id);
   const strip = ({ selectorSealed: _sealed, ...request }: StoredAccessRequest): AccessRequest => request;
   const removePackage = async (tenant: string, id: string, keys: string[]) => {
     // The parts on record (a build that stopped before its head leaves parts too), their keys first.
@@ -89,6 +113,7 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
       await heads.createIndex({ tenant: 1 });
       await parts.createIndex({ tenant: 1, requestId: 1 });
+      await notes.createIndex({ tenant: 1, at: 1 });
     },
     async create(request, selector) {
       const [sealed] = await cipher.sealAll([
@@ -147,6 +172,13 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
     discardPackage: (tenant, id) => removePackage(tenant, id, []),
     async erasePackagesHolding(tenant, recordIds) {
       if (recordIds.length === 0) return 0;
+      // Noted before the heads are read: a build that stores its package after this read finds the note when it
+      // checks (see `purgedSince`), and one that stored it before is among the heads read below.
+      const at = new Date();
+      const hashes = [...new Set(recordIds)].map((id) => noteHashes(tenant, id)[0]!);
+      for (let i = 0; i < hashes.length; i += NOTE_IDS)
+        await notes.insertOne({ _id: randomUUID(), tenant, at, idHashes: hashes.slice(i, i + NOTE_IDS) });
+      await notes.deleteMany({ tenant, at: { $lt: new Date(at.getTime() - PURGE_NOTE_MS) } });
       const wanted = new Set(recordIds);
       // A tenant holds few packages at a time (each lives for its delivery window): one pass, filtered here.
       const holding = await heads
@@ -156,6 +188,13 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher): AccessSto
       let erased = 0;
       for (const doc of holding) if (await erasePackage(tenant, doc._id)) erased++;
       return erased;
+    },
+    async purgedSince(tenant, since, recordIds) {
+      const noted = await notes.find({ tenant, at: { $gte: since } }, { projection: { idHashes: 1 } }).toArray();
+      if (noted.length === 0) return [];
+      const purged = new Set(noted.flatMap((n) => n.idHashes));
+      // Under every fingerprint key: a note made just before a key change still matches.
+      return recordIds.filter((id) => noteHashes(tenant, id).some((h) => purged.has(h)));
     },
   };
 }

@@ -51,6 +51,8 @@ export interface MemoryStore {
     patch?: Record<string, unknown>,
   ): Promise<{ moved: string[]; retry: string[]; unpatched: string[] }>;
   idsBySubject(tenant: string, subject: string): Promise<string[]>;
+  /** Every record of the tenant that names the subject, in any status, as `getMany` reads it: both in one read. */
+  allBySubject(tenant: string, subject: string): Promise<MemoryRecord[]>;
   /** Records of a tenant in a status, oldest first, at most `limit`. */
   listByStatus(tenant: string, status: MemoryStatus, limit: number): Promise<MemoryRecord[]>;
   /**
@@ -347,6 +349,9 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     async idsBySubject(tenant, subject) {
       const docs = await memories.find({ tenant, subjects: subject }, { projection: { _id: 1 } }).toArray();
       return docs.map((d) => d._id);
+    },
+    async allBySubject(tenant, subject) {
+      return readable(tenant, await memories.find({ tenant, subjects: subject }).toArray());
     },
     async listByStatus(tenant, status, limit) {
       const found = await memories.find({ tenant, status }).sort({ recordedAt: 1 }).limit(limit).toArray();

@@ -18,6 +18,8 @@ export const Collections = {
   /** Their packages' heads (part count, the ids of the records held) and their parts, each sealed under its own key. */
   accessPackages: 'access_packages',
   accessPackageParts: 'access_package_parts',
+  /** Ids an erasure purged, kept a day: a package being built checks them instead of reading its records again. */
+  accessPurgeNotes: 'access_purge_notes',
   /** Rectification requests (Art. 16): ids, hashes and dates, the corrected content sealed until it is applied. */
   rectifications: 'rectification_requests',
   /** Signed receipts of closed subject-rights requests (ids, states, dates, counts), anchored in the audit chain. */

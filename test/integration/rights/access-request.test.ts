@@ -15,7 +15,11 @@ import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } fr
 import { cliEnvironment, listenOnRealPort, runLethe } from '../../support/cli-process.js';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
-import { verifyAccessPackage, type AccessPackage } from '../../../src/governance/rights/access-request.js';
+import {
+  receivedAccessRequest,
+  verifyAccessPackage,
+  type AccessPackage,
+} from '../../../src/governance/rights/access-request.js';
 import { parsePublicKeyPem } from '../../../src/governance/certificates/signing.js';
 import { accessWorkflowId } from '../../../src/temporal/access-gateway.js';
 import { createAccessActivities } from '../../../activities/access.activities.js';
@@ -308,83 +312,97 @@ describe('an access and portability request', () => {
     ).toBe(0);
   }, 240_000);
 
-  it('a package whose records an erasure purges while it is being stored is built again without them', async () => {
-    // The build is held between reading the records and storing the package, and the erasure completes in between:
-    // its search for packages holding the erased records runs before this one exists.
-    const raced = uniqueTenant();
-    const racedCanary = `zrace${randomUUID().replaceAll('-', '')}`;
-    const subjectGraph = await buildSubjectGraph(app, raced, racedCanary);
-    const selector = { subjectId: subjectGraph.subject };
-    const now = new Date();
-    const id = `acc_race_${randomUUID().replaceAll('-', '')}`;
-    await app.services.access.create(
-      {
-        _id: id,
-        tenant: raced,
-        selectorKind: 'subject',
-        selectorHash: 'h',
-        requester: 'dora',
-        receivedAt: now,
-        dueAt: new Date(now.getTime() + 30 * 86_400_000),
-        state: 'received',
-        counts: {},
-        packageHash: null,
-        readyAt: null,
-        expiresAt: null,
-        downloads: 0,
-        updatedAt: now,
-      },
-      selector,
-    );
-    let reached!: () => void;
-    const atStore = new Promise<void>((resolve) => (reached = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let stores = 0;
-    const real = app.services.access;
-    const held: typeof real = {
-      ...real,
-      async putPackage(...args) {
-        if (stores++ === 0) {
-          reached();
-          await released;
-        }
-        return real.putPackage(...args);
-      },
-    };
-    const s = app.services;
-    const activities = createAccessActivities({
-      access: held,
-      receipts: s.receipts,
-      events: s.events,
-      memories: s.memories,
-      lineage: s.lineage,
-      holds: s.holds,
-      disputes: s.disputes,
-      erasures: s.erasureRequests,
-      fingerprints: s.fingerprints,
-      exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
-      audit: s.audit,
-      signer: s.signer,
-      notifier: s.notifier,
-      dpoEmail: 'dpo@example.test',
-    });
-    const building = activities.buildAccessPackage({ tenant: raced, requestId: id, deliveryWindowMs: 60_000 });
-    await atStore;
-    const erasure = await fileErasure(app, raced, selector);
-    expect((await completeErasure(app, raced, erasure, 'extend')).state).toBe('completed');
-    release();
-    const built = await building;
-    const stored = await real.getPackage(raced, id);
-    expect(stored).not.toBeNull();
-    expect(JSON.stringify(stored)).not.toContain(racedCanary);
-    expect(stores).toBe(2);
-    const erased = [...subjectGraph.events, ...subjectGraph.memories];
-    for (const record of stored!.records) expect(erased).not.toContain(record.id);
-    expect(built.counts).toEqual(stored!.counts);
-    const head = await app.runtime.db
-      .collection<{ _id: string; recordIds: string[] }>(Collections.accessPackages)
-      .findOne({ _id: id });
-    expect(head!.recordIds.filter((r) => erased.includes(r))).toEqual([]);
-  }, 300_000);
+  it.each([
+    // Held between reading the records and storing the package: the erasure's search for packages holding the erased
+    // records runs before this one exists, and its purge note is there when the build checks.
+    ['while it is being stored: it is built again without them', 'putPackage'],
+    // Held after storing and before checking the notes: the erasure finds the stored package and erases it.
+    ['after it is stored and before the build checks: erased, with the selector', 'purgedSince'],
+  ] as const)(
+    'a package whose records an erasure purges %s',
+    async (_when, heldStep) => {
+      const raced = uniqueTenant();
+      const racedCanary = `zrace${randomUUID().replaceAll('-', '')}`;
+      const subjectGraph = await buildSubjectGraph(app, raced, racedCanary);
+      const selector = { subjectId: subjectGraph.subject };
+      const id = `acc_race_${randomUUID().replaceAll('-', '')}`;
+      await app.services.access.create(
+        receivedAccessRequest(
+          { _id: id, tenant: raced, selectorKind: 'subject', selectorHash: 'h', requester: 'dora' },
+          new Date(),
+        ),
+        selector,
+      );
+      let reached!: () => void;
+      const atStore = new Promise<void>((resolve) => (reached = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let stores = 0;
+      let checks = 0;
+      const real = app.services.access;
+      const held: typeof real = {
+        ...real,
+        async putPackage(...args) {
+          if (stores++ === 0 && heldStep === 'putPackage') {
+            reached();
+            await released;
+          }
+          return real.putPackage(...args);
+        },
+        async purgedSince(...args) {
+          if (checks++ === 0 && heldStep === 'purgedSince') {
+            reached();
+            await released;
+          }
+          return real.purgedSince(...args);
+        },
+      };
+      const s = app.services;
+      const activities = createAccessActivities({
+        access: held,
+        receipts: s.receipts,
+        events: s.events,
+        memories: s.memories,
+        lineage: s.lineage,
+        holds: s.holds,
+        disputes: s.disputes,
+        erasures: s.erasureRequests,
+        fingerprints: s.fingerprints,
+        exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
+        audit: s.audit,
+        signer: s.signer,
+        notifier: s.notifier,
+        dpoEmail: 'dpo@example.test',
+      });
+      const building = activities.buildAccessPackage({ tenant: raced, requestId: id, deliveryWindowMs: 60_000 });
+      await atStore;
+      const erasure = await fileErasure(app, raced, selector);
+      expect((await completeErasure(app, raced, erasure, 'extend')).state).toBe('completed');
+      release();
+      if (heldStep === 'purgedSince') {
+        // The erasure found the stored package and erased it, with the selector: nothing is left to answer from.
+        await expect(building).rejects.toThrow(/selector of .* is gone/);
+        expect(await real.getPackage(raced, id)).toBeNull();
+        const db = app.runtime.db;
+        expect(await db.collection<{ _id: string }>(Collections.accessPackages).countDocuments({ _id: id })).toBe(0);
+        expect(await db.collection(Collections.accessPackageParts).countDocuments({ requestId: id })).toBe(0);
+        expect([stores, checks]).toEqual([1, 1]);
+        return;
+      }
+      const built = await building;
+      const stored = await real.getPackage(raced, id);
+      expect(stored).not.toBeNull();
+      expect(JSON.stringify(stored)).not.toContain(racedCanary);
+      expect(stores).toBe(2);
+      expect(checks).toBe(2);
+      const erased = [...subjectGraph.events, ...subjectGraph.memories];
+      for (const record of stored!.records) expect(erased).not.toContain(record.id);
+      expect(built.counts).toEqual(stored!.counts);
+      const head = await app.runtime.db
+        .collection<{ _id: string; recordIds: string[] }>(Collections.accessPackages)
+        .findOne({ _id: id });
+      expect(head!.recordIds.filter((r) => erased.includes(r))).toEqual([]);
+    },
+    300_000,
+  );
 });
