@@ -54,6 +54,7 @@ interface Walk {
   requestId?: string;
   accessId?: string;
   rectificationId?: string;
+  restrictionId?: string;
   certificateIds: string[];
   signOffs: string[];
   disputes: { id: string; memoryIds: string[] }[];
@@ -149,6 +150,18 @@ const CHECKS: Record<string, (input: CheckInput) => void> = {
       new RegExp(
         `^rst_\\w+ {2}objection to ${purposes} {2}\\(ground ${optionValue(call.words, '--ground')}, filed .+\\) {2}active$`,
       ),
+    );
+  },
+  'rights restrict': ({ call, output, walk }) => {
+    const filed = new RegExp(
+      `^(rst_\\w+) {2}restriction of all processing {2}\\(ground ${optionValue(call.words, '--ground')}, filed .+\\) {2}active$`,
+    ).exec(output.trim());
+    expect(filed, output).not.toBeNull();
+    walk.restrictionId = filed![1]!;
+  },
+  'rights lift': ({ call, output }) => {
+    expect(output.trim()).toMatch(
+      new RegExp(`^${call.words[2]!} {2}restriction of all processing .* {2}lifted by \\S+ `),
     );
   },
   'access file': ({ output, walk }) => {
@@ -312,6 +325,7 @@ function placeholderValue(alternative: string, command: string, at: number, walk
   if (/request|^era_/.test(alternative)) return known(walk.requestId, '`erasure request`');
   if (alternative.startsWith('acc_')) return known(walk.accessId, '`access file`');
   if (alternative.startsWith('rec_')) return known(walk.rectificationId, '`rectify file`');
+  if (alternative.startsWith('rst_')) return known(walk.restrictionId, '`rights restrict`');
   if (alternative.includes('ben-access.json')) return memoryInPackage(alternative);
   if (alternative.startsWith('dsp_')) return known(walk.disputes[0]?.id, '`review queue`');
   if (alternative.startsWith('mem_')) {
