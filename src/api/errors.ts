@@ -1,6 +1,9 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError } from '../shared/errors.js';
 
+/** What a 503 tells the caller to wait before trying again, in seconds. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+
 /**
  * Every error leaves as `{ error: { code, message, field? } }` with a proper status; no stack traces and
  * no request data echoed back.
@@ -8,6 +11,8 @@ import { DomainError } from '../shared/errors.js';
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | DomainError | Error, request, reply) => {
     if (error instanceof DomainError) {
+      // A dependency that did not answer: the same call may succeed shortly.
+      if (error.status === 503) reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
       return reply.code(error.status).send({ error: { code: error.code, message: error.message, field: error.field } });
     }
     const fe = error as FastifyError;

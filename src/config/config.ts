@@ -118,6 +118,8 @@ const schema = z.object({
     .default('alias/lethe'),
   /** The KMS's waiting period before a destroyed epoch's key material is deleted (AWS allows 7–30 days). */
   LETHE_AWS_KMS_DELETION_WINDOW_DAYS: z.coerce.number().int().min(7).max(30).default(7),
+  /** How long one KMS call may wait for its answer before it is retried (3 attempts in all), then refused as 503. */
+  LETHE_AWS_KMS_TIMEOUT_MS: count(200, 60_000).default(5000),
   /** How often each process reads the feed of destroyed data keys, and the longest it trusts its memory without it. */
   LETHE_KEY_FEED_POLL_MS: count(100, 60_000).default(1000),
   LETHE_KEY_CACHE_BOUND_MS: count(500, 300_000).default(5000),
@@ -365,7 +367,14 @@ function temporalSecurity(e: z.infer<typeof schema>): Pick<Config['temporal'], '
 /** The KEKs' home, as the process opens it. */
 export type KekConfig =
   | { kind: 'local-file'; file: string }
-  | { kind: 'aws-kms'; region: string; endpoint?: string; aliasPrefix: string; deletionWindowDays: number };
+  | {
+      kind: 'aws-kms';
+      region: string;
+      endpoint?: string;
+      aliasPrefix: string;
+      deletionWindowDays: number;
+      timeouts: { connectMs: number; requestMs: number };
+    };
 
 function kekConfig(e: z.infer<typeof schema>): KekConfig {
   if (e.LETHE_KMS === 'local-file') {
@@ -379,6 +388,7 @@ function kekConfig(e: z.infer<typeof schema>): KekConfig {
     ...(e.LETHE_AWS_KMS_ENDPOINT ? { endpoint: e.LETHE_AWS_KMS_ENDPOINT } : {}),
     aliasPrefix: e.LETHE_AWS_KMS_ALIAS_PREFIX,
     deletionWindowDays: e.LETHE_AWS_KMS_DELETION_WINDOW_DAYS,
+    timeouts: { connectMs: Math.min(2_000, e.LETHE_AWS_KMS_TIMEOUT_MS), requestMs: e.LETHE_AWS_KMS_TIMEOUT_MS },
   };
 }
 

@@ -15,6 +15,8 @@ export const ErrorType = {
   StorageQuotaExceeded: 'StorageQuotaExceeded',
   /** What was asked for existed and was erased on schedule (an access package after its delivery window). */
   Gone: 'Gone',
+  /** A service Lethe depends on (the KMS) did not answer in time: nothing was done, and the same call may succeed later. */
+  Unavailable: 'Unavailable',
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -33,6 +35,7 @@ const STATUS: Record<ErrorTypeName, number> = {
   QuotaExceeded: 429,
   StorageQuotaExceeded: 413,
   Gone: 410,
+  Unavailable: 503,
 };
 
 /** A refusal the caller can act on; its message names the field and never carries personal data. */

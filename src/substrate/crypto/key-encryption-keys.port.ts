@@ -1,3 +1,5 @@
+import { DomainError, ErrorType } from '../../shared/errors.js';
+
 /**
  * Key-encryption keys (KEKs), in epochs: data keys are stored wrapped under the epoch that was current when they
  * were made, or re-wrapped under a later one by a rotation. Destroying an epoch makes every copy of a data key wrapped
@@ -21,6 +23,20 @@ export class KekEpochGone extends Error {
   constructor(readonly epoch: number) {
     super(`key-encryption key epoch ${epoch} is destroyed or unknown`);
     this.name = 'KekEpochGone';
+  }
+}
+
+/**
+ * The key service did not answer (unreachable, timed out, throttled after the client's own retries, or failed on its
+ * side): nothing was wrapped, unwrapped or destroyed, and the same call may succeed later. It names the service and
+ * the cause's code, never a key or a context.
+ */
+export class KekUnavailable extends DomainError {
+  constructor(
+    readonly service: string,
+    readonly reason: string,
+  ) {
+    super(ErrorType.Unavailable, `the key service (${service}) is unavailable (${reason}); retry later`, 'kms');
   }
 }
 

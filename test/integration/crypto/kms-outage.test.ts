@@ -1,0 +1,175 @@
+/**
+ * The KMS that holds the KEKs goes away: it refuses connections, or accepts them and never answers. The stack's KMS
+ * (an emulator of AWS KMS's API, shared with other test files) is reached here through a proxy of this file's own
+ * that injects the fault, so the KMS itself is never stopped. A write needs the KMS (its data key is wrapped there),
+ * a cold read needs it (the key is unwrapped there), a rotation needs it; an erasure must not be lost for it.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { testConfig } from '../../support/harness.js';
+import { sampleEvent } from '../../support/samples.js';
+import { startFaultProxy, type FaultProxy } from '../../support/tcp-fault-proxy.js';
+import { buildSubjectGraph, completeErasure, fileErasure } from '../../support/erasure-fixture.js';
+import { loadStackConfig } from '../../../stack/stack-config.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
+import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
+import { activityAttempts } from '../../support/activity-attempts.js';
+
+process.env.AWS_ACCESS_KEY_ID ??= 'local';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+
+/** One KMS call's wait: short, so that a silent KMS is given up on within seconds here. */
+const KMS_TIMEOUT_MS = 600;
+
+describe('a KMS that is down or silent', () => {
+  let proxy: FaultProxy;
+  let app: TestApp;
+  let tenant: string;
+  const uri = new URL(testConfig().mongo.uri);
+  uri.pathname = `/lethe_kms_outage_${randomUUID().slice(0, 8)}`;
+
+  const write = async (content: string, externalId = `ext-${randomUUID()}`) =>
+    app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/events`,
+      token: await app.token(tenant, ['agent'], 'agent-1'),
+      payload: sampleEvent({ externalId, content }),
+    });
+  const storedWith = (externalId: string) =>
+    app.runtime.db.collection(Collections.events).countDocuments({ tenant, externalId });
+
+  beforeAll(async () => {
+    proxy = await startFaultProxy(new URL(loadStackConfig().kms.url));
+    app = await startTestApp({
+      config: {
+        MONGODB_URI: uri.toString(),
+        LETHE_KMS: 'aws-kms',
+        LETHE_AWS_KMS_REGION: 'eu-west-1',
+        LETHE_AWS_KMS_ENDPOINT: proxy.url,
+        LETHE_AWS_KMS_ALIAS_PREFIX: `alias/lethe-outage-${randomUUID().slice(0, 8)}`,
+        LETHE_AWS_KMS_TIMEOUT_MS: String(KMS_TIMEOUT_MS),
+      },
+    });
+    tenant = uniqueTenant();
+  }, 240_000);
+  afterAll(async () => {
+    proxy?.mode('pass');
+    await app?.runtime.db.dropDatabase().catch(() => undefined);
+    await app?.close();
+    await proxy?.close();
+  });
+
+  it.each(['refuse', 'hang'] as const)(
+    'with the KMS set to %s, a write is refused as 503 naming the key service, stores nothing, and goes through once it is back',
+    async (fault) => {
+      const externalId = `ext-${randomUUID()}`;
+      const content = `Ana asked for a call back about order ${randomUUID().slice(0, 6)}.`;
+      const keysBefore = await app.runtime.db.collection(Collections.dataKeys).countDocuments({ tenant });
+      proxy.mode(fault);
+      const refused = await write(content, externalId);
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      const error = refused.json<{ error: { code: string; field: string; message: string } }>().error;
+      expect(error).toMatchObject({ code: 'Unavailable', field: 'kms' });
+      expect(error.message).toMatch(/key service \(aws-kms\) is unavailable/);
+      expect(refused.body).not.toContain('Ana');
+      expect(await storedWith(externalId)).toBe(0);
+      expect(await app.runtime.db.collection(Collections.dataKeys).countDocuments({ tenant })).toBe(keysBefore);
+
+      proxy.mode('pass');
+      const accepted = await write(content, externalId);
+      expect(accepted.statusCode, accepted.body).toBe(201);
+      expect(await storedWith(externalId)).toBe(1);
+    },
+    60_000,
+  );
+
+  it('keeps serving what a process already holds the key of, and refuses a cold read as 503 without ciphertext', async () => {
+    const written = await write('Ana prefers the Lisbon office.');
+    expect(written.statusCode, written.body).toBe(201);
+    const id = written.json<{ id: string }>().id;
+    const read = async (on: TestApp) =>
+      on.request({
+        method: 'GET',
+        url: `/v1/tenants/${tenant}/events/${id}`,
+        token: await on.token(tenant, ['agent'], 'agent-1'),
+      });
+    // A second process over the same stores, through the same proxy: it has never unwrapped this key.
+    const cold = await startTestApp({
+      config: {
+        MONGODB_URI: uri.toString(),
+        LETHE_KMS: 'aws-kms',
+        LETHE_AWS_KMS_REGION: 'eu-west-1',
+        LETHE_AWS_KMS_ENDPOINT: proxy.url,
+        LETHE_AWS_KMS_ALIAS_PREFIX: (app.runtime.config.sealing.kek as { aliasPrefix: string }).aliasPrefix,
+        LETHE_AWS_KMS_TIMEOUT_MS: String(KMS_TIMEOUT_MS),
+      },
+    });
+    try {
+      proxy.mode('refuse');
+      const warm = await read(app);
+      expect(warm.statusCode, warm.body).toBe(200);
+      expect(warm.json<{ content: string }>().content).toBe('Ana prefers the Lisbon office.');
+      const refused = await read(cold);
+      expect(refused.statusCode, refused.body).toBe(503);
+      expect(refused.json<{ error: { code: string } }>().error.code).toBe('Unavailable');
+      expect(refused.body).not.toContain('Lisbon');
+      const row = await app.runtime.db
+        .collection<{ _id: string; content: string }>(Collections.events)
+        .findOne({ _id: id });
+      expect(refused.body).not.toContain(row!.content);
+      proxy.mode('pass');
+      const back = await read(cold);
+      expect(back.statusCode, back.body).toBe(200);
+      expect(back.json<{ content: string }>().content).toBe('Ana prefers the Lisbon office.');
+    } finally {
+      proxy.mode('pass');
+      await cold.close();
+    }
+  }, 120_000);
+
+  it('refuses a KEK rotation while the KMS is down, and begins or destroys no epoch', async () => {
+    const keks = app.runtime.cipher.vault.keks;
+    const before = await keks.epochs();
+    proxy.mode('refuse');
+    try {
+      await expect(rotateKeks(app.runtime.cipher.vault, keks, { settleMs: 0 })).rejects.toMatchObject({
+        type: 'Unavailable',
+      });
+    } finally {
+      proxy.mode('pass');
+    }
+    expect(await keks.epochs()).toEqual(before);
+  }, 60_000);
+
+  it('lets an erasure filed while the KMS is down wait for it, and complete with a certificate once it is back', async () => {
+    const subjectTenant = uniqueTenant();
+    const graph = await buildSubjectGraph(app, subjectTenant, `CANARY-${randomUUID()}`);
+    proxy.mode('refuse');
+    let requestId: string;
+    try {
+      requestId = await fileErasure(app, subjectTenant, { subjectId: graph.subject });
+      // Long enough for several attempts of whichever step needs the KMS: none of them ends the request.
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      const during = await app.services.erasureRequests.get(subjectTenant, requestId);
+      expect(['received', 'running']).toContain(during!.state);
+    } finally {
+      proxy.mode('pass');
+    }
+    // The outage reached the erasure: a step that reads sealed content failed on it and was retried, not given up.
+    const handle = app.services.temporalClient.workflow.getHandle(erasureWorkflowId(subjectTenant, requestId!));
+    const tombstoning = await activityAttempts(handle, 'markDeletedAndTombstone');
+    expect(tombstoning.retried).toBeGreaterThan(0);
+    expect(tombstoning.failed).toBe(0);
+    expect(tombstoning.failures.join('\n')).toMatch(/key service \(aws-kms\) is unavailable/);
+    const settled = await completeErasure(app, subjectTenant, requestId!, 'extend');
+    expect(settled.state).toBe('completed');
+    expect(settled.certificateIds.length).toBeGreaterThan(0);
+    const keysLeft = await app.runtime.db
+      .collection<{ _id: string }>(Collections.dataKeys)
+      .countDocuments({ _id: { $in: [...graph.events, ...graph.memories] } });
+    expect(keysLeft).toBe(0);
+  }, 240_000);
+});
