@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     tokenKeys,
     tokenLimits: runtime.config.tokens,
     limits: runtime.config.limits,
+    tracing: runtime.tracing,
     ...(runtime.config.metrics.token ? { metricsToken: runtime.config.metrics.token } : {}),
   });
   // Fastify's close stops accepting, answers 503 to new requests on open connections, closes idle ones, and

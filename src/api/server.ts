@@ -3,6 +3,8 @@ import swagger from '@fastify/swagger';
 import type { Logger } from '../observability/logger.js';
 import type { DependencyProbe } from '../observability/readiness.js';
 import { registerErrorHandling } from './errors.js';
+import { registerHttpTracing } from './http-tracing.js';
+import type { Tracing } from '../observability/tracing.js';
 import type { Services } from '../app/services.js';
 import type { Action } from '../governance/auth/permissions.js';
 import { registerAuthentication, type RouteReads } from './authenticate.js';
@@ -58,6 +60,8 @@ export interface ApiDependencies {
   limits?: ApiLimits;
   /** The bearer token `/metrics` requires (none: served to whoever reaches the port). */
   metricsToken?: string;
+  /** Spans per request, continued by the workflows they start (off when absent or not enabled). */
+  tracing?: Tracing;
 }
 
 /** Builds the HTTP API; routes declare JSON schemas, from which the OpenAPI document is generated. */
@@ -85,6 +89,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
   });
   registerErrorHandling(app);
+  if (deps.tracing) registerHttpTracing(app, deps.tracing);
   const metrics = deps.services?.metrics;
   if (metrics) registerMetrics(app, metrics, deps.metricsToken);
   const unproven = await registerAddressRateLimit(app, limits.rate, metrics);

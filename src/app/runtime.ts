@@ -13,6 +13,8 @@ import { createAwsKmsKeks } from '../substrate/crypto/aws-kms-keks.js';
 import type { KeyEncryptionKeys } from '../substrate/crypto/key-encryption-keys.port.js';
 import type { DependencyProbe } from '../observability/readiness.js';
 import { elasticsearchProbe, mongoProbe, smtpProbe, temporalProbe } from '../observability/dependency-probes.js';
+import { createTracing, type Tracing } from '../observability/tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 /** The clients a process needs, created once at its composition root and closed on shutdown. */
 export interface Runtime {
@@ -26,6 +28,8 @@ export interface Runtime {
   probes: DependencyProbe[];
   /** Seals content at rest under per-record data keys; shreds them on erasure. */
   cipher: ContentCipher;
+  /** Spans of API requests, client calls, workflows and activities (off unless configured). */
+  tracing: Tracing;
   close(): Promise<void>;
 }
 
@@ -44,8 +48,13 @@ function openKeks(config: Config): KeyEncryptionKeys & { close?(): void } {
 }
 
 /** Connections are lazy, so a process starts even while a dependency is down and the operators' readiness can say which. */
-export function createRuntime(config: Config, name = 'lethe'): Runtime {
+export function createRuntime(config: Config, name = 'lethe', options: { spanExporter?: SpanExporter } = {}): Runtime {
   const log = createLogger(config.logLevel, name);
+  const tracing = createTracing({
+    serviceName: name,
+    ...(config.tracing.otlpUrl ? { otlpUrl: config.tracing.otlpUrl } : {}),
+    ...(options.spanExporter ? { exporter: options.spanExporter } : {}),
+  });
   const mongo = new MongoClient(config.mongo.uri, { serverSelectionTimeoutMS: 5000, maxPoolSize: 32 });
   const es = new ElasticsearchClient({ node: config.elasticsearch.url, requestTimeout: 60_000 });
   const temporal = Connection.lazy({ ...temporalConnectionOptions(config.temporal), connectTimeout: 5000 });
@@ -71,7 +80,9 @@ export function createRuntime(config: Config, name = 'lethe'): Runtime {
     temporal,
     mail,
     probes: [mongoProbe(mongo), elasticsearchProbe(es), temporalProbe(temporal), smtpProbe(mail)],
+    tracing,
     async close() {
+      await tracing.shutdown().catch(() => undefined);
       vault.close();
       keks.close?.();
       await Promise.allSettled([mongo.close(), es.close(), temporal.close()]);

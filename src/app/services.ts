@@ -19,6 +19,7 @@ import { createRetentionScheduler } from '../temporal/retention-schedule.js';
 import { createMongoSweepStateStore } from '../governance/retention/sweep-state-store.js';
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
 import { createAccessGateway } from '../temporal/access-gateway.js';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { createMongoAccessStore } from '../governance/rights/access-store.js';
 import { createMongoRectificationStore } from '../governance/rights/rectification-store.js';
 import { createMongoReceiptStore } from '../governance/rights/receipt-store.js';
@@ -86,7 +87,14 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     ...(options.indexSettings ? { indexSettings: options.indexSettings } : {}),
   });
   const policies = loadPolicies();
-  const temporalClient = new Client({ connection: runtime.temporal, namespace: config.temporal.namespace });
+  const temporalClient = new Client({
+    connection: runtime.temporal,
+    namespace: config.temporal.namespace,
+    // The API request's span is the parent of the workflow it starts, signals or updates.
+    ...(runtime.tracing.enabled
+      ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: runtime.tracing.tracer })] } }
+      : {}),
+  });
   const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
   const signer =
     options.certificateKey === 'public'

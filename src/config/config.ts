@@ -78,6 +78,8 @@ const schema = z.object({
   /** The worker's own listener for `/metrics` and `/healthz`; off unless a port is given. */
   LETHE_WORKER_METRICS_PORT: port.optional(),
   LETHE_WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Where traces go (OTLP over HTTP, e.g. `http://collector:4318/v1/traces`); unset, no span is made. */
+  LETHE_OTLP_TRACES_URL: z.string().url().optional(),
   /**
    * How long a process stopping on SIGTERM lets work in flight finish (API requests; the worker's activities, as its
    * `shutdownGraceTime`) before it exits 1. 25 s fits inside the 30 s a container runtime waits before SIGKILL.
@@ -234,6 +236,8 @@ export interface Config {
   api: { host: string; port: number };
   /** Who may read `/metrics` (no token: anyone who reaches the port), and where the worker serves it. */
   metrics: { token?: string; worker?: { host: string; port: number } };
+  /** The OTLP/HTTP endpoint traces are exported to, if any. */
+  tracing: { otlpUrl?: string };
   /** What in-flight work gets on SIGTERM before the process exits 1. */
   shutdown: { graceMs: number };
   /**
@@ -454,6 +458,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         ? { worker: { host: e.LETHE_WORKER_METRICS_HOST, port: e.LETHE_WORKER_METRICS_PORT } }
         : {}),
     },
+    tracing: e.LETHE_OTLP_TRACES_URL ? { otlpUrl: e.LETHE_OTLP_TRACES_URL } : {},
     shutdown: { graceMs: e.LETHE_SHUTDOWN_GRACE_MS },
     secrets: {
       fingerprintKeys: fingerprintKeys(e),

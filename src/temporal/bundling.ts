@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BundleOptions, WorkflowBundleOption } from '@temporalio/worker';
@@ -13,8 +14,17 @@ export const WORKFLOWS_PATH = path.join(repoDir, 'workflows', fromSource ? 'inde
 /** Where `npm run build:release` writes the workflow bundle, at the root of the release directory. */
 export const PREBUILT_WORKFLOW_BUNDLE_FILE = 'workflow-bundle.js';
 
+/**
+ * Workflow interceptors compiled into every bundle: OpenTelemetry's, which continue the caller's trace inside the
+ * workflow and hand its spans to the worker's `exporter` sink (spans go nowhere while tracing is off).
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [
+  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
+
 /** ESM sources import `./x.js`; the workflow bundler must resolve those to the `.ts` files. */
-export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook'> = {
+export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook' | 'workflowInterceptorModules'> = {
+  workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
   webpackConfigHook: (config) => ({
     ...config,
     resolve: { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } },

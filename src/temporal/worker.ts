@@ -6,10 +6,12 @@ import {
   type ActivityInterceptorsFactory,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
+import type { Context } from '@temporalio/activity';
 import type { Runtime } from '../app/runtime.js';
 import { createServices, type Services } from '../app/services.js';
 import { createAllActivities } from './activities.js';
-import { WORKFLOWS_PATH, bundlerOptions, prebuiltWorkflowBundle } from './bundling.js';
+import { OpenTelemetryActivityInboundInterceptor, makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { WORKFLOWS_PATH, WORKFLOW_INTERCEPTOR_MODULES, bundlerOptions, prebuiltWorkflowBundle } from './bundling.js';
 import { SanitizingActivityInterceptor } from './sanitizing-interceptor.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 
@@ -38,23 +40,44 @@ export function bundleWorkflows() {
 /** Where the worker's workflow code comes from: given, the release's prebuilt bundle, or bundled at start. */
 export function workflowSource(
   given: WorkflowBundleOption | undefined = undefined,
-): { workflowBundle: WorkflowBundleOption } | { workflowsPath: string; bundlerOptions: typeof bundlerOptions } {
+):
+  | { workflowBundle: WorkflowBundleOption }
+  | { workflowsPath: string; bundlerOptions: Pick<typeof bundlerOptions, 'webpackConfigHook'> } {
   const bundle = given ?? prebuiltWorkflowBundle();
-  return bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions };
+  return bundle
+    ? { workflowBundle: bundle }
+    : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { webpackConfigHook: bundlerOptions.webpackConfigHook } };
 }
 
 export async function createLetheWorker(runtime: Runtime, options: WorkerOptions = {}): Promise<Worker> {
   const connection =
     options.connection ?? (await NativeConnection.connect(temporalConnectionOptions(runtime.config.temporal)));
+  const source = workflowSource(options.workflowBundle);
+  const { tracing } = runtime;
   return Worker.create({
     connection,
     namespace: runtime.config.temporal.namespace,
     taskQueue: options.taskQueue ?? runtime.config.temporal.taskQueue,
     activities: createAllActivities(runtime, options.services ?? createServices(runtime)),
     interceptors: {
-      activity: [() => ({ inbound: new SanitizingActivityInterceptor() }), ...(options.activityInterceptors ?? [])],
+      activity: [
+        // Outermost: an activity's span covers what the others do, and continues its workflow's trace.
+        ...(tracing.enabled
+          ? [
+              (ctx: Context) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: tracing.tracer }),
+              }),
+            ]
+          : []),
+        () => ({ inbound: new SanitizingActivityInterceptor() }),
+        ...(options.activityInterceptors ?? []),
+      ],
+      // A bundle holds its workflow interceptors already; bundling at start adds them here.
+      ...('workflowsPath' in source ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
     },
+    // The bundle's interceptors hand workflow spans to this sink whether or not tracing is on.
+    sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
     ...(options.shutdownGraceMs !== undefined ? { shutdownGraceTime: options.shutdownGraceMs } : {}),
-    ...workflowSource(options.workflowBundle),
+    ...source,
   });
 }

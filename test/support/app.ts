@@ -3,6 +3,7 @@
  * of the test's own on its own task queue. Indices get a 1 s soft-delete lease sync so erasure tests
  * need not wait 30 s; production keeps the default.
  */
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { createServices, type Services } from '../../src/app/services.js';
@@ -32,10 +33,12 @@ export interface TestAppOptions {
   config?: Record<string, string>;
   /** The bearer token `/metrics` requires (none by default). */
   metricsToken?: string;
+  /** Where the process's spans go (tracing is off without one, as without an OTLP endpoint). */
+  spanExporter?: SpanExporter;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const runtime = testRuntime(options.config);
+  const runtime = testRuntime(options.config, options.spanExporter ? { spanExporter: options.spanExporter } : {});
   const taskQueue = uniqueId('tq');
   // The API and the worker share one services instance here, so `/metrics` shows both sides' series.
   const services = createServices(runtime, {
@@ -51,6 +54,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     services,
     tokenKeys: loadTokenKeys(runtime.config.tokens),
     limits: runtime.config.limits,
+    tracing: runtime.tracing,
     ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
   });
   return {

@@ -2,6 +2,7 @@
  * What integration tests share: configuration for the real local stack, unique names per test, and a
  * worker on a task queue of the test's own.
  */
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
@@ -42,8 +43,11 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   });
 }
 
-export function testRuntime(overrides: Record<string, string> = {}): Runtime {
-  return createRuntime(testConfig(overrides), 'lethe-test');
+export function testRuntime(
+  overrides: Record<string, string> = {},
+  options: { spanExporter?: SpanExporter } = {},
+): Runtime {
+  return createRuntime(testConfig(overrides), 'lethe-test', options);
 }
 
 export interface RunningWorker {
