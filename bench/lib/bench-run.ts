@@ -9,6 +9,7 @@
  *   (it removes its own tenants); at its next start, a bench removes what runs that did not finish left behind —
  *   their tenants' documents in every Lethe database, their indices, their running workflows and schedules.
  */
+import { processAlive } from '../../src/shared/process-alive.js';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -128,17 +129,8 @@ async function claim(runs: Collection<RunClaim>): Promise<string> {
 async function leftBehind(runs: Collection<RunClaim>): Promise<RunClaim[]> {
   const claims = await runs.find({ _id: { $ne: runTag ?? '' } }).toArray();
   return claims.filter((c) =>
-    c.host === os.hostname() ? !alive(c.pid) : Date.now() - c.startedAt.getTime() > FOREIGN_STALE_MS,
+    c.host === os.hostname() ? !processAlive(c.pid) : Date.now() - c.startedAt.getTime() > FOREIGN_STALE_MS,
   );
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Everything named `bench-<tag>-…`: documents of its tenants in every Lethe database, indices, workflows, schedules. */

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { processAlive } from '../../shared/process-alive.js';
 import path from 'node:path';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { KekEpochGone, type KekEpoch, type KeyEncryptionKeys } from './key-encryption-keys.port.js';
@@ -38,12 +39,65 @@ function writeAtomically(file: string, epochs: FileEpoch[]): void {
   fs.renameSync(tmp, file);
 }
 
+/** How long a process waits for another's change of the keyring before it gives up, naming the holder. */
+const LOCK_WAIT_MS = 10_000;
+/** A lock whose holder wrote no pid (it died between creating and writing it) is stale after this long. */
+const LOCK_STALE_MS = 5_000;
+
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Runs a change of the keyring under a lock file beside it (`<file>.lock`, created exclusively, holding the pid): two
+ * processes that begin an epoch at once would otherwise both write the file read before either's change, and the
+ * key of the epoch that lost the rename — with every data key wrapped under it — would be gone. A lock left by a
+ * process that no longer runs is taken over. Processes on one host only: the file is a development keyring.
+ */
+function underLock<T>(file: string, change: () => T): T {
+  const lock = `${file}.lock`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const fd = fs.openSync(lock, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let holder = NaN;
+    let age = 0;
+    try {
+      holder = Number(fs.readFileSync(lock, 'utf8'));
+      age = Date.now() - fs.statSync(lock).mtimeMs;
+    } catch {
+      continue; // released in between
+    }
+    const stale = Number.isInteger(holder) && holder > 0 ? !processAlive(holder) : age > LOCK_STALE_MS;
+    if (stale) {
+      fs.rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`LETHE_KEK_FILE: ${lock} is held by process ${holder} (remove it if that process is gone)`);
+    pause(5 + Math.floor(Math.random() * 10));
+  }
+  try {
+    return change();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
 /** Creates the file with a first epoch when it does not exist (development only: see the config). */
 export function ensureLocalKekFile(file: string): void {
   if (fs.existsSync(file)) return;
-  writeAtomically(file, [
-    { epoch: 1, key: randomBytes(32).toString('base64url'), createdAt: new Date().toISOString(), destroyedAt: null },
-  ]);
+  underLock(file, () => {
+    if (fs.existsSync(file)) return;
+    writeAtomically(file, [
+      { epoch: 1, key: randomBytes(32).toString('base64url'), createdAt: new Date().toISOString(), destroyedAt: null },
+    ]);
+  });
 }
 
 export function createLocalKekFile(file: string): KeyEncryptionKeys {
@@ -97,28 +151,34 @@ export function createLocalKekFile(file: string): KeyEncryptionKeys {
       }));
     },
     async beginEpoch() {
-      const epochs = read();
-      const next = epochs[epochs.length - 1]!.epoch + 1;
-      writeAtomically(file, [
-        ...epochs,
-        {
-          epoch: next,
-          key: randomBytes(32).toString('base64url'),
-          createdAt: new Date().toISOString(),
-          destroyedAt: null,
-        },
-      ]);
-      return next;
+      // Read under the lock: the file as it is now, with whatever another process just added.
+      return underLock(file, () => {
+        const epochs = read();
+        const next = epochs[epochs.length - 1]!.epoch + 1;
+        writeAtomically(file, [
+          ...epochs,
+          {
+            epoch: next,
+            key: randomBytes(32).toString('base64url'),
+            createdAt: new Date().toISOString(),
+            destroyedAt: null,
+          },
+        ]);
+        return next;
+      });
     },
     async destroyEpoch(epoch) {
-      const epochs = read();
-      if (epochs[epochs.length - 1]!.epoch === epoch) throw new Error(`epoch ${epoch} is current: begin another first`);
-      const entry = epochs.find((e) => e.epoch === epoch);
-      if (!entry || entry.key === null) return;
-      writeAtomically(
-        file,
-        epochs.map((e) => (e.epoch === epoch ? { ...e, key: null, destroyedAt: new Date().toISOString() } : e)),
-      );
+      underLock(file, () => {
+        const epochs = read();
+        if (epochs[epochs.length - 1]!.epoch === epoch)
+          throw new Error(`epoch ${epoch} is current: begin another first`);
+        const entry = epochs.find((e) => e.epoch === epoch);
+        if (!entry || entry.key === null) return;
+        writeAtomically(
+          file,
+          epochs.map((e) => (e.epoch === epoch ? { ...e, key: null, destroyedAt: new Date().toISOString() } : e)),
+        );
+      });
     },
   };
 }

@@ -52,7 +52,15 @@ describe('production mode refuses to guess', () => {
       region: 'eu-west-1',
       aliasPrefix: 'alias/lethe',
       deletionWindowDays: 7,
+      timeouts: { connectMs: 2_000, requestMs: 5_000 },
     });
+    // One call's wait is bounded, and the connection's wait never exceeds it.
+    expect(
+      loadConfig({ ...inKms, LETHE_AWS_KMS_REGION: 'eu-west-1', LETHE_AWS_KMS_TIMEOUT_MS: '800' }).sealing.kek,
+    ).toMatchObject({ timeouts: { connectMs: 800, requestMs: 800 } });
+    expect(
+      variableOf(() => loadConfig({ ...inKms, LETHE_AWS_KMS_REGION: 'eu-west-1', LETHE_AWS_KMS_TIMEOUT_MS: '0' })),
+    ).toBe('LETHE_AWS_KMS_TIMEOUT_MS');
     const withRegion = { ...inKms, LETHE_AWS_KMS_REGION: 'eu-west-1' };
     expect(variableOf(() => loadConfig({ ...withRegion, LETHE_AWS_KMS_ALIAS_PREFIX: 'alias/aws/lethe' }))).toBe(
       'LETHE_AWS_KMS_ALIAS_PREFIX',
