@@ -78,6 +78,8 @@ const schema = z.object({
   /** The worker's own listener for `/metrics` and `/healthz`; off unless a port is given. */
   LETHE_WORKER_METRICS_PORT: port.optional(),
   LETHE_WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** The Temporal SDK's own Prometheus endpoint (pollers, task slots, schedule-to-start latency), on the same host. */
+  LETHE_WORKER_TEMPORAL_METRICS_PORT: port.optional(),
   /** Where traces go (OTLP over HTTP, e.g. `http://collector:4318/v1/traces`); unset, no span is made. */
   LETHE_OTLP_TRACES_URL: z.string().url().optional(),
   /**
@@ -235,7 +237,12 @@ export interface Config {
   };
   api: { host: string; port: number };
   /** Who may read `/metrics` (no token: anyone who reaches the port), and where the worker serves it. */
-  metrics: { token?: string; worker?: { host: string; port: number } };
+  metrics: {
+    token?: string;
+    worker?: { host: string; port: number };
+    /** Where the worker's Temporal runtime serves its own series (`temporal_…`), if anywhere. */
+    temporalRuntime?: { host: string; port: number };
+  };
   /** The OTLP/HTTP endpoint traces are exported to, if any. */
   tracing: { otlpUrl?: string };
   /** What in-flight work gets on SIGTERM before the process exits 1. */
@@ -456,6 +463,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       ...(e.LETHE_METRICS_TOKEN ? { token: e.LETHE_METRICS_TOKEN } : {}),
       ...(e.LETHE_WORKER_METRICS_PORT
         ? { worker: { host: e.LETHE_WORKER_METRICS_HOST, port: e.LETHE_WORKER_METRICS_PORT } }
+        : {}),
+      ...(e.LETHE_WORKER_TEMPORAL_METRICS_PORT
+        ? { temporalRuntime: { host: e.LETHE_WORKER_METRICS_HOST, port: e.LETHE_WORKER_TEMPORAL_METRICS_PORT } }
         : {}),
     },
     tracing: e.LETHE_OTLP_TRACES_URL ? { otlpUrl: e.LETHE_OTLP_TRACES_URL } : {},

@@ -14,8 +14,19 @@ const CANCEL_MARGIN_MS = 5000;
 async function main(): Promise<void> {
   const runtime = createRuntime(loadConfig(), 'lethe-worker');
   const { config } = runtime;
-  // Signals are this process's to handle (below), not the Temporal runtime's default handler's.
-  TemporalRuntime.install({ shutdownSignals: [] });
+  // Signals are this process's to handle (below), not the Temporal runtime's default handler's. The runtime's own
+  // series (pollers, task slots, schedule-to-start) are labelled by namespace, task queue and type names only.
+  const temporalMetrics = config.metrics.temporalRuntime;
+  TemporalRuntime.install({
+    shutdownSignals: [],
+    ...(temporalMetrics
+      ? {
+          telemetryOptions: {
+            metrics: { prometheus: { bindAddress: `${temporalMetrics.host}:${temporalMetrics.port}` } },
+          },
+        }
+      : {}),
+  });
   // What a signal finds started so far: it may come while the workflows are still being bundled.
   const started: {
     worker?: Worker;
