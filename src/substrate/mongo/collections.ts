@@ -82,11 +82,18 @@ export async function insertOnce<T extends { _id: string; tenant: string }>(
 export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  // Once one call has failed the whole map has failed: no further item is started (calls under way finish).
+  let failed = false;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     for (;;) {
       const index = next++;
-      if (index >= items.length) return;
-      results[index] = await fn(items[index]!);
+      if (failed || index >= items.length) return;
+      try {
+        results[index] = await fn(items[index]!);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   });
   await Promise.all(workers);

@@ -14,6 +14,9 @@ import { buildSubjectGraph, completeErasure, fileErasure } from '../../support/e
 import { loadStackConfig } from '../../../stack/stack-config.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
+import { createDataKeyVault } from '../../../src/substrate/crypto/data-key-vault.js';
+import { createContentCipher } from '../../../src/substrate/crypto/content-cipher.js';
+import type { KeyEncryptionKeys } from '../../../src/substrate/crypto/key-encryption-keys.port.js';
 import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
 import { activityAttempts } from '../../support/activity-attempts.js';
 
@@ -171,5 +174,80 @@ describe('a KMS that is down or silent', () => {
       .collection<{ _id: string }>(Collections.dataKeys)
       .countDocuments({ _id: { $in: [...graph.events, ...graph.memories] } });
     expect(keysLeft).toBe(0);
+  }, 240_000);
+
+  it('fails a rotation whose KMS goes away mid re-wrap with no epoch destroyed, every record still opening, and the next rotation finishing the job', async () => {
+    const keks = app.runtime.cipher.vault.keks;
+    const rotTenant = uniqueTenant();
+    const contents = Array.from(
+      { length: 40 },
+      (_, i) => `Rotation note ${i} about depot ${randomUUID().slice(0, 6)}.`,
+    );
+    const response = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${rotTenant}/batches`,
+      token: await app.token(rotTenant, ['agent'], 'agent-1'),
+      payload: { events: contents.map((content) => sampleEvent({ content })), memories: [] },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const written = new Map(response.json<{ events: { id: string }[] }>().events.map((e, i) => [e.id, contents[i]!]));
+    const ids = [...written.keys()];
+    /** The records' content as a process that has never unwrapped their keys opens it. */
+    const openedCold = async () => {
+      const vault = createDataKeyVault(app.runtime.db, keks);
+      try {
+        const rows = await app.runtime.db
+          .collection<{ _id: string; tenant: string; content: string }>(Collections.events)
+          .find({ tenant: rotTenant })
+          .toArray();
+        const opened = await createContentCipher(vault).openAll(rows);
+        return new Map(opened.map((r) => [r._id, r.content]));
+      } finally {
+        vault.close();
+      }
+    };
+    const before = await keks.epochs();
+    const destroyedBefore = before.filter((e) => e.destroyedAt !== null).map((e) => e.epoch);
+
+    // The KMS goes away after the rotation has begun its epoch and re-wrapped some keys: once 15 wraps are answered.
+    let wraps = 0;
+    const failing: KeyEncryptionKeys = {
+      kind: keks.kind,
+      wrap: async (key, context) => {
+        const wrapped = await keks.wrap(key, context);
+        if (++wraps === 15) proxy.mode('refuse');
+        return wrapped;
+      },
+      unwrap: (epoch, wrapped, context) => keks.unwrap(epoch, wrapped, context),
+      epochs: () => keks.epochs(),
+      beginEpoch: () => keks.beginEpoch(),
+      destroyEpoch: (epoch) => keks.destroyEpoch(epoch),
+    };
+    const rotator = createDataKeyVault(app.runtime.db, failing);
+    try {
+      await expect(rotateKeks(rotator, failing, { settleMs: 0 })).rejects.toMatchObject({ type: 'Unavailable' });
+      // The re-wraps under way when the first failed meet the outage too before the KMS is back.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    } finally {
+      proxy.mode('pass');
+      rotator.close();
+    }
+    const midway = await keks.epochs();
+    expect(midway).toHaveLength(before.length + 1);
+    expect(midway.filter((e) => e.destroyedAt !== null).map((e) => e.epoch)).toEqual(destroyedBefore);
+    const begun = midway[midway.length - 1]!.epoch;
+    const previous = before[before.length - 1]!.epoch;
+    // The fault struck mid re-wrap: keys under both the new epoch and the one before it.
+    expect(await app.runtime.cipher.vault.countUnder(begun)).toBeGreaterThan(0);
+    expect(await app.runtime.cipher.vault.countUnder(previous)).toBeGreaterThan(0);
+    expect(await openedCold()).toEqual(written);
+
+    const outcome = await rotateKeks(app.runtime.cipher.vault, keks, { settleMs: 0 });
+    expect(outcome.kept).toEqual([]);
+    expect(outcome.destroyed).toEqual(expect.arrayContaining([previous, begun]));
+    const after = await keks.epochs();
+    expect(after.filter((e) => e.destroyedAt === null).map((e) => e.epoch)).toEqual([outcome.epoch]);
+    expect(await app.runtime.cipher.vault.countUnder(outcome.epoch)).toBeGreaterThanOrEqual(ids.length);
+    expect(await openedCold()).toEqual(written);
   }, 240_000);
 });
