@@ -29,6 +29,7 @@ export function presentEvent(sight: Sight<EventRecord>) {
     occurredAt: e.occurredAt.toISOString(),
     recordedAt: e.recordedAt.toISOString(),
     correctionOf: e.correctionOf,
+    ...(e.origin ? { origin: e.origin } : {}),
     ...restrictionOf(sight),
   };
   if (sight.view === 'content-free') return issued(ids);
@@ -63,6 +64,9 @@ function memoryIds(m: MemoryRecord, view: Sight<MemoryRecord>['view']) {
     // Under correction, or built from a value since corrected: never served as current, and said so where shown.
     ...((m.contestedBy?.length ?? 0) > 0 ? { contestedBy: m.contestedBy } : {}),
     ...(m.stale ? { stale: { because: m.stale.because, since: m.stale.since.toISOString() } } : {}),
+    // Descends from external or lowest-trust content; held for a reviewer before any agent read it.
+    ...((m.taint?.length ?? 0) > 0 ? { taint: m.taint } : {}),
+    ...((m.quarantinedFor?.length ?? 0) > 0 ? { quarantinedFor: m.quarantinedFor } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import { inheritedTrust, type MemoryInputFacts } from './input-trust.js';
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
@@ -128,7 +129,9 @@ async function admitWithinLease(
   batch: StagedBatch,
   opened: LeaseStanding,
 ): Promise<BatchResult> {
-  const refusal = leaseRefusal(opened) ?? (await checkBatch(deps, tenant, batch));
+  const leaseLost = leaseRefusal(opened);
+  const check = leaseLost ? { refusal: leaseLost } : await checkBatch(deps, tenant, batch);
+  const refusal = check.refusal;
   if (refusal) {
     // A fence refusal on a retry may follow an attempt that wrote this stage's records and then failed: take them
     // back (memories and events) so nothing lands behind the fence.
@@ -146,7 +149,7 @@ async function admitWithinLease(
   const contradicted = audits.findIndex((a) => a.effect === 'refuse');
   if (contradicted >= 0)
     return refuse(deps, tenant, principal, stageId, derivationRefusal(contradicted, audits[contradicted]!));
-  const written = await writeBatch(deps, tenant, principal, stageId, batch, audits);
+  const written = await writeBatch(deps, tenant, principal, stageId, batch, audits, check.inputs ?? []);
   // Checked again after writing: an erasure raises its fence before it locates, so a write either landed
   // before the fence (and the erasure's locate sees it) or sees the fence here and takes itself back. The fences
   // are read before the lease: a fence lowered before this read was lowered after the lease was revoked.
@@ -249,6 +252,7 @@ async function writeBatch(
   stageId: string,
   batch: StagedBatch,
   audits: DerivationOutcome[],
+  inputs: readonly MemoryInputFacts[][],
 ): Promise<WrittenBatch> {
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
@@ -302,7 +306,15 @@ async function writeBatch(
     const derivation = audits[index];
     const admission = admittedRecord(
       { impact: deps.impactPolicy, retention: deps.retentionPolicy },
-      { tenant, writer: principal, id: m.id, eventIds, at: now(), ...(derivation ? { derivation } : {}) },
+      {
+        tenant,
+        writer: principal,
+        id: m.id,
+        eventIds,
+        at: now(),
+        inherited: inheritedTrust(m.content, inputs[index] ?? []),
+        ...(derivation ? { derivation } : {}),
+      },
       m,
     );
     return {
@@ -406,9 +418,13 @@ async function fenceRefusal(
   };
 }
 
-async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<Refusal | null> {
+/** A batch's check: its first refusal, or what each memory's inputs are (read once, for what the memory inherits). */
+type BatchCheck = { refusal: Refusal; inputs?: undefined } | { refusal: null; inputs: MemoryInputFacts[][] };
+
+async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<BatchCheck> {
+  const refused = (refusal: Refusal): BatchCheck => ({ refusal });
   const fenced = await fenceRefusal(deps, tenant, batch);
-  if (fenced) return fenced;
+  if (fenced) return refused(fenced);
   // The whole batch's tombstones are looked up at once (one bounded pass when they are many); every item is then
   // checked in parallel, and the first refusal in batch order is reported.
   const eventSpecs = batch.events.map(eventTombstones);
@@ -427,11 +443,13 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
       : null,
   );
   const firstEventRefusal = eventRefusals.find((r) => r !== null);
-  if (firstEventRefusal) return firstEventRefusal;
+  if (firstEventRefusal) return refused(firstEventRefusal);
+  const inputs: MemoryInputFacts[][] = batch.memories.map(() => []);
   const memoryRefusals = await mapBounded(
     [...batch.memories.entries()],
     WRITE_CONCURRENCY,
     async ([i, m]): Promise<Refusal | null> => {
+      const facts = inputs[i]!;
       const field = `memories.${i}`;
       const allowed = evaluatePolicy(deps.writePolicy, {
         roles: batch.roles,
@@ -464,12 +482,15 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
           const e = batch.events[Number(local[1])];
           if (!e) return { type: 'LineageRefused', field: f, message: `${f}: no event #${local[1]} in this batch` };
           minTrust = Math.min(minTrust, e.trustTier);
+          facts.push({ kind: 'event', origin: e.origin ?? 'interaction', trustTier: e.trustTier, content: e.content });
           continue;
         }
         const event = await deps.events.get(tenant, ref);
         if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
         if ((event.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
         minTrust = Math.min(minTrust, event.trustTier);
+        const origin = event.origin ?? 'interaction';
+        facts.push({ kind: 'event', origin, trustTier: event.trustTier, content: event.content });
       }
       const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
       for (const [j, ref] of m.provenance.parentIds.entries()) {
@@ -479,6 +500,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
         if ((parent.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
         minTrust = Math.min(minTrust, parent.trustTier);
         minConfidence = Math.min(minConfidence, parent.confidence);
+        facts.push({ kind: 'memory', taint: parent.taint ?? [], trustTier: parent.trustTier });
       }
       // Trust is never amplified (invariant 7).
       if (m.trustTier > minTrust) {
@@ -498,7 +520,8 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
       return null;
     },
   );
-  return memoryRefusals.find((r) => r !== null) ?? null;
+  const refusal = memoryRefusals.find((r) => r !== null);
+  return refusal ? refused(refusal) : { refusal: null, inputs };
 }
 
 /** A record kept under a legal hold is frozen: kept for the matter, never a source of new records. */

@@ -5,6 +5,7 @@ import { retentionDecision, type RetentionDecision } from '../governance/retenti
 import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
 import type { MemoryInput } from './write-schemas.js';
 import type { DerivationOutcome } from './derivation-admission.js';
+import type { InheritedTrust } from './input-trust.js';
 
 /**
  * The record a validated memory becomes at admission, pure: its status from the impact policy (low → active,
@@ -12,7 +13,16 @@ import type { DerivationOutcome } from './derivation-admission.js';
  */
 export function admittedRecord(
   policies: { impact: PolicyDocument; retention: PolicyDocument },
-  at: { tenant: string; writer: string; id: string; eventIds: string[]; at: Date; derivation?: DerivationOutcome },
+  at: {
+    tenant: string;
+    writer: string;
+    id: string;
+    eventIds: string[];
+    at: Date;
+    derivation?: DerivationOutcome;
+    /** What it inherits from its inputs (taints, quarantine); absent: nothing. */
+    inherited?: InheritedTrust;
+  },
   m: MemoryInput,
 ): { record: MemoryRecord; decision: PolicyDecision; retention: RetentionDecision } {
   const decision = evaluatePolicy(policies.impact, {
@@ -24,7 +34,9 @@ export function admittedRecord(
     attribute: m.attribute ?? '',
   });
   const signOff = at.derivation?.effect === 'sign-off';
-  const status = decision.outcome === 'low' && !signOff ? 'active' : 'candidate';
+  const quarantine = at.inherited?.quarantine ?? [];
+  const taint = at.inherited?.taint ?? [];
+  const status = decision.outcome === 'low' && !signOff && quarantine.length === 0 ? 'active' : 'candidate';
   const repaired =
     at.derivation?.effect === 'admit' && at.derivation.record.mode === 'enforce'
       ? at.derivation.verdict.repairedEvidenceIds
@@ -70,9 +82,16 @@ export function admittedRecord(
     expiresAt: retention.expiresAt,
     expiryBucket: expiryBucketOf(retention.expiresAt),
     highImpact: decision.outcome !== 'low',
-    // A sign-off the derivation audit asked for says so, by label (the obligations are on the record).
+    // A quarantine, or a sign-off the derivation audit asked for, says so by code or label (the obligations are on
+    // the record); otherwise the impact policy's reason.
     statusReason:
-      signOff && decision.outcome === 'low' ? `derivation audit: ${at.derivation!.verdict.label}` : decision.reason,
+      decision.outcome === 'low' && quarantine.length > 0
+        ? `quarantine: ${quarantine.join(', ')}`
+        : signOff && decision.outcome === 'low'
+          ? `derivation audit: ${at.derivation!.verdict.label}`
+          : decision.reason,
+    ...(taint.length > 0 ? { taint } : {}),
+    ...(quarantine.length > 0 ? { quarantinedFor: quarantine } : {}),
     ...(at.derivation ? { derivation: at.derivation.record } : {}),
     updatedAt: at.at,
   };

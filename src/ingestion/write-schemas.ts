@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_CONTENT_BYTES, MEMORY_KINDS, SENSITIVITIES } from '../substrate/model/records.js';
+import { EVENT_ORIGINS, MAX_CONTENT_BYTES, MEMORY_KINDS, SENSITIVITIES } from '../substrate/model/records.js';
 
 export { MAX_CONTENT_BYTES };
 export const MAX_BATCH = 1000;
@@ -28,6 +28,8 @@ export const EventInputSchema = z.strictObject({
   trustTier: z.number().int().min(0).max(3).default(1),
   /** Whose event it is: the writer's own (default) or the tenant's shared scope. */
   scope: z.enum(['principal', 'tenant']).default('principal'),
+  /** Where its content came from: the conversation (default), or external content that memories wait in quarantine for. */
+  origin: z.enum(EVENT_ORIGINS).optional(),
 });
 export type EventInput = z.output<typeof EventInputSchema>;
 

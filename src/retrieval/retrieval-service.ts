@@ -23,6 +23,20 @@ import { indexFiltersFor } from './reader-filters.js';
 import type { ReadTrace } from './read-trace.js';
 
 export const MAX_K = 50;
+/**
+ * A tainted record's score (it descends from external or lowest-trust content) is multiplied by this before the
+ * context is packed: it ranks below an untainted record that matches as well, and is still served when relevant.
+ */
+export const TAINT_PENALTY = 0.5;
+
+const isTainted = (m: MemoryRecord) => (m.taint?.length ?? 0) > 0;
+
+/** Scores with the taint penalty applied, highest first (stable among equals). */
+export function penaliseTaint<T extends { memory: Sight<MemoryRecord>; score: number }>(items: readonly T[]): T[] {
+  return items
+    .map((item) => (isTainted(item.memory.record) ? { ...item, score: item.score * TAINT_PENALTY } : item))
+    .sort((a, b) => b.score - a.score);
+}
 /** How deep the refill may go: past it, the answer is short and says so. */
 export const MAX_DEPTH = 400;
 
@@ -59,7 +73,11 @@ export interface Retrieval {
     unresolved: number;
     /** Admissible records left out of the context because the budget ran out. */
     leftOutForBudget: number;
+    /** Items served that are tainted (each says how in its `taint`). */
+    tainted: number;
   };
+  /** True when every item served is tainted: nothing untainted stands behind an answer built on this context. */
+  taintedOnly: boolean;
   /** True when fewer than k admissible records exist within the refill depth. */
   short: boolean;
   budget: { tokens: number; used: number };
@@ -143,7 +161,7 @@ export function createRetrievalService(deps: {
       const disputesOf = (id: string) =>
         (open.get(id) ?? []).map((d) => ({ id: d._id, with: d.memoryIds.filter((m) => m !== id) }));
       const packed = packContext(
-        admissible.map((a) => ({
+        penaliseTaint(admissible).map((a) => ({
           id: a.memory.record._id,
           score: a.score,
           status: a.memory.record.status,
@@ -177,7 +195,9 @@ export function createRetrievalService(deps: {
           refused,
           unresolved,
           leftOutForBudget: packed.leftOut,
+          tainted: items.filter((i) => isTainted(i.memory.record)).length,
         },
+        taintedOnly: items.length > 0 && items.every((i) => isTainted(i.memory.record)),
         short: exhausted,
         budget: { tokens: request.budgetTokens, used: packed.usedTokens },
       };

@@ -53,6 +53,7 @@ export function registerRetrievalRoutes(
           }),
         ),
         counts: result.counts,
+        taintedOnly: result.taintedOnly,
         short: result.short,
         budget: result.budget,
         policy: {

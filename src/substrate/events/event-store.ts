@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { EventRecord, Sensitivity } from '../model/records.js';
+import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
@@ -20,6 +20,8 @@ export interface NewEvent {
   scope: string;
   /** The staged batch whose admission records it. */
   stageId?: string;
+  /** Where its content came from (absent: the conversation). */
+  origin?: EventOrigin;
 }
 
 export type RecordOutcome = 'created' | 'duplicate' | 'correction';
@@ -103,6 +105,7 @@ export function eventRecordOf(
     recordedBy: input.recordedBy,
     scope: input.scope,
     ...(input.stageId ? { stageId: input.stageId } : {}),
+    ...(input.origin !== undefined && input.origin !== 'interaction' ? { origin: input.origin } : {}),
     deleted: false,
   };
 }

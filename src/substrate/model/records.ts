@@ -9,6 +9,21 @@ export const MAX_CONTENT_BYTES = 32 * 1024;
 export const MEMORY_KINDS = ['fact', 'preference', 'summary', 'relation', 'view', 'note'] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
 
+/**
+ * Where an event's content came from. `interaction` is what the agent and the person said to each other; the others
+ * are external content (a tool's output, a fetched document, a connector's import), which can carry text written to
+ * steer an agent: a memory derived from it waits in quarantine for a reviewer (see `ingestion/input-trust.ts`).
+ */
+export const EVENT_ORIGINS = ['interaction', 'tool-output', 'fetched-document', 'connector'] as const;
+export type EventOrigin = (typeof EVENT_ORIGINS)[number];
+
+/**
+ * Why a memory is tainted: it descends from external content, or from a source of the lowest trust tier. A taint
+ * passes to every record derived from a tainted one and is never lifted, not even by a reviewer's promotion.
+ */
+export const TAINT_REASONS = ['external-content', 'low-trust'] as const;
+export type TaintReason = (typeof TAINT_REASONS)[number];
+
 /** An immutable record of something an agent saw; a correction is a new event pointing to the old one. */
 export interface EventRecord {
   _id: string;
@@ -30,6 +45,8 @@ export interface EventRecord {
   recordedBy: string;
   /** The staged batch whose admission recorded it: a refused retry of that stage takes back exactly these. */
   stageId?: string;
+  /** External content's origin; absent for an interaction (and on events written before origins were kept). */
+  origin?: Exclude<EventOrigin, 'interaction'>;
   deleted: boolean;
   /** Legal holds restricting this event to the legal role (absent when none). */
   restrictedBy?: string[];
@@ -124,6 +141,13 @@ export interface MemoryRecord {
   updatedAt: Date;
   /** Legal holds restricting this record to the legal role (absent when none). */
   restrictedBy?: string[];
+  /** Its taints, inherited from its inputs (absent when none). */
+  taint?: TaintReason[];
+  /**
+   * Why it was admitted into quarantine (a candidate no agent reads until a reviewer promotes it), as reason codes:
+   * `external-content:<origin>`, `instruction-like:<kind>`. Kept after promotion, as the record's history.
+   */
+  quarantinedFor?: string[];
   /** The derivation audit at admission (absent on records written before it existed). */
   derivation?: DerivationAuditRecord;
   /**

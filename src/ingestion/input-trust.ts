@@ -1,0 +1,87 @@
+/**
+ * What a memory inherits from its inputs at admission, pure: its taints, and whether it must wait in quarantine.
+ *
+ * - **Taint** passes down lineage and is never lifted: a memory is tainted `external-content` when an input event
+ *   came from outside the conversation (a tool's output, a fetched document, a connector) or an input memory is so
+ *   tainted, and `low-trust` when an input is of the lowest trust tier or so tainted.
+ * - **Quarantine** holds a memory that reads external content directly, or whose content or cited event content
+ *   reads like an instruction to an agent, as a candidate for a reviewer: no agent reads it until it is promoted.
+ *   A memory derived from a promoted record is tainted but not quarantined again: a reviewer has read that content.
+ *
+ * The instruction scan is a list of patterns, not a classifier: it catches the common shapes of prompt injection
+ * in English (overriding instructions, reassigning the agent's role, addressing its system prompt, hiding things
+ * from the user, sending data out, changing policies or settings). It is a tripwire that sends content to a
+ * person, so a miss costs a reviewer nothing and a false alarm costs one review.
+ */
+import type { EventOrigin, TaintReason } from '../substrate/model/records.js';
+
+/** The lowest trust tier (unverified source). */
+export const LOWEST_TRUST_TIER = 0;
+
+const INSTRUCTION_PATTERNS: readonly { kind: string; pattern: RegExp }[] = [
+  {
+    kind: 'instruction-override',
+    pattern:
+      /\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|earlier|above|preceding|existing)?\s*(?:instructions?|rules|guidelines|directives|prompts?)\b/i,
+  },
+  {
+    kind: 'role-reassignment',
+    pattern:
+      /\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+(?:are|will|must)|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?\s+)?(?:unrestricted|different|new)|new\s+instructions\s*:)/i,
+  },
+  {
+    kind: 'system-prompt',
+    pattern: /(?:\bsystem\s+prompt\b|<\s*\/?\s*system\s*>|\[\s*system\s*\]|\bdeveloper\s+mode\b|\bjailbreak\b)/i,
+  },
+  {
+    kind: 'concealment',
+    pattern:
+      /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|let)\s+(?:the\s+)?(?:user|customer|human|operator|them)\b/i,
+  },
+  {
+    kind: 'exfiltration',
+    pattern:
+      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:all\s+|every\s+|the\s+)?(?:\w+\s+){0,4}(?:to\s+)?(?:https?:\/\/|[\w.+-]+@[\w-]+\.[\w.]+)/i,
+  },
+  {
+    kind: 'policy-change',
+    pattern:
+      /\b(?:(?:disable|turn\s+off|bypass|override)\s+(?:the\s+|your\s+|all\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|settings?|retention|permissions?|safety|guardrails?|filters?)\b|(?:change|set|lower|raise|update)\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|permissions?|guardrails?)\s+to\b)/i,
+  },
+];
+
+/** Kinds of instruction-like text in `text`, in the list's order (empty when none). */
+export function instructionLikeKinds(text: string): string[] {
+  return INSTRUCTION_PATTERNS.filter(({ pattern }) => pattern.test(text)).map(({ kind }) => kind);
+}
+
+/** What admission knows of one input of a memory. */
+export type MemoryInputFacts =
+  | { kind: 'event'; origin: EventOrigin; trustTier: number; content: string }
+  | { kind: 'memory'; taint: readonly TaintReason[]; trustTier: number };
+
+export interface InheritedTrust {
+  taint: TaintReason[];
+  /** Reason codes; empty: admitted as the impact policy says. */
+  quarantine: string[];
+}
+
+export function inheritedTrust(content: string, inputs: readonly MemoryInputFacts[]): InheritedTrust {
+  const taint = new Set<TaintReason>();
+  const quarantine = new Set<string>();
+  const scanned = [content];
+  for (const input of inputs) {
+    if (input.trustTier <= LOWEST_TRUST_TIER) taint.add('low-trust');
+    if (input.kind === 'memory') {
+      for (const t of input.taint) taint.add(t);
+      continue;
+    }
+    scanned.push(input.content);
+    if (input.origin !== 'interaction') {
+      taint.add('external-content');
+      quarantine.add(`external-content:${input.origin}`);
+    }
+  }
+  for (const text of scanned) for (const kind of instructionLikeKinds(text)) quarantine.add(`instruction-like:${kind}`);
+  return { taint: [...taint].sort(), quarantine: [...quarantine].sort() };
+}
