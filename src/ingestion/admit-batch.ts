@@ -1,4 +1,5 @@
-import { inheritedTrust, type MemoryInputFacts } from './input-trust.js';
+import type { ClaimLookup } from '../substrate/memories/claim-lookup.js';
+import { flappingAnomaly, inheritedTrust, type MemoryInputFacts } from './input-trust.js';
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
@@ -61,6 +62,8 @@ export interface AdmissionDeps {
   /** Fences of running erasure requests: a write about their subjects or citing their records is refused. */
   fences: ErasureFenceStore;
   audit: AuditLog;
+  /** Claims about a subject's attribute: a value that keeps changing is an anomaly (absent: not checked). */
+  claims?: ClaimLookup;
   impactPolicy: PolicyDocument;
   writePolicy: PolicyDocument;
   retentionPolicy: PolicyDocument;
@@ -149,7 +152,10 @@ async function admitWithinLease(
   const contradicted = audits.findIndex((a) => a.effect === 'refuse');
   if (contradicted >= 0)
     return refuse(deps, tenant, principal, stageId, derivationRefusal(contradicted, audits[contradicted]!));
-  const written = await writeBatch(deps, tenant, principal, stageId, batch, audits, check.inputs ?? []);
+  const written = await writeBatch(deps, tenant, principal, stageId, batch, audits, {
+    inputs: check.inputs ?? [],
+    anomalies: check.anomalies ?? [],
+  });
   // Checked again after writing: an erasure raises its fence before it locates, so a write either landed
   // before the fence (and the erasure's locate sees it) or sees the fence here and takes itself back. The fences
   // are read before the lease: a fence lowered before this read was lowered after the lease was revoked.
@@ -252,7 +258,7 @@ async function writeBatch(
   stageId: string,
   batch: StagedBatch,
   audits: DerivationOutcome[],
-  inputs: readonly MemoryInputFacts[][],
+  checked: { inputs: readonly MemoryInputFacts[][]; anomalies: readonly string[][] },
 ): Promise<WrittenBatch> {
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
@@ -312,7 +318,7 @@ async function writeBatch(
         id: m.id,
         eventIds,
         at: now(),
-        inherited: inheritedTrust(m.content, inputs[index] ?? []),
+        inherited: inheritedTrust(m.content, checked.inputs[index] ?? [], checked.anomalies[index] ?? []),
         ...(derivation ? { derivation } : {}),
       },
       m,
@@ -419,7 +425,9 @@ async function fenceRefusal(
 }
 
 /** A batch's check: its first refusal, or what each memory's inputs are (read once, for what the memory inherits). */
-type BatchCheck = { refusal: Refusal; inputs?: undefined } | { refusal: null; inputs: MemoryInputFacts[][] };
+type BatchCheck =
+  | { refusal: Refusal; inputs?: undefined; anomalies?: undefined }
+  | { refusal: null; inputs: MemoryInputFacts[][]; anomalies: string[][] };
 
 async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<BatchCheck> {
   const refused = (refusal: Refusal): BatchCheck => ({ refusal });
@@ -445,6 +453,8 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
   const firstEventRefusal = eventRefusals.find((r) => r !== null);
   if (firstEventRefusal) return refused(firstEventRefusal);
   const inputs: MemoryInputFacts[][] = batch.memories.map(() => []);
+  const anomalies: string[][] = batch.memories.map(() => []);
+  const now = (deps.now ?? (() => new Date()))();
   const memoryRefusals = await mapBounded(
     [...batch.memories.entries()],
     WRITE_CONCURRENCY,
@@ -517,11 +527,16 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
           message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})`,
         };
       }
+      if (deps.claims && m.attribute !== undefined) {
+        const claims = await deps.claims.bySubjectAttribute(tenant, m.subjects, m.attribute);
+        const flapping = flappingAnomaly(claims, sha256Hex(m.content), now);
+        if (flapping) anomalies[i]!.push(flapping);
+      }
       return null;
     },
   );
   const refusal = memoryRefusals.find((r) => r !== null);
-  return refusal ? refused(refusal) : { refusal: null, inputs };
+  return refusal ? refused(refusal) : { refusal: null, inputs, anomalies };
 }
 
 /** A record kept under a legal hold is frozen: kept for the matter, never a source of new records. */

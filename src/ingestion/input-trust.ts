@@ -4,8 +4,9 @@
  * - **Taint** passes down lineage and is never lifted: a memory is tainted `external-content` when an input event
  *   came from outside the conversation (a tool's output, a fetched document, a connector) or an input memory is so
  *   tainted, and `low-trust` when an input is of the lowest trust tier or so tainted.
- * - **Quarantine** holds a memory that reads external content directly, or whose content or cited event content
- *   reads like an instruction to an agent, as a candidate for a reviewer: no agent reads it until it is promoted.
+ * - **Quarantine** holds a memory that reads external content directly, whose content or cited event content
+ *   reads like an instruction to an agent, or whose subject's attribute keeps changing value (an anomaly), as a
+ *   candidate for a reviewer: no agent reads it until it is promoted.
  *   A memory derived from a promoted record is tainted but not quarantined again: a reviewer has read that content.
  *
  * The instruction scan is a list of patterns, not a classifier: it catches the common shapes of prompt injection
@@ -14,6 +15,7 @@
  * person, so a miss costs a reviewer nothing and a false alarm costs one review.
  */
 import type { EventOrigin, TaintReason } from '../substrate/model/records.js';
+import type { Claim } from '../substrate/memories/claim-lookup.js';
 
 /** The lowest trust tier (unverified source). */
 export const LOWEST_TRUST_TIER = 0;
@@ -66,9 +68,36 @@ export interface InheritedTrust {
   quarantine: string[];
 }
 
-export function inheritedTrust(content: string, inputs: readonly MemoryInputFacts[]): InheritedTrust {
+/** A subject's attribute whose written value changed this many times within the window is flapping. */
+export const FLAP_CHANGES = 3;
+export const FLAP_WINDOW_MS = 7 * 24 * 3600_000;
+
+/**
+ * `anomaly:attribute-flapping` when the claims about the memory's subject and attribute written within the window
+ * (whatever their status now: a refused or superseded attempt counts), in the order written and followed by the new
+ * content, change value `FLAP_CHANGES` times or more: a value pushed back and forth (A, B, A, B), the shape of a
+ * false fact pressed in over several sessions. A history of successive values (A, B, C) is not flapping. Null
+ * otherwise.
+ */
+export function flappingAnomaly(claims: readonly Claim[], contentHash: string, now: Date): string | null {
+  const since = now.getTime() - FLAP_WINDOW_MS;
+  const written = claims
+    .filter((c) => c.recordedAt.getTime() >= since)
+    .sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime())
+    .map((c) => c.contentHash);
+  written.push(contentHash);
+  let changes = 0;
+  for (let k = 1; k < written.length; k++) if (written[k] !== written[k - 1]) changes++;
+  return changes >= FLAP_CHANGES ? 'anomaly:attribute-flapping' : null;
+}
+
+export function inheritedTrust(
+  content: string,
+  inputs: readonly MemoryInputFacts[],
+  anomalies: readonly string[] = [],
+): InheritedTrust {
   const taint = new Set<TaintReason>();
-  const quarantine = new Set<string>();
+  const quarantine = new Set<string>(anomalies);
   const scanned = [content];
   for (const input of inputs) {
     if (input.trustTier <= LOWEST_TRUST_TIER) taint.add('low-trust');

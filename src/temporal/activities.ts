@@ -28,6 +28,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       tombstones: services.tombstones,
       fences: services.fences,
       audit: services.audit,
+      claims: services.claims,
       impactPolicy: services.impactPolicy,
       writePolicy: services.writePolicy,
       retentionPolicy: services.retentionPolicy,

@@ -17,6 +17,7 @@ const CLAIM_FIELDS = {
   validTo: 1,
   writtenBy: 1,
   namespace: 1,
+  recordedAt: 1,
 } as const;
 
 /** A memory as a claim: who says what (by content hash) about which subject's attribute, over which valid time. */
@@ -31,6 +32,8 @@ export interface Claim {
   validTo: Date | null;
   writtenBy: string;
   namespace: string;
+  /** When it was written. */
+  recordedAt: Date;
 }
 
 /** A record as a claim (its content left out). */
@@ -46,6 +49,7 @@ export function claimOf(r: Pick<MemoryRecord, Exclude<keyof typeof CLAIM_FIELDS,
     validTo: r.validTo,
     writtenBy: r.writtenBy,
     namespace: r.namespace,
+    recordedAt: r.recordedAt,
   };
 }
 

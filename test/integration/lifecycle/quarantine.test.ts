@@ -163,6 +163,27 @@ describe('quarantine and taint', () => {
     expect((await searchIds('history')).map((m) => m.id)).not.toContain(memory!.id);
   });
 
+  it('holds for review a value pushed back to an earlier one, the third change of a subject’s attribute in a week (flapping)', async () => {
+    const subject = `subject-${randomUUID().slice(0, 6)}`;
+    const employer = async (name: string) => {
+      const content = `Works at ${name}.`;
+      const [memory] = await write({
+        events: [sampleEvent({ subjects: [subject], content: `They said: ${content}` })],
+        memories: [sampleMemory({ subjects: [subject], kind: 'preference', attribute: 'employer', content })],
+      });
+      return memory!;
+    };
+    expect((await employer('Acme')).status).toBe('active');
+    // Successive values are a history, not an anomaly.
+    expect((await employer('Globex')).status).not.toBe('candidate');
+    expect((await employer('Initech')).status).not.toBe('candidate');
+    // Pushed back to a value it had: the third change within the week.
+    const back = await employer('Globex');
+    expect(back.status).toBe('candidate');
+    const shown = (await byId(back.id, await app.token(tenant, ['reviewer'], 'rita'), '?purpose=review')).json<Shown>();
+    expect(shown.quarantinedFor).toEqual(['anomaly:attribute-flapping']);
+  });
+
   it('refuses an origin it does not know, naming the field', async () => {
     const response = await app.request({
       method: 'POST',

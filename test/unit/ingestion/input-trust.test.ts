@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { inheritedTrust, instructionLikeKinds, type MemoryInputFacts } from '../../../src/ingestion/input-trust.js';
+import {
+  FLAP_WINDOW_MS,
+  flappingAnomaly,
+  inheritedTrust,
+  instructionLikeKinds,
+  type MemoryInputFacts,
+} from '../../../src/ingestion/input-trust.js';
+import type { Claim } from '../../../src/substrate/memories/claim-lookup.js';
 
 const interaction = (content: string, trustTier = 2): MemoryInputFacts => ({
   kind: 'event',
@@ -103,5 +110,41 @@ describe('what a memory inherits from its inputs', () => {
         }
       }),
     );
+  });
+});
+
+describe('attribute flapping', () => {
+  const now = new Date('2026-12-04T12:00:00Z');
+  const claim = (contentHash: string, agoMs: number, status: Claim['status'] = 'active'): Claim => ({
+    id: `mem_${contentHash}`,
+    status,
+    kind: 'fact',
+    subjects: ['s'],
+    attribute: 'employer',
+    contentHash,
+    validFrom: new Date(now.getTime() - agoMs),
+    validTo: null,
+    writtenBy: 'agent-1',
+    namespace: 'support',
+    recordedAt: new Date(now.getTime() - agoMs),
+  });
+
+  it('is an anomaly when the value is pushed back and forth (A, B, A, B), whatever became of the earlier ones', () => {
+    const history = [claim('a', 4000, 'superseded'), claim('b', 3000, 'rejected'), claim('a', 2000, 'disputed')];
+    expect(flappingAnomaly(history, 'b', now)).toBe('anomaly:attribute-flapping');
+  });
+
+  it('is not one for successive values, repeats, or changes older than the window', () => {
+    expect(flappingAnomaly([claim('a', 3000), claim('b', 2000)], 'c', now)).toBeNull();
+    expect(flappingAnomaly([claim('a', 3000), claim('a', 2000), claim('b', 1000)], 'b', now)).toBeNull();
+    const old = [claim('a', FLAP_WINDOW_MS + 3), claim('b', FLAP_WINDOW_MS + 2), claim('a', FLAP_WINDOW_MS + 1)];
+    expect(flappingAnomaly(old, 'b', now)).toBeNull();
+  });
+
+  it('quarantines the memory with its reason code', () => {
+    expect(inheritedTrust('Works at Initech.', [interaction('ok')], ['anomaly:attribute-flapping'])).toEqual({
+      taint: [],
+      quarantine: ['anomaly:attribute-flapping'],
+    });
   });
 });
