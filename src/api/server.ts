@@ -140,7 +140,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       ...reading,
     });
     registerSearchRoutes(app, { search: services.search, ...reading });
-    registerRetrievalRoutes(app, { retrieval: services.retrieval, exposures: services.exposures, ...reading });
+    registerRetrievalRoutes(app, {
+      retrieval: services.retrieval,
+      exposures: services.exposures,
+      metrics: services.metrics,
+      ...reading,
+    });
     registerAuditRoutes(app, { audit: services.audit });
     registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
     registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });

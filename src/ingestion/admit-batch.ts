@@ -1,4 +1,5 @@
 import type { ClaimLookup } from '../substrate/memories/claim-lookup.js';
+import type { Metrics } from '../observability/metrics.port.js';
 import { flappingAnomaly, inheritedTrust, type MemoryInputFacts } from './input-trust.js';
 import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.port.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
@@ -64,6 +65,8 @@ export interface AdmissionDeps {
   audit: AuditLog;
   /** Claims about a subject's attribute: a value that keeps changing is an anomaly (absent: not checked). */
   claims?: ClaimLookup;
+  /** Where a quarantine is counted, by reason code (the operator's alert). */
+  metrics?: Pick<Metrics, 'quarantined'>;
   impactPolicy: PolicyDocument;
   writePolicy: PolicyDocument;
   retentionPolicy: PolicyDocument;
@@ -340,6 +343,7 @@ async function writeBatch(
     const derivation = audits[index];
     const status = record.status as 'active' | 'candidate';
     const outcome = outcomes[index]!;
+    if (outcome === 'created') for (const reason of record.quarantinedFor ?? []) deps.metrics?.quarantined(reason);
     memoryResults[index] = {
       id: record._id,
       status,

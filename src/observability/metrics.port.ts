@@ -20,6 +20,10 @@ export interface Metrics {
   auditAppended(seconds: number): void;
   /** One run of an erasure step in an activity attempt. */
   erasureStep(step: string, outcome: 'done' | 'failed', seconds: number): void;
+  /** A memory admitted into quarantine, once per reason code (`external-content:tool-output`, …: a fixed set). */
+  quarantined(reason: string): void;
+  /** Tainted items a retrieval served. */
+  taintedServed(items: number): void;
 }
 
 export type RefusalReason = 'unauthenticated' | 'foreign-tenant' | 'role';
@@ -44,4 +48,6 @@ export const noMetrics: Metrics = {
   quotaRefused: () => undefined,
   auditAppended: () => undefined,
   erasureStep: () => undefined,
+  quarantined: () => undefined,
+  taintedServed: () => undefined,
 };

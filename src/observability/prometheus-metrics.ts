@@ -1,6 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ErasureBacklog, Metrics } from './metrics.port.js';
 
+const REASON_CODE = /^[a-z]+(?:-[a-z]+)*:[a-z]+(?:-[a-z]+)*$/;
+
 /** The metrics port over a Prometheus registry of its own, and what `/metrics` serves from it. */
 export interface PrometheusMetrics extends Metrics {
   readonly contentType: string;
@@ -84,6 +86,18 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     registers,
   });
 
+  const quarantined = new Counter({
+    name: 'lethe_quarantined_total',
+    help: 'Memories admitted into quarantine for a reviewer, by reason code (an anomaly or injection alert)',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const taintedServed = new Counter({
+    name: 'lethe_retrieval_tainted_items_total',
+    help: 'Tainted items served by retrievals',
+    registers,
+  });
+
   if (options.erasureBacklog) registerBacklogGauges(registry, options.erasureBacklog);
 
   return {
@@ -98,6 +112,9 @@ export function createPrometheusMetrics(options: PrometheusMetricsOptions = {}):
     quotaRefused: (quota) => quotaRefusals.inc({ quota }),
     auditAppended: (seconds) => auditAppend.observe(seconds),
     erasureStep: (step, outcome, seconds) => erasureStep.observe({ step, outcome }, seconds),
+    // Admission's codes are `<class>:<kind>` in lower-case words; anything else is counted as `other`, never written.
+    quarantined: (reason) => quarantined.inc({ reason: REASON_CODE.test(reason) ? reason : 'other' }),
+    taintedServed: (items) => taintedServed.inc(items),
   };
 }
 

@@ -29,6 +29,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       fences: services.fences,
       audit: services.audit,
       claims: services.claims,
+      metrics: services.metrics,
       impactPolicy: services.impactPolicy,
       writePolicy: services.writePolicy,
       retentionPolicy: services.retentionPolicy,

@@ -1,3 +1,4 @@
+import type { Metrics } from '../../observability/metrics.port.js';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { RetrieveRequestSchema, type RetrievalService } from '../../retrieval/retrieval-service.js';
@@ -20,7 +21,11 @@ const ExposureReportSchema = z.strictObject({
 /** Governed retrieval for an agent's context, and the exposure trace of what reached a prompt. */
 export function registerRetrievalRoutes(
   app: FastifyInstance,
-  deps: ReadingDeps & { retrieval: RetrievalService; exposures: ExposureStore },
+  deps: ReadingDeps & {
+    retrieval: RetrievalService;
+    exposures: ExposureStore;
+    metrics?: Pick<Metrics, 'taintedServed'>;
+  },
 ): void {
   app.post(
     '/v1/tenants/:tenant/retrieve',
@@ -43,6 +48,7 @@ export function registerRetrievalRoutes(
         'retrieve',
       );
       const result = await deps.retrieval.retrieve(principal.tenant, query, reader);
+      if (result.counts.tainted > 0) deps.metrics?.taintedServed(result.counts.tainted);
       return {
         retrievalId: result.retrievalId,
         items: result.items.map((i) =>

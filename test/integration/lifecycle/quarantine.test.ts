@@ -114,6 +114,10 @@ describe('quarantine and taint', () => {
     expect(answer.items[0]!.taint).toEqual(['external-content']);
     expect(answer.counts.tainted).toBe(1);
     expect(answer.taintedOnly).toBe(true);
+    // The operator's alert and count, labelled by reason code only.
+    const series = await app.services.metrics.render();
+    expect(series).toMatch(/^lethe_quarantined_total\{reason="external-content:tool-output"\} [1-9]/m);
+    expect(series).toMatch(/^lethe_retrieval_tainted_items_total [1-9]/m);
   });
 
   it('passes the taint to a derived memory, which ranks below an untainted record that says the same', async () => {
