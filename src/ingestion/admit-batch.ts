@@ -72,6 +72,11 @@ export interface AdmissionDeps {
   retentionPolicy: PolicyDocument;
   reviewSlaPolicy: PolicyDocument;
   reviewTimeoutPolicy: PolicyDocument;
+  /**
+   * The write-side defences against poisoning: taint, quarantine and attribute flapping. On unless set to false,
+   * which only a benchmark does, to measure what they buy (`bench:poisoning`); no setting reaches it.
+   */
+  defences?: boolean;
   /** The write-time derivation audit; absent, admission does not audit derivations. */
   derivation?: DerivationDeps;
   now?: () => Date;
@@ -321,7 +326,10 @@ async function writeBatch(
         id: m.id,
         eventIds,
         at: now(),
-        inherited: inheritedTrust(m.content, checked.inputs[index] ?? [], checked.anomalies[index] ?? []),
+        inherited:
+          deps.defences === false
+            ? { taint: [], quarantine: [] }
+            : inheritedTrust(m.content, checked.inputs[index] ?? [], checked.anomalies[index] ?? []),
         ...(derivation ? { derivation } : {}),
       },
       m,
@@ -531,7 +539,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
           message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})`,
         };
       }
-      if (deps.claims && m.attribute !== undefined) {
+      if (deps.claims && deps.defences !== false && m.attribute !== undefined) {
         const claims = await deps.claims.bySubjectAttribute(tenant, m.subjects, m.attribute);
         const flapping = flappingAnomaly(claims, sha256Hex(m.content), now);
         if (flapping) anomalies[i]!.push(flapping);
