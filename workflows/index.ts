@@ -7,3 +7,4 @@ export { retentionSweep } from './retention-sweep.workflow.js';
 export { reembedTenant } from './reembed-tenant.workflow.js';
 export { accessRequest } from './access-request.workflow.js';
 export { rectificationRequest } from './rectification.workflow.js';
+export { consolidation } from './consolidation.workflow.js';

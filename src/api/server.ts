@@ -13,6 +13,7 @@ import { registerRectificationRoutes } from './routes/rectification.routes.js';
 import type { TokenKeys, TokenLimits } from '../governance/auth/tokens.js';
 import { refuseControlCharacters } from './control-characters.js';
 import { registerWriteRoutes } from './routes/write.routes.js';
+import { registerConsolidationRoutes } from './routes/consolidation.routes.js';
 import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
 import { registerRetrievalRoutes } from './routes/retrieval.routes.js';
@@ -127,6 +128,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     });
     registerPrincipalRateLimits(app, limits.rate, services.metrics);
     registerWriteRoutes(app, { writes: services.writes, quota: services.writeQuota });
+    registerConsolidationRoutes(app, { consolidations: services.consolidations });
     const reading = {
       readPolicy: services.readPolicy,
       scopePolicy: services.scopePolicy,

@@ -15,6 +15,7 @@ import { loadPolicies, requirePolicy } from '../governance/policy/policy-set.js'
 import { createSearchService } from '../retrieval/search-service.js';
 import { createReadTrace } from '../retrieval/read-trace.js';
 import { createWriteGateway } from '../temporal/write-gateway.js';
+import { createConsolidationGateway } from '../temporal/consolidation-gateway.js';
 import { createRetentionScheduler } from '../temporal/retention-schedule.js';
 import { createMongoSweepStateStore } from '../governance/retention/sweep-state-store.js';
 import { createErasureGateway } from '../temporal/erasure-gateway.js';
@@ -172,6 +173,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       client: temporalClient,
       taskQueue,
       onTenantWrite: (tenant) => retentionScheduler.ensure(tenant),
+    }),
+    consolidations: createConsolidationGateway({
+      client: temporalClient,
+      taskQueue,
+      pauseMs: config.consolidation.pauseMs,
     }),
     signer,
     publicKeyPem: signer.publicKeyPem,

@@ -87,6 +87,8 @@ const schema = z.object({
    * `shutdownGraceTime`) before it exits 1. 25 s fits inside the 30 s a container runtime waits before SIGKILL.
    */
   LETHE_SHUTDOWN_GRACE_MS: count(0, 3_600_000).default(25_000),
+  /** Pause between two views a consolidation run writes, so that a run yields to online writes and reads. */
+  LETHE_CONSOLIDATION_PAUSE_MS: count(0, 600_000).default(250),
   /** HS256, development only: production verifies EdDSA tokens against a key set (JWKS file or URL). */
   LETHE_TOKEN_SECRET: secret.optional(),
   LETHE_TOKEN_JWKS_FILE: z.string().min(1).optional(),
@@ -247,6 +249,8 @@ export interface Config {
   tracing: { otlpUrl?: string };
   /** What in-flight work gets on SIGTERM before the process exits 1. */
   shutdown: { graceMs: number };
+  /** Consolidation runs' pause between two views' writes. */
+  consolidation: { pauseMs: number };
   /**
    * The certificate key files: the private one is required where certificates are issued (the worker), the public
    * one where the key is only served (the API); each process checks for its own at start.
@@ -470,6 +474,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     tracing: e.LETHE_OTLP_TRACES_URL ? { otlpUrl: e.LETHE_OTLP_TRACES_URL } : {},
     shutdown: { graceMs: e.LETHE_SHUTDOWN_GRACE_MS },
+    consolidation: { pauseMs: e.LETHE_CONSOLIDATION_PAUSE_MS },
     secrets: {
       fingerprintKeys: fingerprintKeys(e),
       ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),

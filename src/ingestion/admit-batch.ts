@@ -8,7 +8,9 @@ import { idempotencyKeyOf } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
-import { principalScope, type EventRecord } from '../substrate/model/records.js';
+import { principalScope, type EventRecord, type MemoryRecord } from '../substrate/model/records.js';
+import { independentAgreement } from '../substrate/views/consolidation-plan.js';
+import { normalisedContent } from '../substrate/views/extractive-summariser.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
@@ -532,7 +534,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
           message: `${field}.trustTier: exceeds the lowest trust tier of its inputs (${minTrust})`,
         };
       }
-      if (m.confidence > minConfidence) {
+      if (m.confidence > confidenceCap(m, parents, minConfidence)) {
         return {
           type: 'ValidationError',
           field: `${field}.confidence`,
@@ -549,6 +551,17 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
   );
   const refusal = memoryRefusals.find((r) => r !== null);
   return refusal ? refused(refusal) : { refusal: null, inputs, anomalies };
+}
+
+/**
+ * The highest confidence a memory may claim: its inputs' lowest, or, when it says what its parents all say and they
+ * agree from independent sources, the highest of theirs (never more than one of them had).
+ */
+function confidenceCap(m: MemoryInput, parents: readonly MemoryRecord[], minConfidence: number): number {
+  const cited = parents.filter((p) => m.provenance.parentIds.includes(p._id));
+  if (!independentAgreement(cited) || normalisedContent(cited[0]!.content) !== normalisedContent(m.content))
+    return minConfidence;
+  return Math.max(minConfidence, ...cited.map((p) => p.confidence));
 }
 
 /** A record kept under a legal hold is frozen: kept for the matter, never a source of new records. */

@@ -90,3 +90,22 @@ export const WriteBatchSchema = z
     path: ['events'],
   });
 export type WriteBatch = z.output<typeof WriteBatchSchema>;
+
+/** What set a consolidation run off: recorded in its result, never changing what it builds. */
+export const CONSOLIDATION_TRIGGERS = [
+  'session-end',
+  'task-end',
+  'conflict',
+  'policy-change',
+  'model-change',
+  'manual',
+] as const;
+export type ConsolidationTrigger = (typeof CONSOLIDATION_TRIGGERS)[number];
+
+export const ConsolidationRequestSchema = z.strictObject({
+  namespace,
+  /** Whose memories: the caller's own (default), or the tenant's shared ones (admins only). */
+  scope: z.enum(['principal', 'tenant']).default('principal'),
+  trigger: z.enum(CONSOLIDATION_TRIGGERS),
+});
+export type ConsolidationRequest = z.output<typeof ConsolidationRequestSchema>;

@@ -15,3 +15,8 @@ export function erasureWorkflowId(tenant: string, requestId: string): string {
 export function rectificationWorkflowId(tenant: string, requestId: string): string {
   return `rectification-${tenant}-${requestId}`;
 }
+
+/** One consolidation run at a time per namespace and owner scope: a trigger during a run joins it. */
+export function consolidationWorkflowId(tenant: string, namespace: string, scopeOwner: string): string {
+  return `consolidation-${tenant}-${namespace}-${scopeOwner}`;
+}

@@ -10,6 +10,8 @@ import { createDisputeActivities } from '../../activities/dispute.activities.js'
 import { createReembedActivities } from '../../activities/reembed.activities.js';
 import { createAccessActivities } from '../../activities/access.activities.js';
 import { createRectificationActivities } from '../../activities/rectification.activities.js';
+import { createConsolidationActivities } from '../../activities/consolidation.activities.js';
+import { createExtractiveSummariser } from '../substrate/views/extractive-summariser.js';
 
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
@@ -38,6 +40,12 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       derivation: services.derivation,
       staging: services.staging,
       search: services.index,
+    }),
+    ...createConsolidationActivities({
+      memories: services.memories,
+      staging: services.staging,
+      tombstones: services.tombstones,
+      summariser: createExtractiveSummariser(),
     }),
     ...createReviewActivities({
       memories: services.memories,

@@ -14,7 +14,12 @@ import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
 import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../support/erasure-fixture.js';
 import { disputeAbout, signOff } from '../support/side-records-fixture.js';
 import { sampleEvent, sampleMemory, statedBatch } from '../support/samples.js';
-import { disputeWorkflowId, rectificationWorkflowId, reviewWorkflowId } from '../../src/shared/workflow-ids.js';
+import {
+  consolidationWorkflowId,
+  disputeWorkflowId,
+  rectificationWorkflowId,
+  reviewWorkflowId,
+} from '../../src/shared/workflow-ids.js';
 import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
 
 const HISTORIES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'histories');
@@ -58,6 +63,33 @@ describe('recording a history of every workflow type', () => {
       payload: { outcome: 'keep-one', memoryId: ids[1], reason: 'the later call note is right' },
     });
     expect(adjudicated.statusCode, adjudicated.body).toBe(200);
+
+    // A consolidation run: a summary of two records about one subject, written through the ingestion workflow.
+    const consolidator = await app.token(tenant, ['agent'], 'agent-c');
+    for (const [attribute, content] of [
+      ['city', 'Lives in Porto.'],
+      ['language', 'Speaks Portuguese.'],
+    ]) {
+      const fact = await app.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/batches`,
+        token: consolidator,
+        payload: {
+          events: [sampleEvent({ subjects: ['subject-consolidated'], content })],
+          memories: [sampleMemory({ subjects: ['subject-consolidated'], attribute, kind: 'fact', content })],
+        },
+      });
+      expect(fact.statusCode, fact.body).toBe(201);
+    }
+    const consolidated = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${tenant}/consolidations`,
+      token: consolidator,
+      payload: { namespace: 'support', trigger: 'session-end' },
+    });
+    expect(consolidated.statusCode, consolidated.body).toBe(200);
+    expect(consolidated.json()).toMatchObject({ built: 1 });
+    record('consolidation', consolidationWorkflowId(tenant, 'support', 'agent-c'));
 
     const sweep = `retention-record-${randomUUID().slice(0, 8)}`;
     await client.workflow.execute('retentionSweep', { taskQueue, workflowId: sweep, args: [{ tenant }] });

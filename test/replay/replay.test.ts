@@ -57,6 +57,8 @@ describe('replaying recorded workflow histories against this code', () => {
       /alice/i,
       /moved to Lisbon/i,
       /Prefers e-mail/i,
+      /Lives in Porto/i,
+      /Speaks Portuguese/i,
       /Salary is/i,
       /works at/i,
       /canary/i,

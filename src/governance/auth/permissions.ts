@@ -8,6 +8,8 @@ export const ACTION_ROLES = {
   'event.ingest': ['agent', 'admin'],
   'event.read': ['agent', 'dpo', 'legal', 'auditor', 'admin'],
   'memory.write': ['agent', 'admin'],
+  /** A consolidation run over the caller's own memories (agents), or over the tenant's shared ones (admins). */
+  'memory.consolidate': ['agent', 'admin'],
   'memory.read': ['agent', 'reviewer', 'dpo', 'legal', 'admin'],
   'memory.search': ['agent', 'reviewer', 'admin'],
   'memory.retrieve': ['agent', 'reviewer', 'dpo', 'legal', 'admin'],

@@ -1,0 +1,144 @@
+import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
+import type { StagingStore } from '../src/substrate/staging/staging-store.js';
+import type { TombstoneSpec, TombstoneStore } from '../src/substrate/tombstones/tombstone-store.js';
+import type { StagedBatch } from '../src/ingestion/admit-batch.js';
+import type { Role } from '../src/governance/auth/principal.js';
+import { principalScope } from '../src/substrate/model/records.js';
+import { sha256Hex } from '../src/substrate/fingerprint.js';
+import type { Summariser } from '../src/substrate/views/summariser.port.js';
+import {
+  CONSOLIDATION_RULE,
+  consolidable,
+  planViews,
+  type SkipReason,
+  type ViewGroup,
+} from '../src/substrate/views/consolidation-plan.js';
+
+/** Active records one run reads at most, in pages: a namespace larger than this is consolidated in part. */
+export const MAX_RUN_INPUTS = 20_000;
+const PAGE = 1000;
+
+export interface ConsolidationActivityDeps {
+  memories: MemoryStore;
+  staging: StagingStore;
+  tombstones: TombstoneStore;
+  summariser: Summariser;
+}
+
+export interface ConsolidationPlanInput {
+  tenant: string;
+  namespace: string;
+  /** Who asked: the views are theirs (their scope, their roles before the write policy). */
+  principal: string;
+  roles: Role[];
+  /** Whose memories: the principal's own, or the tenant's shared ones. */
+  scope: 'principal' | 'tenant';
+}
+
+/** Ids and counts only: the views' content stays in their stages. */
+export interface ConsolidationPlan {
+  read: number;
+  /** Each view still to build, with the stage its write waits in. */
+  staged: { viewId: string; stageId: string; inputs: number }[];
+  /** Views already built (or decided) from the same inputs, rule, model and prompt. */
+  existing: number;
+  /** Views not built because an input, its content or the view itself was erased meanwhile. */
+  tombstoned: number;
+  skipped: Partial<Record<SkipReason, number>>;
+}
+
+/** What an erasure tombstones for the view or its inputs: any of them found, the view is not built. */
+function erasedSpecs(group: ViewGroup, content: string): TombstoneSpec[] {
+  const specs: TombstoneSpec[] = [{ kind: 'record', parts: [group.id] }];
+  for (const input of group.inputs) {
+    specs.push({ kind: 'record', parts: [input._id] });
+    for (const s of input.subjects) specs.push({ kind: 'subject-content', parts: [s, input.contentHash] });
+  }
+  for (const s of group.subjects) specs.push({ kind: 'subject-content', parts: [s, sha256Hex(content)] });
+  return specs;
+}
+
+/** Consolidation's activities: reading and planning here, writing through the ingestion workflow's admission. */
+export function createConsolidationActivities(deps: ConsolidationActivityDeps) {
+  return {
+    async planConsolidation(input: ConsolidationPlanInput): Promise<ConsolidationPlan> {
+      const scope = input.scope === 'tenant' ? 'tenant' : principalScope(input.principal);
+      const records = [];
+      let read = 0;
+      let after = null;
+      do {
+        const page = await deps.memories.pageByStatus(input.tenant, 'active', PAGE, after);
+        read += page.items.length;
+        records.push(...page.items.filter((r) => consolidable(r, input.namespace, scope)));
+        after = page.next;
+      } while (after && read < MAX_RUN_INPUTS);
+      const model = { modelVersion: deps.summariser.modelVersion, promptVersion: deps.summariser.promptVersion };
+      const { groups, skipped } = planViews(input.tenant, records, model);
+      const known = new Set(
+        (
+          await deps.memories.getMany(
+            input.tenant,
+            groups.map((g) => g.id),
+          )
+        ).map((r) => r._id),
+      );
+      const plan: ConsolidationPlan = { read, staged: [], existing: 0, tombstoned: 0, skipped };
+      for (const group of groups) {
+        if (known.has(group.id)) {
+          plan.existing++;
+          continue;
+        }
+        const content = await deps.summariser.summarise(
+          group.inputs.map((r) => ({ id: r._id, content: r.content, validFrom: r.validFrom })),
+        );
+        if ((await deps.tombstones.findTombstoned(input.tenant, erasedSpecs(group, content))).length > 0) {
+          plan.tombstoned++;
+          continue;
+        }
+        const first = group.inputs[0]!;
+        const latest = Math.max(...group.inputs.map((r) => r.validFrom.getTime()));
+        const stageId = `stg_view_${group.key.slice(0, 32)}`;
+        const body: StagedBatch = {
+          roles: input.roles,
+          events: [],
+          memories: [
+            {
+              id: group.id,
+              namespace: input.namespace,
+              subjects: group.subjects,
+              kind: group.kind,
+              content,
+              validFrom: new Date(latest).toISOString(),
+              purpose: first.policy.purpose,
+              sensitivity: first.policy.sensitivity,
+              jurisdiction: first.policy.jurisdiction,
+              trustTier: group.trustTier,
+              confidence: group.confidence,
+              scope: input.scope,
+              provenance: {
+                // The inputs are the view's lineage (their events reach it through them), and its evidence: the
+                // derivation audit reads cited parents. Citing their events directly would read external content
+                // afresh, which a reviewer promoted once through the inputs.
+                eventIds: [],
+                parentIds: group.inputs.map((r) => r._id),
+                derivationRule: CONSOLIDATION_RULE,
+                modelVersion: deps.summariser.modelVersion,
+                ...(deps.summariser.promptVersion ? { promptVersion: deps.summariser.promptVersion } : {}),
+              },
+            },
+          ],
+        };
+        // An upsert: a retried attempt stages the same view under the same id.
+        await deps.staging.put({
+          _id: stageId,
+          tenant: input.tenant,
+          principal: input.principal,
+          body,
+          createdAt: new Date(),
+        });
+        plan.staged.push({ viewId: group.id, stageId, inputs: group.inputs.length });
+      }
+      return plan;
+    },
+  };
+}

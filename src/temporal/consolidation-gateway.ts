@@ -1,0 +1,46 @@
+import type { Client } from '@temporalio/client';
+import type { Principal } from '../governance/auth/principal.js';
+import { consolidationWorkflowId } from '../shared/workflow-ids.js';
+import { SearchAttributes } from '../shared/search-attributes.js';
+import type { ConsolidationResult } from '../../workflows/consolidation.definitions.js';
+import type { ConsolidationRequest } from '../ingestion/write-schemas.js';
+
+/** Starts a consolidation run (or joins the one running for the same namespace and scope) and waits for it. */
+export interface ConsolidationGateway {
+  run(principal: Principal, request: ConsolidationRequest): Promise<ConsolidationResult>;
+}
+
+export function createConsolidationGateway(deps: {
+  client: Client;
+  taskQueue: string;
+  /** Pause between two views' writes (`LETHE_CONSOLIDATION_PAUSE_MS`). */
+  pauseMs: number;
+}): ConsolidationGateway {
+  return {
+    async run(principal, request) {
+      const owner = request.scope === 'tenant' ? 'tenant' : principal.id;
+      const handle = await deps.client.workflow.start('consolidation', {
+        taskQueue: deps.taskQueue,
+        workflowId: consolidationWorkflowId(principal.tenant, request.namespace, owner),
+        // A trigger while a run is going joins it: one run at a time per namespace and scope.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [
+          {
+            tenant: principal.tenant,
+            namespace: request.namespace,
+            principal: principal.id,
+            roles: principal.roles,
+            scope: request.scope,
+            trigger: request.trigger,
+            pauseMs: deps.pauseMs,
+          },
+        ],
+        typedSearchAttributes: [
+          { key: SearchAttributes.tenant, value: principal.tenant },
+          { key: SearchAttributes.workflowKind, value: 'consolidation' },
+        ],
+      });
+      return (await handle.result()) as ConsolidationResult;
+    },
+  };
+}
