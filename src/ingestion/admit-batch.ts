@@ -143,7 +143,7 @@ async function admitWithinLease(
   opened: LeaseStanding,
 ): Promise<BatchResult> {
   const leaseLost = leaseRefusal(opened);
-  const check = leaseLost ? { refusal: leaseLost } : await checkBatch(deps, tenant, batch);
+  const check = leaseLost ? { refusal: leaseLost } : await checkBatch(deps, tenant, principal, batch);
   const refusal = check.refusal;
   if (refusal) {
     // A fence refusal on a retry may follow an attempt that wrote this stage's records and then failed: take them
@@ -157,6 +157,7 @@ async function admitWithinLease(
         tenant,
         batch,
         (deps.now ?? (() => new Date()))(),
+        principal,
       )
     : [];
   const contradicted = audits.findIndex((a) => a.effect === 'refuse');
@@ -443,7 +444,16 @@ type BatchCheck =
   | { refusal: Refusal; inputs?: undefined; anomalies?: undefined }
   | { refusal: null; inputs: MemoryInputFacts[][]; anomalies: string[][] };
 
-async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch): Promise<BatchCheck> {
+async function checkBatch(
+  deps: AdmissionDeps,
+  tenant: string,
+  principal: string,
+  batch: StagedBatch,
+): Promise<BatchCheck> {
+  // A writer cites only what it may read: its own records and the tenant's shared ones. Another principal's record
+  // is refused exactly as one that does not exist, so that neither its existence nor, through the derivation
+  // audit's verdict, its content can be probed by citing it.
+  const citable = (scope: string | undefined) => scope === 'tenant' || scope === principalScope(principal);
   const refused = (refusal: Refusal): BatchCheck => ({ refusal });
   const fenced = await fenceRefusal(deps, tenant, batch);
   if (fenced) return refused(fenced);
@@ -510,6 +520,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
           continue;
         }
         const event = await deps.events.get(tenant, ref);
+        if (event && !event.deleted && !citable(event.scope)) return noSuchRecord(f);
         if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
         if ((event.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
         minTrust = Math.min(minTrust, event.trustTier);
@@ -520,6 +531,7 @@ async function checkBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatc
       for (const [j, ref] of m.provenance.parentIds.entries()) {
         const f = `${field}.provenance.parentIds.${j}`;
         const parent = parents.find((p) => p._id === ref);
+        if (parent && !citable(parent.scope)) return noSuchRecord(f);
         if (!parent || !SERVABLE_STATUSES.includes(parent.status)) return refuseMissing(deps, tenant, ref, f);
         if ((parent.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
         minTrust = Math.min(minTrust, parent.trustTier);

@@ -11,7 +11,7 @@ import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../gov
 import { idempotencyKeyOf, type EventStore } from '../substrate/events/event-store.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
-import type { DerivationAuditRecord, EventRecord } from '../substrate/model/records.js';
+import { principalScope, type DerivationAuditRecord, type EventRecord } from '../substrate/model/records.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
 import type { EventInput, MemoryInput } from './write-schemas.js';
 
@@ -74,6 +74,8 @@ export async function auditBatchDerivations(
   tenant: string,
   batch: { events: EventInput[]; memories: MemoryInput[] },
   now: Date,
+  /** The writer: the history searched is what it may read (its own events and the tenant's shared ones). */
+  principal: string,
 ): Promise<DerivationOutcome[]> {
   const local: EvidencePassage[] = batch.events.map((e) => ({
     id: batchEventId(deps.events, tenant, e),
@@ -90,11 +92,13 @@ export async function auditBatchDerivations(
   const { maxAuditBytes, maxBatchBytes } = deps.derivation;
   const historyShare = Math.min(HISTORY_POOL_BYTES, Math.floor(maxBatchBytes / 2 / Math.max(1, subjects.length)));
   const histories = new Map(
-    await mapBounded(
-      subjects,
-      AUDIT_CONCURRENCY,
-      async (s) => [s, await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, historyShare)] as const,
-    ),
+    await mapBounded(subjects, AUDIT_CONCURRENCY, async (s) => {
+      const history = await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, historyShare);
+      // Another principal's events are no evidence for this writer: a verdict, a repair or a refusal naming them
+      // would tell it what they say.
+      const readable = history.events.filter((e) => e.scope === 'tenant' || e.scope === principalScope(principal));
+      return [s, { ...history, events: readable }] as const;
+    }),
   );
   // The batch's stems die with the batch: no process-wide cache keeps a passage an erasure removes later.
   const stems = createStemCache();
