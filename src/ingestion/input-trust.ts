@@ -41,14 +41,16 @@ const INSTRUCTION_PATTERNS: readonly { kind: string; pattern: RegExp }[] = [
       /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|let)\s+(?:the\s+)?(?:user|customer|human|operator|them)\b/i,
   },
   {
+    // Sending anything to a web endpoint, or everything (or what an agent holds: data, conversations, memories,
+    // credentials) to an address. An ordinary errand to an address ("forward the invoice to accounts@…") is not.
     kind: 'exfiltration',
     pattern:
-      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:all\s+|every\s+|the\s+)?(?:\w+\s+){0,4}(?:to\s+)?(?:https?:\/\/|[\w.+-]+@[\w-]+\.[\w.]+)/i,
+      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:(?:\w+\s+){0,5}?(?:to\s+)?https?:\/\/|(?:\w+\s+){0,4}?(?:all|every|everything|entire|whole|full|data|details|conversations?|chats?|history|memor(?:y|ies)|credentials?|passwords?|keys?|tokens?|contacts?|customer\s+list)\b(?:\s+\w+){0,4}?\s+to\s+[\w.+-]+@[\w-]+\.[\w.]+)/i,
   },
   {
     kind: 'policy-change',
     pattern:
-      /\b(?:(?:disable|turn\s+off|bypass|override)\s+(?:the\s+|your\s+|all\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|settings?|retention|permissions?|safety|guardrails?|filters?)\b|(?:change|set|lower|raise|update)\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|permissions?|guardrails?)\s+to\b)/i,
+      /\b(?:(?:disable|turn\s+off|bypass|override)\s+(?:the\s+|your\s+|all\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|retention|permissions?|safety|guardrails?|filters?|security|audit(?:ing)?|logging)\b|(?:change|set|lower|raise|update)\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|permissions?|guardrails?)\s+to\b)/i,
   },
 ];
 
