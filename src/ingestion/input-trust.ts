@@ -77,9 +77,11 @@ export const FLAP_WINDOW_MS = 7 * 24 * 3600_000;
 /**
  * `anomaly:attribute-flapping` when the claims about the memory's subject and attribute written within the window
  * (whatever their status now: a refused or superseded attempt counts), in the order written and followed by the new
- * content, change value `FLAP_CHANGES` times or more: a value pushed back and forth (A, B, A, B), the shape of a
- * false fact pressed in over several sessions. A history of successive values (A, B, C) is not flapping. Null
- * otherwise.
+ * content, change value `FLAP_CHANGES` times or more — a value pushed back and forth (A, B, A, B), the shape of a
+ * false fact pressed in over several sessions — and the new content is not the attribute's established value: the
+ * one written most often within the window (the earliest of those, on a tie). So the true value restated while an
+ * attribute is under attack is admitted, and the value pressed against it waits for a reviewer. A history of
+ * successive values (A, B, C) is not flapping. Null otherwise.
  */
 export function flappingAnomaly(claims: readonly Claim[], contentHash: string, now: Date): string | null {
   const since = now.getTime() - FLAP_WINDOW_MS;
@@ -87,10 +89,15 @@ export function flappingAnomaly(claims: readonly Claim[], contentHash: string, n
     .filter((c) => c.recordedAt.getTime() >= since)
     .sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime())
     .map((c) => c.contentHash);
+  const times = new Map<string, number>();
+  for (const hash of written) times.set(hash, (times.get(hash) ?? 0) + 1);
+  // Map order is first-written order, so the earliest of the most written wins a tie.
+  let established: string | undefined;
+  for (const [hash, n] of times) if (established === undefined || n > times.get(established)!) established = hash;
   written.push(contentHash);
   let changes = 0;
   for (let k = 1; k < written.length; k++) if (written[k] !== written[k - 1]) changes++;
-  return changes >= FLAP_CHANGES ? 'anomaly:attribute-flapping' : null;
+  return changes >= FLAP_CHANGES && contentHash !== established ? 'anomaly:attribute-flapping' : null;
 }
 
 export function inheritedTrust(

@@ -147,6 +147,16 @@ describe('attribute flapping', () => {
     expect(flappingAnomaly(old, 'b', now)).toBeNull();
   });
 
+  it('admits the established value restated while the attribute flaps, and holds the value pressed against it', () => {
+    // A, B, A, B written: A was there first and as often. A again is the true value restated; B again is flapping.
+    const attacked = [claim('a', 5000), claim('b', 4000), claim('a', 3000), claim('b', 2000)];
+    expect(flappingAnomaly(attacked, 'a', now)).toBeNull();
+    expect(flappingAnomaly([...attacked, claim('a', 1000)], 'b', now)).toBe('anomaly:attribute-flapping');
+    // Pressed more often than the first value, the pressed value becomes the established one.
+    const pressed = [claim('a', 6000), claim('b', 5000), claim('a', 4000), claim('b', 3000), claim('b', 2000)];
+    expect(flappingAnomaly(pressed, 'a', now)).toBe('anomaly:attribute-flapping');
+  });
+
   it('quarantines the memory with its reason code', () => {
     expect(inheritedTrust('Works at Initech.', [interaction('ok')], ['anomaly:attribute-flapping'])).toEqual({
       taint: [],
