@@ -18,7 +18,8 @@ interface Run {
   views: { id: string; inputs: number; status: string; refusal?: string }[];
 }
 
-describe('consolidation into views', () => {
+// Each run writes its views through the ingestion workflow one after another: minutes, not seconds, on a loaded machine.
+describe('consolidation into views', { timeout: 240_000 }, () => {
   let app: TestApp;
   let tenant: string;
   const term = `cz${randomUUID().slice(0, 6)}`;
@@ -253,5 +254,26 @@ describe('consolidation into views', () => {
     expect(await record(first.views[0]!.id)).toBeNull();
     const rerun = await consolidate(who, { namespace: 'support', trigger: 'manual' });
     expect(rerun).toMatchObject({ built: 0, tombstoned: 1, views: [] });
+  });
+  it('leaves no view of a subject erased while a run builds it, whichever lands first', async () => {
+    for (const delayMs of [0, 150, 600]) {
+      const who = `agent-r${delayMs}${term}`;
+      const s = `${subject}-r${delayMs}`;
+      const canary = `CANARY-${randomUUID().slice(0, 8)}`;
+      const one = (content: string, attribute: string) =>
+        write(who, fact(content, { subjects: [s], attribute }, { subjects: [s] }));
+      await one(`Collects parcels at locker ${canary}.`, 'locker');
+      await one(`Speaks French about ${term}.`, 'language');
+      const running = consolidate(who, { namespace: 'support', trigger: 'session-end' });
+      await new Promise((r) => setTimeout(r, delayMs));
+      const requestId = await fileErasure(app, tenant, { subjectId: s });
+      const run = await running;
+      await completeErasure(app, tenant, requestId, 'extend');
+      // Whatever the run built or was refused, nothing of the subject is left: no input, no view, no canary.
+      expect(await app.services.memories.allBySubject(tenant, s)).toEqual([]);
+      for (const v of run.views) expect(await record(v.id)).toBeNull();
+      const rerun = await consolidate(who, { namespace: 'support', trigger: 'manual' });
+      expect(rerun).toMatchObject({ built: 0, views: [] });
+    }
   });
 });
