@@ -1,5 +1,6 @@
 import type { Runtime } from '../app/runtime.js';
 import type { Services } from '../app/services.js';
+import type { AdmissionDeps } from '../ingestion/admit-batch.js';
 import { createConnectivityActivities } from '../../activities/connectivity.activities.js';
 import { createIngestionActivities } from '../../activities/ingestion.activities.js';
 import { createErasureActivities } from '../../activities/erasure.activities.js';
@@ -13,6 +14,49 @@ import { createRectificationActivities } from '../../activities/rectification.ac
 import { createConsolidationActivities } from '../../activities/consolidation.activities.js';
 import { createExtractiveSummariser } from '../substrate/views/extractive-summariser.js';
 
+/** What admission reads and writes, as the ingestion activities get it (a benchmark builds the same). */
+export function admissionDepsOf(services: Services): AdmissionDeps {
+  return {
+    events: services.events,
+    memories: services.memories,
+    lineage: services.lineage,
+    tombstones: services.tombstones,
+    fences: services.fences,
+    audit: services.audit,
+    claims: services.claims,
+    metrics: services.metrics,
+    impactPolicy: services.impactPolicy,
+    writePolicy: services.writePolicy,
+    retentionPolicy: services.retentionPolicy,
+    reviewSlaPolicy: services.reviewSlaPolicy,
+    reviewTimeoutPolicy: services.reviewTimeoutPolicy,
+    derivation: services.derivation,
+  };
+}
+
+/** What the dispute activities need, as the worker gives it. */
+export function disputeDepsOf(
+  services: Services,
+  smtp: Pick<Runtime['config']['smtp'], 'reviewersEmail' | 'escalationEmail'>,
+): Parameters<typeof createDisputeActivities>[0] {
+  return {
+    memories: services.memories,
+    claims: services.claims,
+    events: services.events,
+    lineage: services.lineage,
+    disputes: services.disputes,
+    erasureSets: services.erasureSets,
+    fences: services.fences,
+    index: services.index,
+    audit: services.audit,
+    notifier: services.notifier,
+    reviewSlaPolicy: services.reviewSlaPolicy,
+    reviewTimeoutPolicy: services.reviewTimeoutPolicy,
+    reviewersEmail: smtp.reviewersEmail,
+    escalationEmail: smtp.escalationEmail,
+  };
+}
+
 /** Every activity the worker registers, built from the runtime's clients (the composition root). */
 export function createAllActivities(runtime: Runtime, services: Services) {
   return {
@@ -23,24 +67,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       reembedder: services.reembedder,
       audit: services.audit,
     }),
-    ...createIngestionActivities({
-      events: services.events,
-      memories: services.memories,
-      lineage: services.lineage,
-      tombstones: services.tombstones,
-      fences: services.fences,
-      audit: services.audit,
-      claims: services.claims,
-      metrics: services.metrics,
-      impactPolicy: services.impactPolicy,
-      writePolicy: services.writePolicy,
-      retentionPolicy: services.retentionPolicy,
-      reviewSlaPolicy: services.reviewSlaPolicy,
-      reviewTimeoutPolicy: services.reviewTimeoutPolicy,
-      derivation: services.derivation,
-      staging: services.staging,
-      search: services.index,
-    }),
+    ...createIngestionActivities({ ...admissionDepsOf(services), staging: services.staging, search: services.index }),
     ...createConsolidationActivities({
       memories: services.memories,
       staging: services.staging,
@@ -56,22 +83,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       reviewersEmail: runtime.config.smtp.reviewersEmail,
       escalationEmail: runtime.config.smtp.escalationEmail,
     }),
-    ...createDisputeActivities({
-      memories: services.memories,
-      claims: services.claims,
-      events: services.events,
-      lineage: services.lineage,
-      disputes: services.disputes,
-      erasureSets: services.erasureSets,
-      fences: services.fences,
-      index: services.index,
-      audit: services.audit,
-      notifier: services.notifier,
-      reviewSlaPolicy: services.reviewSlaPolicy,
-      reviewTimeoutPolicy: services.reviewTimeoutPolicy,
-      reviewersEmail: runtime.config.smtp.reviewersEmail,
-      escalationEmail: runtime.config.smtp.escalationEmail,
-    }),
+    ...createDisputeActivities(disputeDepsOf(services, runtime.config.smtp)),
     ...createErasureActivities({
       db: runtime.db,
       cipher: runtime.cipher,
