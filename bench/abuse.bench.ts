@@ -33,7 +33,7 @@ import { activityTimeoutsOn, type ActivityTimeouts } from '../test/support/activ
 import { worstCaseEvidence } from '../test/support/verifier-worst-case.js';
 import { event } from './lib/abuse-payloads.js';
 import { send, type StatusTally } from './lib/abuse-http.js';
-import { benchName, runBench } from './lib/bench-run.js';
+import { benchName, endRunningWorkflows, runBench } from './lib/bench-run.js';
 import { ERASE_EVERY, runHonestClient, type HonestIdentity, type HonestTimings } from './lib/honest-client.js';
 import { PLAN_ENV, type HostilePlan } from './lib/hostile-plan.js';
 import { loadAverage, num, percentile, ratio, table } from './lib/stack-report.js';
@@ -341,19 +341,7 @@ async function main(): Promise<void> {
     out(`(load at the end: ${load()})`);
   } finally {
     await api.close();
-    try {
-      // Sign-offs the hostile candidates started wait for a reviewer: nothing else would end them.
-      for await (const w of services.temporalClient.workflow.list({
-        query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
-      })) {
-        await services.temporalClient.workflow
-          .getHandle(w.workflowId, w.runId)
-          .terminate('bench:abuse finished')
-          .catch(() => undefined);
-      }
-    } catch (error) {
-      progress(`could not end running workflows: ${(error as Error).message}`);
-    }
+    await endRunningWorkflows(services.temporalClient, taskQueue, 'bench:abuse', progress);
     worker.shutdown();
     await running;
     await Promise.allSettled(

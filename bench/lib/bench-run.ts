@@ -199,3 +199,27 @@ async function removeRun(
   }
   return removed;
 }
+
+/**
+ * Ends the workflows still running on a bench's task queue (sign-offs and dispute reviews wait for a reviewer:
+ * nothing else would end them).
+ */
+export async function endRunningWorkflows(
+  client: Client,
+  taskQueue: string,
+  bench: string,
+  progress: (message: string) => void,
+): Promise<void> {
+  try {
+    for await (const w of client.workflow.list({
+      query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+    })) {
+      await client.workflow
+        .getHandle(w.workflowId, w.runId)
+        .terminate(`${bench} finished`)
+        .catch(() => undefined);
+    }
+  } catch (error) {
+    progress(`could not end running workflows: ${(error as Error).message}`);
+  }
+}

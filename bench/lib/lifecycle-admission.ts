@@ -122,12 +122,13 @@ export interface ActivityTimings {
   failures: number;
 }
 
-interface ProtoTimestamp {
+export interface ProtoTimestamp {
   seconds?: number | { toNumber(): number } | null;
   nanos?: number | null;
 }
 
-const msOf = (ts: ProtoTimestamp | null | undefined): number => {
+/** A protobuf timestamp of a history event, in ms. */
+export const msOf = (ts: ProtoTimestamp | null | undefined): number => {
   if (!ts) return NaN;
   const s = ts.seconds;
   const seconds = s == null ? 0 : typeof s === 'number' ? s : s.toNumber();
