@@ -178,6 +178,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       client: temporalClient,
       taskQueue,
       pauseMs: config.consolidation.pauseMs,
+      waitMs: config.consolidation.waitMs,
     }),
     signer,
     publicKeyPem: signer.publicKeyPem,

@@ -89,6 +89,11 @@ const schema = z.object({
   LETHE_SHUTDOWN_GRACE_MS: count(0, 3_600_000).default(25_000),
   /** Pause between two views a consolidation run writes, so that a run yields to online writes and reads. */
   LETHE_CONSOLIDATION_PAUSE_MS: count(0, 600_000).default(250),
+  /**
+   * How long `POST …/consolidations` waits for its run before answering 202 (the run goes on; a second call joins it):
+   * well inside the idle-socket timeout, so a long run never leaves its caller without an answer.
+   */
+  LETHE_CONSOLIDATION_WAIT_MS: count(1, 600_000).default(60_000),
   /** HS256, development only: production verifies EdDSA tokens against a key set (JWKS file or URL). */
   LETHE_TOKEN_SECRET: secret.optional(),
   LETHE_TOKEN_JWKS_FILE: z.string().min(1).optional(),
@@ -250,7 +255,7 @@ export interface Config {
   /** What in-flight work gets on SIGTERM before the process exits 1. */
   shutdown: { graceMs: number };
   /** Consolidation runs' pause between two views' writes. */
-  consolidation: { pauseMs: number };
+  consolidation: { pauseMs: number; waitMs: number };
   /**
    * The certificate key files: the private one is required where certificates are issued (the worker), the public
    * one where the key is only served (the API); each process checks for its own at start.
@@ -474,7 +479,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     tracing: e.LETHE_OTLP_TRACES_URL ? { otlpUrl: e.LETHE_OTLP_TRACES_URL } : {},
     shutdown: { graceMs: e.LETHE_SHUTDOWN_GRACE_MS },
-    consolidation: { pauseMs: e.LETHE_CONSOLIDATION_PAUSE_MS },
+    consolidation: { pauseMs: e.LETHE_CONSOLIDATION_PAUSE_MS, waitMs: e.LETHE_CONSOLIDATION_WAIT_MS },
     secrets: {
       fingerprintKeys: fingerprintKeys(e),
       ...(e.LETHE_SIGNING_KEY_FILE ? { signingKeyFile: e.LETHE_SIGNING_KEY_FILE } : {}),

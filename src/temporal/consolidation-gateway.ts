@@ -5,9 +5,16 @@ import { SearchAttributes } from '../shared/search-attributes.js';
 import type { ConsolidationResult } from '../../workflows/consolidation.definitions.js';
 import type { ConsolidationRequest } from '../ingestion/write-schemas.js';
 
-/** Starts a consolidation run (or joins the one running for the same namespace and scope) and waits for it. */
+/** A run's answer: its result, or, past the wait, that it is still going (ids only). */
+export type ConsolidationAnswer =
+  ({ state: 'completed'; workflowId: string } & ConsolidationResult) | { state: 'running'; workflowId: string };
+
+/**
+ * Starts a consolidation run (or joins the one running for the same namespace and scope) and waits for it, at most
+ * `waitMs`: past that, the run goes on and the answer says so.
+ */
 export interface ConsolidationGateway {
-  run(principal: Principal, request: ConsolidationRequest): Promise<ConsolidationResult>;
+  run(principal: Principal, request: ConsolidationRequest): Promise<ConsolidationAnswer>;
 }
 
 export function createConsolidationGateway(deps: {
@@ -15,6 +22,8 @@ export function createConsolidationGateway(deps: {
   taskQueue: string;
   /** Pause between two views' writes (`LETHE_CONSOLIDATION_PAUSE_MS`). */
   pauseMs: number;
+  /** How long a call waits for its run (`LETHE_CONSOLIDATION_WAIT_MS`). */
+  waitMs: number;
 }): ConsolidationGateway {
   return {
     async run(principal, request) {
@@ -40,7 +49,16 @@ export function createConsolidationGateway(deps: {
           { key: SearchAttributes.workflowKind, value: 'consolidation' },
         ],
       });
-      return (await handle.result()) as ConsolidationResult;
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), deps.waitMs)));
+      try {
+        const result = await Promise.race([handle.result() as Promise<ConsolidationResult>, waited]);
+        return result
+          ? { state: 'completed', workflowId: handle.workflowId, ...result }
+          : { state: 'running', workflowId: handle.workflowId };
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -9,7 +9,8 @@ import { jsonSchemaOf } from './json-schema.js';
 
 /**
  * Consolidation on demand (the end of a session or task, a detected conflict, a policy or model change): the run
- * builds views of the caller's memories in a namespace and answers ids, statuses and counts, never content.
+ * builds views of the caller's memories in a namespace and answers ids, statuses and counts, never content. A run
+ * longer than `LETHE_CONSOLIDATION_WAIT_MS` is answered 202 while it goes on.
  */
 export function registerConsolidationRoutes(
   app: FastifyInstance,
@@ -35,8 +36,9 @@ export function registerConsolidationRoutes(
           'scope: only an admin consolidates the tenant’s shared memories',
           'scope',
         );
-      const result = await deps.consolidations.run(principal, body);
-      return reply.code(200).send(result);
+      const answer = await deps.consolidations.run(principal, body);
+      // Still going past the wait: 202, and the same call again joins the run.
+      return reply.code(answer.state === 'completed' ? 200 : 202).send(answer);
     },
   );
 }

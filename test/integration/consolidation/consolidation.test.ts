@@ -62,7 +62,8 @@ describe('consolidation into views', { timeout: 240_000 }, () => {
   const record = (id: string) => app.services.memories.get(tenant, id);
 
   beforeAll(async () => {
-    app = await startTestApp();
+    // Calls wait for their run to end however loaded the machine: the answer of a run still going is tested below.
+    app = await startTestApp({ config: { LETHE_CONSOLIDATION_WAIT_MS: '600000' } });
     tenant = uniqueTenant();
   });
   afterAll(async () => {
@@ -275,5 +276,53 @@ describe('consolidation into views', { timeout: 240_000 }, () => {
       const rerun = await consolidate(who, { namespace: 'support', trigger: 'manual' });
       expect(rerun).toMatchObject({ built: 0, views: [] });
     }
+  });
+});
+
+describe('a consolidation run longer than the call waits', { timeout: 240_000 }, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ config: { LETHE_CONSOLIDATION_WAIT_MS: '500', LETHE_CONSOLIDATION_PAUSE_MS: '3000' } });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('is answered 202 with its workflow id while it goes on, and a second call joins it', async () => {
+    const tenant = uniqueTenant();
+    const token = await app.token(tenant, ['agent'], 'agent-1');
+    for (const s of ['a', 'b'])
+      for (const [attribute, content] of [
+        ['city', `Lives in Faro ${s}.`],
+        ['language', `Speaks Dutch ${s}.`],
+      ]) {
+        const written = await app.request({
+          method: 'POST',
+          url: `/v1/tenants/${tenant}/batches`,
+          token,
+          payload: {
+            events: [sampleEvent({ subjects: [`subject-${s}`], content })],
+            memories: [sampleMemory({ subjects: [`subject-${s}`], attribute, kind: 'fact', content })],
+          },
+        });
+        expect(written.statusCode, written.body).toBe(201);
+      }
+    const call = () =>
+      app.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/consolidations`,
+        token,
+        payload: { namespace: 'support', trigger: 'session-end' },
+      });
+    const first = await call();
+    expect(first.statusCode, first.body).toBe(202);
+    const { state, workflowId } = first.json<{ state: string; workflowId: string }>();
+    expect(state).toBe('running');
+    // Two views with a 3 s pause between them: the run is still going, and a second call joins it.
+    const second = await call();
+    expect(second.statusCode).toBe(202);
+    expect(second.json()).toMatchObject({ state: 'running', workflowId });
+    const result = await app.worker.client.workflow.getHandle(workflowId).result();
+    expect(result).toMatchObject({ built: 2 });
   });
 });
