@@ -161,6 +161,25 @@ describe('consolidation into views', { timeout: 240_000 }, () => {
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toMatch(/namespace|trigger/);
+    // Odd bytes and huge values in every field: 400 naming the field, and no stack trace.
+    const odd: [object, string][] = [
+      [{ namespace: 'support\u0000', trigger: 'manual' }, 'namespace'],
+      [{ namespace: 'x'.repeat(100_000), trigger: 'manual' }, 'namespace'],
+      [{ namespace: 'support', trigger: 'manual\u0000' }, 'trigger'],
+      [{ namespace: 'support', trigger: 'manual', scope: 'x'.repeat(10_000) }, 'scope'],
+      [{ namespace: 'support', trigger: 'manual', extra: 1 }, 'extra'],
+    ];
+    for (const [payload, field] of odd) {
+      const refused = await app.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/consolidations`,
+        token: await token(['agent'], 'agent-1'),
+        payload,
+      });
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(refused.body).toContain(field);
+      expect(refused.body).not.toMatch(/\bat \S+\.(ts|js):\d+/);
+    }
   });
 
   it('keeps the highest confidence only when independent writers agree', async () => {
