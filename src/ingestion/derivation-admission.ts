@@ -93,11 +93,11 @@ export async function auditBatchDerivations(
   const historyShare = Math.min(HISTORY_POOL_BYTES, Math.floor(maxBatchBytes / 2 / Math.max(1, subjects.length)));
   const histories = new Map(
     await mapBounded(subjects, AUDIT_CONCURRENCY, async (s) => {
-      const history = await deps.events.historyOf(tenant, s, latest, HISTORY_POOL_LIMIT, historyShare);
       // Another principal's events are no evidence for this writer: a verdict, a repair or a refusal naming them
-      // would tell it what they say.
-      const readable = history.events.filter((e) => e.scope === 'tenant' || e.scope === principalScope(principal));
-      return [s, { ...history, events: readable }] as const;
+      // would tell it what they say. They are not read at all, so a subject crowded by other agents' events leaves
+      // this writer's own history whole.
+      const scopes = ['tenant', principalScope(principal)];
+      return [s, await deps.events.historyOf(tenant, s, scopes, latest, HISTORY_POOL_LIMIT, historyShare)] as const;
     }),
   );
   // The batch's stems die with the batch: no process-wide cache keeps a passage an erasure removes later.

@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, FindCursor } from 'mongodb';
 import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
@@ -49,12 +49,14 @@ export interface EventStore {
   /** `getMany` without the content: what an erasure decides on and tombstones. */
   factsOf(tenant: string, ids: readonly string[]): Promise<EventFacts[]>;
   /**
-   * The subject's live events that occurred at or before `before`, latest first, at most `limit`: the history a
-   * derivation audit searches. Events under a legal hold are left out (nothing may be derived from them).
+   * The subject's live events in `scopes` that occurred at or before `before`, latest first, at most `limit`: the
+   * history a derivation audit searches. Events under a legal hold are left out (nothing may be derived from them).
    */
   historyOf(
     tenant: string,
     subject: string,
+    /** The scopes the reader may read: other principals' events are never read, and use none of the budget. */
+    scopes: readonly string[],
     before: Date,
     limit: number,
     /** Stop once the events read hold this many bytes of content (then `truncated`). */
@@ -121,6 +123,21 @@ export function eventIdOf(macs: TenantMacs, tenant: string, idempotencyKey: stri
 
 /** Events whose content is read at a time while a history is walked: one key lookup round per batch. */
 const HISTORY_BATCH = 64;
+
+/** Cursors each sorted by `occurredAt` descending, merged into one stream in that order. */
+async function* latestFirst(cursors: readonly FindCursor<EventRecord>[]): AsyncGenerator<EventRecord> {
+  const heads = await Promise.all(cursors.map((c) => c.next()));
+  for (;;) {
+    let at = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const head = heads[i];
+      if (head && (at < 0 || head.occurredAt.getTime() > heads[at]!.occurredAt.getTime())) at = i;
+    }
+    if (at < 0) return;
+    yield heads[at]!;
+    heads[at] = await cursors[at]!.next();
+  }
+}
 
 /**
  * The event log in MongoDB. Content is sealed under each event's own data key before it is written, and opened when
@@ -200,13 +217,16 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     },
     factsOf: (tenant, ids) =>
       findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
-    async historyOf(tenant, subject, before, limit, maxBytes = Infinity) {
-      // Top-level equality and range only: the local server pushes both down. Read as a cursor, so that a byte
-      // budget stops the read rather than trimming what was already held in memory.
-      const cursor = events
-        .find({ tenant, subjects: subject, occurredAt: { $lte: before } })
-        .sort({ occurredAt: -1 })
-        .limit(limit + 1);
+    async historyOf(tenant, subject, scopes, before, limit, maxBytes = Infinity) {
+      // One query per scope, each top-level equality and range (the local server pushes them down, where it would
+      // read the subject's whole history for an `$in`), merged latest first. Read as cursors, so that a byte budget
+      // stops the read rather than trimming what was already held in memory.
+      const cursors = [...new Set(scopes)].map((scope) =>
+        events
+          .find({ tenant, subjects: subject, scope, occurredAt: { $lte: before } })
+          .sort({ occurredAt: -1 })
+          .limit(limit + 1),
+      );
       const docs: EventRecord[] = [];
       let bytes = 0;
       let truncated = false;
@@ -219,18 +239,21 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         }
         return true;
       };
-      let batch: EventRecord[] = [];
-      for await (const doc of cursor) {
-        batch.push(doc);
-        if (batch.length < HISTORY_BATCH) continue;
-        if (!(await take(batch))) {
-          truncated = true;
-          break;
+      try {
+        let batch: EventRecord[] = [];
+        for await (const doc of latestFirst(cursors)) {
+          batch.push(doc);
+          if (batch.length < HISTORY_BATCH) continue;
+          if (!(await take(batch))) {
+            truncated = true;
+            break;
+          }
+          batch = [];
         }
-        batch = [];
+        if (!truncated && batch.length > 0 && !(await take(batch))) truncated = true;
+      } finally {
+        await Promise.all(cursors.map((c) => c.close()));
       }
-      if (!truncated && batch.length > 0 && !(await take(batch))) truncated = true;
-      await cursor.close();
       const live = docs.filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
       return { events: live, truncated };
     },

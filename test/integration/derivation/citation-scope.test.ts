@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { uniqueId } from '../../support/harness.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { HISTORY_POOL_LIMIT } from '../../../src/ingestion/derivation-admission.js';
 
 const TOLD = 'I moved to Berlin in May because I got a new job at Siemens.';
 const GUESS = 'The user moved to Berlin in March because of the new job at Siemens.';
@@ -107,5 +109,47 @@ describe('citations and audit evidence stay within what the writer may read', ()
     const refused = await guess(sharedSubject, 'agent-2');
     expect(refused.statusCode, refused.body).toBe(409);
     expect(refused.body).toContain(shared.event);
+  });
+
+  it('searches the writer’s own history whole, however many events other agents wrote about the subject since', async () => {
+    const subject = uniqueId('s');
+    const own = await told(subject, 'principal');
+    // A full history pool of agent-2's private events about the subject, all later than agent-1's own: read in one
+    // pool across scopes, they would fill it and push agent-1's event out of the audit. One is recorded through the
+    // store; the others are copies of its row under ids of their own (written directly, for speed).
+    const { event: template } = await app.services.events.record({
+      tenant,
+      namespace: 'support',
+      source: 'chat',
+      externalId: uniqueId('crowd'),
+      content: 'Small talk about the weather.',
+      subjects: [subject],
+      sensitivity: 'internal',
+      trustTier: 2,
+      occurredAt: new Date('2026-11-01T11:00:00Z'),
+      recordedBy: 'agent-2',
+      scope: 'principal:agent-2',
+    });
+    const rows = app.runtime.db.collection<Record<string, unknown>>(Collections.events);
+    const row = (await rows.findOne({ _id: template._id } as Record<string, unknown>))!;
+    await rows.insertMany(
+      Array.from({ length: HISTORY_POOL_LIMIT }, (_, n) => ({
+        ...row,
+        _id: `${template._id}-${n}`,
+        idempotencyKey: `${String(row.idempotencyKey)}-${n}`,
+        externalId: `${String(row.externalId)}-${n}`,
+        content: `Small talk number ${n} about the weather.`,
+        occurredAt: new Date(Date.parse('2026-11-01T11:00:01Z') + n * 1000),
+      })),
+    );
+    const guess = await write('agent-1', {
+      events: [
+        sampleEvent({ subjects: [subject], content: 'We talked about the move.', occurredAt: '2026-11-02T10:00:00Z' }),
+      ],
+      memories: [memoryAbout(subject, { content: GUESS, derivedAt: '2026-11-03T10:00:00Z' })],
+    });
+    // Its own event still contradicts the month, as it did with no crowd.
+    expect(guess.statusCode, guess.body).toBe(409);
+    expect(guess.body).toContain(own.event);
   });
 });
