@@ -10,6 +10,13 @@ import { KekEpochGone, type KeyEncryptionKeys } from './key-encryption-keys.port
 interface DataKeyDoc {
   _id: string;
   tenant: string;
+  /**
+   * The kind of record it seals (its id's prefix: `mem`, `evt`…). Reads of many records of one kind scan only the
+   * keys of that kind: in a tenant whose events and memories are keyed alike, a scan by tenant alone read the
+   * events' keys too, as many again as it wanted. Keys made before the field was added lack it until a rotation
+   * re-wraps them; they are found by lookup instead.
+   */
+  kind?: string;
   epoch: number;
   wrapped: string;
   createdAt: Date;
@@ -75,6 +82,23 @@ interface WriteFailure {
 }
 
 const contextOf = (tenant: string, id: string) => `data-key|${Buffer.byteLength(tenant)}:${tenant}|${id}`;
+
+/** A key's kind: its record id's prefix of letters and digits before the first `_` (`mem_…` → `mem`), or `other`. */
+export function keyKindOf(id: string): string {
+  return /^([a-z0-9]{1,16})_/.exec(id)?.[1] ?? 'other';
+}
+
+/** The ids grouped by kind, each group in the order given. */
+function byKind(ids: readonly string[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const id of ids) {
+    const kind = keyKindOf(id);
+    const group = groups.get(kind);
+    if (group) group.push(id);
+    else groups.set(kind, [id]);
+  }
+  return groups;
+}
 
 export function createDataKeyVault(
   db: Db,
@@ -143,7 +167,8 @@ export function createDataKeyVault(
 
   const existing = async (tenant: string, ids: readonly string[]) => {
     const { found, missing } = fromMemory(tenant, ids);
-    if (missing.length > 0) await unwrapAll(tenant, await findByIds(keys, tenant, missing), found);
+    for (const [kind, group] of byKind(missing))
+      await unwrapAll(tenant, await findByIds(keys, tenant, group, { within: { kind } }), found);
     return found;
   };
 
@@ -152,6 +177,7 @@ export function createDataKeyVault(
     boundMs: timing.boundMs,
     async ensureIndexes() {
       await keys.createIndex({ tenant: 1 });
+      await keys.createIndex({ tenant: 1, kind: 1 });
       await keys.createIndex({ epoch: 1 });
       await feed.createIndex({ at: 1 });
       await poll();
@@ -174,7 +200,7 @@ export function createDataKeyVault(
         missing.map(async (id) => {
           const key = randomBytes(DATA_KEY_BYTES);
           const { epoch, wrapped } = await keks.wrap(key, contextOf(tenant, id));
-          return { key, doc: { _id: id, tenant, epoch, wrapped, createdAt: new Date(clock()) } };
+          return { key, doc: { _id: id, tenant, kind: keyKindOf(id), epoch, wrapped, createdAt: new Date(clock()) } };
         }),
       );
       let lost: string[] = [];
@@ -227,10 +253,11 @@ export function createDataKeyVault(
           await mapBounded(page, 16, async (doc) => {
             const context = contextOf(doc.tenant, doc._id);
             const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
-            // Only if it is still the key read: a concurrent destroy wins.
+            // Only if it is still the key read: a concurrent destroy wins. A key made before kinds were recorded
+            // gets its kind here.
             const result = await keys.updateOne(
               { _id: doc._id, epoch: doc.epoch },
-              { $set: { epoch: next.epoch, wrapped: next.wrapped } },
+              { $set: { epoch: next.epoch, wrapped: next.wrapped, kind: keyKindOf(doc._id) } },
             );
             moved += result.modifiedCount;
           });

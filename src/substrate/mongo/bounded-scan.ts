@@ -49,7 +49,16 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
   collection: Collection<T>,
   tenant: string,
   ids: readonly string[],
-  options: { concurrency?: number; scan?: boolean; projection?: Document } = {},
+  options: {
+    concurrency?: number;
+    scan?: boolean;
+    projection?: Document;
+    /**
+     * Narrows the scan to the part of the tenant that holds these ids (equality on an indexed field). Documents
+     * outside it are still found, by lookup: it decides how much is read, never what is returned.
+     */
+    within?: Document;
+  } = {},
 ): Promise<T[]> {
   const unique = [...new Set(ids)];
   const found = new Map<string, T>();
@@ -60,7 +69,7 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
     const wanted = new Set(unique);
     settled = await scanWithin(
       collection,
-      { tenant } as Filter<T>,
+      { ...options.within, tenant } as Filter<T>,
       unique.length * SCAN_DOCS_PER_LOOKUP,
       (doc) => {
         if (!wanted.has(doc._id)) return;
@@ -69,6 +78,8 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
       },
       projection,
     );
+    // A whole pass over part of the tenant proves nothing about the ids it did not meet.
+    if (options.within && found.size < wanted.size) settled = false;
   }
   if (!settled) {
     const rest = unique.filter((id) => !found.has(id));

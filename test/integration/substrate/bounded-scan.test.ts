@@ -135,6 +135,28 @@ describe('reading many ids of a tenant', () => {
     expect(calls.findOne).toBeLessThan(wanted.length);
   });
 
+  it('narrowed to part of the tenant, reads only that part and still returns the ids outside it', async () => {
+    const tenant = uniqueId('scan');
+    tenants.push(tenant);
+    // 600 documents of the part asked for, 600 of another part, and 40 written before parts were recorded.
+    const docsOf = (part: string | null, count: number) =>
+      Array.from({ length: count }, (_, n) => ({
+        _id: `${tenant}-${part ?? 'none'}-${String(n).padStart(4, '0')}`,
+        tenant,
+        n,
+        ...(part ? { part } : {}),
+      }));
+    const parted = docs as unknown as Collection<Doc & { part?: string }>;
+    await parted.insertMany([...docsOf('a', 600), ...docsOf('b', 600), ...docsOf(null, 40)]);
+    const wanted = [...docsOf('a', 600).map((d) => d._id), ...docsOf(null, 40).map((d) => d._id), `${tenant}-a-gone`];
+    const calls: Record<string, number> = {};
+    const found = await findByIds(counting(parted, calls), tenant, wanted, { within: { part: 'a' } });
+    expect(found.map((d) => d._id)).toEqual(wanted.slice(0, 640));
+    // One pass over part a, then a lookup for each id it did not meet: the 40 without a part and the missing one.
+    expect(calls.find).toBe(1);
+    expect(calls.findOne).toBe(41);
+  });
+
   it('never reads by lookup below the scan threshold', async () => {
     const calls: Record<string, number> = {};
     const ids = small.ids.slice(0, SCAN_MIN_IDS - 1);
