@@ -130,8 +130,8 @@ describe('citations and audit evidence stay within what the writer may read', ()
       recordedBy: 'agent-2',
       scope: 'principal:agent-2',
     });
-    const rows = app.runtime.db.collection<Record<string, unknown>>(Collections.events);
-    const row = (await rows.findOne({ _id: template._id } as Record<string, unknown>))!;
+    const rows = app.runtime.db.collection<{ _id: string } & Record<string, unknown>>(Collections.events);
+    const row = (await rows.findOne({ _id: template._id }))!;
     await rows.insertMany(
       Array.from({ length: HISTORY_POOL_LIMIT }, (_, n) => ({
         ...row,
