@@ -47,6 +47,13 @@ const schema = z.object({
   LETHE_TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
   LETHE_TEMPORAL_API_KEY: z.string().min(1).optional(),
   LETHE_TASK_QUEUE: z.string().min(1).default('lethe'),
+  /**
+   * How many workflows a worker keeps in memory between their tasks. Reviews and disputes wait days for a person, and
+   * the SDK's default (from the heap size: about 2 300 at 4 GiB) let a few thousand held memories fill the workflow
+   * thread's heap until it died. Past this many, the least recent is evicted and replayed from its history at its
+   * next task.
+   */
+  LETHE_WORKER_MAX_CACHED_WORKFLOWS: count(2, 100_000).default(500),
   MONGODB_URI: z.string().url().default('mongodb://127.0.0.1:27017/lethe'),
   ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
   LETHE_INDEX_PREFIX: z
@@ -226,6 +233,8 @@ export interface Config {
     address: string;
     namespace: string;
     taskQueue: string;
+    /** Workflows a worker keeps in memory between their tasks (the rest are replayed when they next run). */
+    maxCachedWorkflows: number;
     /** Files are read when the connection options are built (`temporalConnectionOptions`), at start. */
     tls?: { caFile?: string; certFile?: string; keyFile?: string; serverName?: string };
     apiKey?: string;
@@ -453,6 +462,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.LETHE_TASK_QUEUE,
+      maxCachedWorkflows: e.LETHE_WORKER_MAX_CACHED_WORKFLOWS,
       ...temporalSecurity(e),
     },
     mongo: { uri: e.MONGODB_URI, dbName },

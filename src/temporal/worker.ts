@@ -58,6 +58,7 @@ export async function createLetheWorker(runtime: Runtime, options: WorkerOptions
     connection,
     namespace: runtime.config.temporal.namespace,
     taskQueue: options.taskQueue ?? runtime.config.temporal.taskQueue,
+    maxCachedWorkflows: runtime.config.temporal.maxCachedWorkflows,
     activities: createAllActivities(runtime, options.services ?? createServices(runtime)),
     interceptors: {
       activity: [
