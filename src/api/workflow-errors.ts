@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   ServiceError,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
@@ -48,6 +49,16 @@ export function toApiError(error: unknown, context: WorkflowCallContext): unknow
     if (failure?.type && EXPECTED.has(failure.type)) {
       const field = typeof failure.details?.[0] === 'string' ? failure.details[0] : context.field;
       return new DomainError(failure.type as ErrorTypeName, failure.message, field);
+    }
+    return error;
+  }
+  if (error instanceof WorkflowFailedError) {
+    // A workflow whose activity ran out of retries against a service that stayed away (the key service): the
+    // caller is told to come back later, as when the API itself meets it, not that something broke.
+    const failure = applicationFailureOf(error.cause);
+    if (failure?.type === ErrorType.Unavailable) {
+      const field = typeof failure.details?.[0] === 'string' ? failure.details[0] : context.field;
+      return new DomainError(ErrorType.Unavailable, failure.message, field);
     }
     return error;
   }

@@ -33,6 +33,8 @@ export function sanitize(error: unknown): unknown {
       message: error.message,
       type: error.type,
       nonRetryable: permanent.has(error.type),
+      // The field the refusal is about (a name, never a value), for the API to name when it answers.
+      ...(error.field ? { details: [error.field] } : {}),
     });
   }
   if (error instanceof SearchIndexError) {

@@ -14,6 +14,10 @@ import { disclosedRefusal } from '../../ingestion/refusal-disclosure.js';
 import { tenantParams, errorResponses } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import type { WriteQuota } from '../../ingestion/write-quota.js';
+import { toApiError, type WorkflowCallContext } from '../workflow-errors.js';
+
+/** A write's workflow is new each time (its id is its stage's): it is never found finished or already started. */
+const WRITE_CONTEXT: WorkflowCallContext = { field: 'batch', finished: 'batch: already written' };
 
 /**
  * Writes: validated here, checked against the tenant's quotas, then staged and carried by the ingestion workflow;
@@ -24,7 +28,7 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
     const grant = await deps.quota.admit(principal.tenant, batch);
     const result = await deps.writes.submit(principal, batch).catch(async (error: unknown) => {
       await grant.nothingStored();
-      throw error;
+      throw toApiError(error, WRITE_CONTEXT);
     });
     if (result.refused) await grant.nothingStored();
     else await grant.stored(result);
