@@ -3,7 +3,7 @@
  * naming the field), never as an internal error; any other failure stays a 500 for the error handler to log.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApplicationFailure} from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import { ActivityFailure, RetryState } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { toApiError } from '../../../src/api/workflow-errors.js';
