@@ -168,7 +168,12 @@ export function createDataKeyVault(
   const existing = async (tenant: string, ids: readonly string[]) => {
     const { found, missing } = fromMemory(tenant, ids);
     for (const [kind, group] of byKind(missing))
-      await unwrapAll(tenant, await findByIds(keys, tenant, group, { within: { kind } }), found);
+      await unwrapAll(
+        tenant,
+        // Only what unwrapping needs: a cold read of many records reads one key document per record.
+        await findByIds(keys, tenant, group, { within: { kind }, projection: { epoch: 1, wrapped: 1 } }),
+        found,
+      );
     return found;
   };
 
