@@ -30,6 +30,7 @@ import { sampleEvent, sampleMemory } from '../support/samples.js';
 import { stepGate } from '../support/step-gate.js';
 import { activityAttempts, type ActivityAttempts } from '../support/activity-attempts.js';
 import { serverUnderTest, type FaultyServer, type ServerUnderTest } from '../support/server-faults.js';
+import { bounded, diagnose } from '../support/paused-server-reads.js';
 
 const stack = loadStackConfig();
 const RUNBOOK = 'runbooks/stuck-erasure.md';
@@ -163,43 +164,6 @@ function titleOf(s: Scenario): string {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A read while a server may be paused or down: bounded, undefined when it does not answer in time. */
-async function bounded<T>(read: Promise<T>, ms = 5000): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  try {
-    return await Promise.race([read.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** What the workflow did, for a failure message: its status, pending activities and the end of its history. */
-async function diagnose(handle: WorkflowHandle): Promise<string> {
-  try {
-    const described = await handle.describe();
-    const pending = (described.raw.pendingActivities ?? []).map((a) => ({
-      activity: a.activityType?.name,
-      state: a.state,
-      attempt: a.attempt,
-      lastFailure: a.lastFailure?.message,
-    }));
-    const history = await handle.fetchHistory();
-    const events = (history.events ?? []).slice(-25).map((e) => {
-      const [kind, attributes] = Object.entries(e).find(([key, value]) => key.endsWith('EventAttributes') && value) ?? [
-        '?',
-        {},
-      ];
-      const failure = (attributes as { failure?: { message?: string; cause?: { message?: string } } }).failure;
-      const activity = (attributes as { activityType?: { name?: string } }).activityType?.name;
-      return `${e.eventId} ${kind.replace('EventAttributes', '')}${activity ? ` ${activity}` : ''}${failure ? `: ${failure.message}${failure.cause?.message ? ` ← ${failure.cause.message}` : ''}` : ''}`;
-    });
-    return `workflow ${described.status.name}; pending activities ${JSON.stringify(pending)}\nlast history events:\n  ${events.join('\n  ')}`;
-  } catch (error) {
-    return `(could not describe the workflow: ${(error as Error).message})`;
-  }
-}
 
 /** Where a fault went: into the step (its activity failed or retried), past it (it completed untouched), or not yet. */
 function landing(attempts: ActivityAttempts): 'landed' | 'missed' | undefined {

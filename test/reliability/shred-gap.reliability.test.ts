@@ -29,6 +29,7 @@ import { fileErasure, waitForState } from '../support/erasure-fixture.js';
 import { ordinalWord, sampleEvent, sampleMemory } from '../support/samples.js';
 import { activityAttempts, type ActivityAttempts } from '../support/activity-attempts.js';
 import { serverUnderTest } from '../support/server-faults.js';
+import { bounded, diagnose } from '../support/paused-server-reads.js';
 
 /** Memories of the subject, each extracted from an event of its own: a closure of twice as many records. */
 const MEMORIES = 10;
@@ -48,36 +49,6 @@ const SETTLE_MS = 150_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const sorted = (ids: readonly string[]) => [...ids].sort();
-
-/** A read while a server may be paused: bounded, undefined when it fails or does not answer in time. */
-async function bounded<T>(read: Promise<T>, ms = 5000): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  try {
-    return await Promise.race([read.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The workflow's status and the end of its history, for a failure message. */
-async function diagnose(handle: WorkflowHandle): Promise<string> {
-  try {
-    const described = await handle.describe();
-    const pending = (described.raw.pendingActivities ?? []).map((a) => ({
-      activity: a.activityType?.name,
-      attempt: a.attempt,
-      lastFailure: a.lastFailure?.message,
-    }));
-    const events = ((await handle.fetchHistory()).events ?? []).slice(-20).map((e) => {
-      const [kind] = Object.entries(e).find(([key, value]) => key.endsWith('EventAttributes') && value) ?? ['?'];
-      return `${e.eventId} ${kind.replace('EventAttributes', '')}`;
-    });
-    return `workflow ${described.status.name}; pending ${JSON.stringify(pending)}; last events: ${events.join(', ')}`;
-  } catch (error) {
-    return `(could not describe the workflow: ${(error as Error).message})`;
-  }
-}
 
 /** Where the pause went: into the purge (it failed or retried), past it (it completed untouched), or not yet. */
 function landing(attempts: ActivityAttempts): 'landed' | 'missed' | undefined {
