@@ -26,8 +26,8 @@ import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
 import { mapBounded } from '../../src/substrate/mongo/collections.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
 import { fileErasure } from '../support/erasure-fixture.js';
-import { sampleEvent, sampleMemory } from '../support/samples.js';
 import { stepGate } from '../support/step-gate.js';
+import { writeCodewordSubject } from '../support/codeword-subject.js';
 import { activityAttempts, type ActivityAttempts } from '../support/activity-attempts.js';
 import { serverUnderTest, type FaultyServer, type ServerUnderTest } from '../support/server-faults.js';
 import { bounded, diagnose } from '../support/paused-server-reads.js';
@@ -300,44 +300,15 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
 
         // A subject of hundreds of records, and one other subject's event and memory that must survive.
         await app.services.index.ensureTenantIndex(tenant);
-        const events = Array.from({ length: MEMORIES }, (_, i) =>
-          sampleEvent({
-            subjects: [subject],
-            content: `Order ${i}: the customer gave the codeword ${canary} on the phone.`,
-          }),
-        );
-        const memories = Array.from({ length: MEMORIES }, (_, i) =>
-          sampleMemory({
-            subjects: [subject],
-            kind: 'fact',
-            attribute: `order-${i}`,
-            content: `Order ${i}: the customer's codeword is ${canary}.`,
-            provenance: { eventIds: [`#${i}`], parentIds: [], derivationRule: 'extract-fact' },
-          }),
-        );
-        const written = await app.request({
-          method: 'POST',
-          url: `/v1/tenants/${tenant}/batches`,
+        const { eventIds, memoryIds, control } = await writeCodewordSubject(app, {
+          tenant,
           token: agent,
-          payload: { events, memories },
+          subject,
+          canary,
+          keep,
+          count: MEMORIES,
         });
-        expect(written.statusCode, written.body).toBe(201);
-        const batch = written.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
-        expect(batch.memories.filter((m) => m.status !== 'active')).toEqual([]);
-        const eventIds = batch.events.map((e) => e.id);
-        const memoryIds = batch.memories.map((m) => m.id);
-        expect(new Set([...eventIds, ...memoryIds]).size).toBe(2 * MEMORIES);
-        const control = await app.request({
-          method: 'POST',
-          url: `/v1/tenants/${tenant}/batches`,
-          token: agent,
-          payload: {
-            events: [sampleEvent({ subjects: ['subject-kept'], content: `Ben's reference is ${keep}.` })],
-            memories: [sampleMemory({ subjects: ['subject-kept'], content: `Ben's reference is ${keep}.` })],
-          },
-        });
-        expect(control.statusCode, control.body).toBe(201);
-        const controlMemory = control.json<{ memories: { id: string }[] }>().memories[0]!.id;
+        const controlMemory = control.memoryId;
 
         // The step's activity is held at its start; the fault goes in while it is held.
         const held = gate.arm(tenant, activity);

@@ -26,7 +26,8 @@ import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
 import { testRuntime } from '../support/harness.js';
 import { fileErasure, waitForState } from '../support/erasure-fixture.js';
-import { ordinalWord, sampleEvent, sampleMemory } from '../support/samples.js';
+import { ordinalWord } from '../support/samples.js';
+import { writeCodewordSubject } from '../support/codeword-subject.js';
 import { activityAttempts, type ActivityAttempts } from '../support/activity-attempts.js';
 import { serverUnderTest } from '../support/server-faults.js';
 import { bounded, diagnose } from '../support/paused-server-reads.js';
@@ -157,48 +158,18 @@ describe('the gap between a data key destroyed and its row deleted, in an erasur
 
     // The subject's records, and another subject's event and memory that must come through untouched.
     await app.services.index.ensureTenantIndex(tenant);
-    const written = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/batches`,
+    const { eventIds, memoryIds, control } = await writeCodewordSubject(app, {
+      tenant,
       token: agent,
-      payload: {
-        events: Array.from({ length: MEMORIES }, (_, i) =>
-          sampleEvent({
-            subjects: [subject],
-            content: `Order ${ordinalWord(i)}: the customer gave the codeword ${canary} on the phone.`,
-          }),
-        ),
-        memories: Array.from({ length: MEMORIES }, (_, i) =>
-          sampleMemory({
-            subjects: [subject],
-            kind: 'fact',
-            attribute: `order-${ordinalWord(i)}`,
-            content: `Order ${ordinalWord(i)}: the customer's codeword is ${canary}.`,
-            provenance: { eventIds: [`#${i}`], parentIds: [], derivationRule: 'extract-fact' },
-          }),
-        ),
-      },
+      subject,
+      canary,
+      keep,
+      count: MEMORIES,
+      label: ordinalWord,
     });
-    expect(written.statusCode, written.body).toBe(201);
-    const batch = written.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
-    expect(batch.memories.filter((m) => m.status !== 'active')).toEqual([]);
-    const eventIds = batch.events.map((e) => e.id);
-    const memoryIds = batch.memories.map((m) => m.id);
     const closure = [...eventIds, ...memoryIds];
-    expect(new Set(closure).size).toBe(2 * MEMORIES);
-    const control = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${tenant}/batches`,
-      token: agent,
-      payload: {
-        events: [sampleEvent({ subjects: ['subject-kept'], content: `Ben's reference is ${keep}.` })],
-        memories: [sampleMemory({ subjects: ['subject-kept'], content: `Ben's reference is ${keep}.` })],
-      },
-    });
-    expect(control.statusCode, control.body).toBe(201);
-    const controlBatch = control.json<{ events: { id: string }[]; memories: { id: string }[] }>();
-    const controlMemory = controlBatch.memories[0]!.id;
-    const controlIds = [controlBatch.events[0]!.id, controlMemory];
+    const controlMemory = control.memoryId;
+    const controlIds = [control.eventId, controlMemory];
 
     /** Every response a principal gets from the read routes, to be searched for the canary and the ciphertext. */
     const bodies: string[] = [];
