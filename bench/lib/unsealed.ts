@@ -11,7 +11,6 @@ export function unsealedCipher(real: ContentCipher): ContentCipher {
     sealAll: async (records) => [...records],
     openAll: async (records) => [...records],
     openOne: async (record) => record,
-    warm: async () => undefined,
     prepare: async () => undefined,
     shred: async () => 0,
   };
@@ -48,7 +47,6 @@ export function timedCipher(real: ContentCipher): { cipher: ContentCipher; spent
       sealAll: time('sealAll', real.sealAll.bind(real)) as ContentCipher['sealAll'],
       openAll: time('openAll', real.openAll.bind(real)) as ContentCipher['openAll'],
       openOne: time('openOne', real.openOne.bind(real)) as ContentCipher['openOne'],
-      warm: time('warm', real.warm.bind(real)),
       prepare: time('prepare', real.prepare.bind(real)),
       shred: time('shred', real.shred.bind(real)),
     },

@@ -1,5 +1,5 @@
-import type { DataKeyVault } from './data-key-vault.js';
-import { isSealed, open, seal, SealBroken } from './content-seal.js';
+import { refKey, type DataKeyVault, type SealingKey } from './data-key-vault.js';
+import { isSealed, keyPageOf, open, seal, SealBroken } from './content-seal.js';
 
 /** A stored record that holds content: the field sealed at rest and opened when read. */
 export interface ContentRecord {
@@ -22,14 +22,9 @@ export interface ContentCipher {
   /** `openAll` for one record; null when its key is gone. */
   openOne<T extends ContentRecord>(record: T | null): Promise<T | null>;
   /**
-   * Reads the keys of records about to be read into this process's memory, so that a store can look them up beside
-   * the records (a key's id is its record's) rather than after them. Ids with no key are passed over.
-   */
-  warm(tenant: string, ids: readonly string[]): Promise<void>;
-  /**
-   * Makes the keys of records about to be written one by one, in one round trip to the vault: their seals then find
-   * the keys in memory. A record that already has a key keeps it; one never written leaves an unused key, which
-   * opens nothing and is destroyed with its id by any erasure naming it.
+   * Makes the keys of records about to be written one by one, in one page of the vault: their seals then find the
+   * keys in memory (and name that page). A record whose key this process holds keeps it; one never written leaves an
+   * unused key, which opens nothing and is destroyed with its id by any erasure naming it.
    */
   prepare(tenant: string, ids: readonly string[]): Promise<void>;
   /** Destroys the records' data keys: their content, wherever a copy of it is, no longer opens. */
@@ -51,13 +46,11 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
   const openAll = async <T extends ContentRecord>(records: readonly T[]): Promise<T[]> => {
     const sealed = records.filter((r) => isSealed(r.content));
     if (sealed.length === 0) return [...records];
+    // Each record's key is where its sealed value says: a page (read once for all its records) or its own document.
+    const refOf = (r: T) => ({ id: r._id, page: keyPageOf(r.content) });
     const keys = new Map<string, Buffer>();
     for (const [tenant, group] of byTenant(sealed)) {
-      for (const [id, key] of await vault.existing(
-        tenant,
-        group.map((r) => r._id),
-      ))
-        keys.set(`${tenant}\u0000${id}`, key);
+      for (const [ref, key] of await vault.existing(tenant, group.map(refOf))) keys.set(`${tenant}\u0000${ref}`, key);
     }
     const opened: T[] = [];
     for (const r of records) {
@@ -65,7 +58,7 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
         opened.push(r);
         continue;
       }
-      const key = keys.get(`${r.tenant}\u0000${r._id}`);
+      const key = keys.get(`${r.tenant}\u0000${refKey(refOf(r))}`);
       if (!key) continue;
       try {
         opened.push({ ...r, content: open(key, r.tenant, r._id, r.content) });
@@ -81,7 +74,7 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
     vault,
     async sealAll(records) {
       const out: (typeof records)[number][] = [];
-      const keys = new Map<string, Buffer>();
+      const keys = new Map<string, SealingKey>();
       for (const [tenant, group] of byTenant(records)) {
         for (const [id, key] of await vault.keysFor(
           tenant,
@@ -90,8 +83,8 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
           keys.set(`${tenant}\u0000${id}`, key);
       }
       for (const r of records) {
-        const key = keys.get(`${r.tenant}\u0000${r._id}`)!;
-        out.push({ ...r, content: seal(key, r.tenant, r._id, r.content) });
+        const { key, page } = keys.get(`${r.tenant}\u0000${r._id}`)!;
+        out.push({ ...r, content: seal(key, r.tenant, r._id, r.content, page) });
       }
       return out;
     },
@@ -99,9 +92,6 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
     async openOne(record) {
       if (!record) return null;
       return (await openAll([record]))[0] ?? null;
-    },
-    async warm(tenant, ids) {
-      if (ids.length > 0) await vault.existing(tenant, ids);
     },
     async prepare(tenant, ids) {
       if (ids.length > 0) await vault.keysFor(tenant, ids);

@@ -1,26 +1,34 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { BoundedMap } from '../../shared/bounded-map.js';
 import { findByIds } from '../mongo/bounded-scan.js';
-import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, mapBounded } from '../mongo/collections.js';
 import { DATA_KEY_BYTES } from './content-seal.js';
+import { createKeyPages, cutIntoPages, type KeyPageDoc } from './key-pages.js';
 import { KekEpochGone, type KeyEncryptionKeys } from './key-encryption-keys.port.js';
 
-/** A record's data key, wrapped under a KEK epoch. Its id is the record's: one key per record. */
-interface DataKeyDoc {
+/**
+ * A record's data key in a document of its own, as keys were stored before pages: its id is the record's. Still
+ * read (content sealed as v1 names no page), destroyed and re-wrapped; no longer written.
+ */
+interface RecordKeyDoc {
   _id: string;
   tenant: string;
   /**
    * The kind of record it seals (its id's prefix: `mem`, `evt`…). Reads of many records of one kind scan only the
-   * keys of that kind: in a tenant whose events and memories are keyed alike, a scan by tenant alone read the
-   * events' keys too, as many again as it wanted. Keys made before the field was added lack it until a rotation
-   * re-wraps them; they are found by lookup instead.
+   * keys of that kind. Keys made before the field was added lack it until a rotation re-wraps them; they are found
+   * by lookup instead.
    */
   kind?: string;
   epoch: number;
   wrapped: string;
   createdAt: Date;
+  /** Never set on a record's key: a page's documents (`KeyPageDoc`) share the collection. */
+  page?: undefined;
 }
+
+type VaultDoc = RecordKeyDoc | KeyPageDoc;
+const isPage = (doc: VaultDoc): doc is KeyPageDoc => typeof (doc as KeyPageDoc).page === 'string';
 
 /** Which keys were destroyed, and when: what other processes read to drop the keys they hold in memory. */
 interface DestructionDoc {
@@ -30,9 +38,27 @@ interface DestructionDoc {
   at: Date;
 }
 
+/** Where a record's key is: the page its sealed content names, or (content sealed before pages) none. */
+export interface KeyRef {
+  id: string;
+  page: string | null;
+}
+
+/** A key to seal a record under, and the page to name in the sealed value (null: the record's own key document). */
+export interface SealingKey {
+  key: Buffer;
+  page: string | null;
+}
+
+/** How `existing` names what it found: a record's id can have keys in more than one place. */
+export const refKey = (ref: KeyRef) => `${ref.page ?? ''}\u0000${ref.id}`;
+
 /**
- * One data key per record, in the `data_keys` collection, wrapped by the KEK service. Erasing a closure destroys the
- * keys of exactly the records it erases: no other record shares one, so nothing else becomes unreadable.
+ * The data keys of records, in the `data_keys` collection, each wrapped by the KEK service and bound to its tenant
+ * and record id. Keys of records written together are kept together in pages (`KeyPageDoc`): a read of a thousand
+ * records reads a few documents of keys rather than a thousand. Every key still belongs to one record: erasing a
+ * closure destroys the keys of exactly the records it erases (their pages are rewritten without them), and nothing
+ * else becomes unreadable.
  *
  * Every process keeps the keys it unwrapped in memory (a bounded LRU). A destruction is written to a feed that every
  * process polls (`pollMs`); a process drops the destroyed keys at its next poll, and if it has not heard from the
@@ -41,17 +67,21 @@ interface DestructionDoc {
  */
 export interface DataKeyVault {
   ensureIndexes(): Promise<void>;
-  /** The records' keys, made (and wrapped) where missing. Idempotent: a record that has a key keeps it. */
-  keysFor(tenant: string, ids: readonly string[]): Promise<Map<string, Buffer>>;
-  /** The records' existing keys; a record whose key is destroyed (or never existed) is absent. */
-  existing(tenant: string, ids: readonly string[]): Promise<Map<string, Buffer>>;
-  /** Which of the records still have a key in the vault, read from the vault itself (no process memory). */
+  /**
+   * Keys to seal the records under: the one this process holds for a record, otherwise a new key, in a new page
+   * shared by the records of this call. A record written again by another process gets another key in another page;
+   * both are its keys, and both are destroyed with it.
+   */
+  keysFor(tenant: string, ids: readonly string[]): Promise<Map<string, SealingKey>>;
+  /** The keys these refs name that still exist, by `refKey`; a destroyed (or never made) key is absent. */
+  existing(tenant: string, refs: readonly KeyRef[]): Promise<Map<string, Buffer>>;
+  /** Which of the records still have a key anywhere in the vault, read from the vault itself (no process memory). */
   idsWithKeys(tenant: string, ids: readonly string[]): Promise<string[]>;
   /** The KEK service's epochs (when each began, and was destroyed). */
   readonly keks: KeyEncryptionKeys;
   /** The KEK service and its current epoch: what a certificate names of the shredding. */
   state(): Promise<{ kek: string; epoch: number; boundMs: number }>;
-  /** Destroys the records' keys (idempotent); returns how many this call removed from the vault. */
+  /** Destroys every key of the records (idempotent); returns how many of the records had one before this call. */
   destroy(tenant: string, ids: readonly string[]): Promise<number>;
   /** The longest a destroyed key can still open content in any process, in ms. */
   readonly boundMs: number;
@@ -74,14 +104,12 @@ const CACHE_ENTRIES = 100_000;
 const FEED_KEEP_MS = 10 * 60_000;
 /** Entries are read this far back from the last poll, for clocks that differ between hosts. */
 const FEED_OVERLAP_MS = 30_000;
-const PAGE = 1000;
+const FEED_PAGE = 1000;
+/** Vault documents re-wrapped per read of a rotation (a page's document holds tens of keys). */
+const ROTATION_BATCH = 256;
 
-interface WriteFailure {
-  code?: number;
-  index: number;
-}
-
-const contextOf = (tenant: string, id: string) => `data-key|${Buffer.byteLength(tenant)}:${tenant}|${id}`;
+/** What a key is bound to when wrapped: its tenant and record id, wherever it is kept. */
+export const keyContext = (tenant: string, id: string) => `data-key|${Buffer.byteLength(tenant)}:${tenant}|${id}`;
 
 /** A key's kind: its record id's prefix of letters and digits before the first `_` (`mem_…` → `mem`), or `other`. */
 export function keyKindOf(id: string): string {
@@ -106,14 +134,23 @@ export function createDataKeyVault(
   timing: VaultTiming = DEFAULT_VAULT_TIMING,
   clock: () => number = Date.now,
 ): DataKeyVault {
-  const keys = db.collection<DataKeyDoc>(Collections.dataKeys);
+  const keys = db.collection<VaultDoc>(Collections.dataKeys);
+  const recordKeys = keys as unknown as Collection<RecordKeyDoc>;
+  const pages = createKeyPages(keys as unknown as Collection<KeyPageDoc>, clock);
   const feed = db.collection<DestructionDoc>(Collections.dataKeyDestructions);
-  const cache = new BoundedMap<string, Buffer>(CACHE_ENTRIES);
+  // By record: every key this process holds for it, by page ('' for its own key document).
+  const cache = new BoundedMap<string, Map<string, Buffer>>(CACHE_ENTRIES);
   // Hashed, so that the feed, which every process reads, names no erased record: its entries are these keys.
   const cacheKey = (tenant: string, id: string) =>
     createHash('sha256')
       .update(`${Buffer.byteLength(tenant)}:${tenant}|${id}`)
       .digest('hex');
+  const remember = (tenant: string, ref: KeyRef, key: Buffer) => {
+    const slot = cacheKey(tenant, ref.id);
+    const held = cache.get(slot) ?? new Map<string, Buffer>();
+    held.set(ref.page ?? '', key);
+    cache.set(slot, held);
+  };
   let heardAt = 0;
   let readSince = clock() - FEED_OVERLAP_MS;
 
@@ -136,45 +173,119 @@ export function createDataKeyVault(
   }, timing.pollMs);
   timer.unref();
 
-  /** The cache is trusted only while the feed has been heard within the bound. */
-  const cached = (tenant: string, id: string): Buffer | undefined =>
+  /** What this process holds for the record (while it trusts its memory), by page. */
+  const held = (tenant: string, id: string): Map<string, Buffer> | undefined =>
     clock() - heardAt < timing.boundMs ? cache.get(cacheKey(tenant, id)) : undefined;
 
-  const unwrapAll = async (tenant: string, docs: readonly DataKeyDoc[], into: Map<string, Buffer>) => {
-    await mapBounded([...docs], 16, async (doc) => {
-      try {
-        const key = await keks.unwrap(doc.epoch, doc.wrapped, contextOf(tenant, doc._id));
-        cache.set(cacheKey(tenant, doc._id), key);
-        into.set(doc._id, key);
-      } catch (error) {
-        // Wrapped under a destroyed epoch: a key restored from a backup older than a rotation. It opens nothing.
-        if (!(error instanceof KekEpochGone)) throw error;
-      }
+  /** Unwraps one key; null when its epoch is destroyed (a key restored from a backup older than a rotation). */
+  const unwrap = async (tenant: string, id: string, epoch: number, wrapped: string) => {
+    try {
+      return await keks.unwrap(epoch, wrapped, keyContext(tenant, id));
+    } catch (error) {
+      if (error instanceof KekEpochGone) return null;
+      throw error;
+    }
+  };
+
+  /** Keys of content sealed before pages: one document per record, read by kind. */
+  const recordKeysOf = async (tenant: string, ids: readonly string[], into: Map<string, Buffer>) => {
+    for (const [kind, group] of byKind([...new Set(ids)])) {
+      // Only what unwrapping needs; `page` to pass over a page's document whose id a record id happens to equal.
+      const docs = await findByIds(recordKeys, tenant, group, {
+        within: { kind },
+        projection: { epoch: 1, wrapped: 1, page: 1 },
+      });
+      await mapBounded(
+        docs.filter((d) => !isPage(d) && typeof d.wrapped === 'string'),
+        16,
+        async (doc) => {
+          const key = await unwrap(tenant, doc._id, doc.epoch, doc.wrapped);
+          if (!key) return;
+          remember(tenant, { id: doc._id, page: null }, key);
+          into.set(refKey({ id: doc._id, page: null }), key);
+        },
+      );
+    }
+  };
+
+  /** Keys of content sealed in pages: each page's current generation, read once. */
+  const pagedKeysOf = async (tenant: string, refs: readonly KeyRef[], into: Map<string, Buffer>) => {
+    const wanted = new Map<string, Set<string>>();
+    for (const { id, page } of refs) {
+      const ids = wanted.get(page!) ?? new Set<string>();
+      ids.add(id);
+      wanted.set(page!, ids);
+    }
+    const current = await pages.latest(tenant, [...wanted.keys()]);
+    const jobs: { page: string; id: string; epoch: number; wrapped: string }[] = [];
+    for (const [page, doc] of current) {
+      const ids = wanted.get(page)!;
+      doc.ids.forEach((id, i) => {
+        if (ids.has(id)) jobs.push({ page, id, epoch: doc.epoch, wrapped: doc.wrapped[i]! });
+      });
+    }
+    await mapBounded(jobs, 16, async (job) => {
+      const key = await unwrap(tenant, job.id, job.epoch, job.wrapped);
+      if (!key) return;
+      remember(tenant, job, key);
+      into.set(refKey(job), key);
     });
   };
 
-  /** The ids' keys this process holds (while it trusts its memory), and the ids it does not. */
-  const fromMemory = (tenant: string, ids: readonly string[]) => {
+  const existing = async (tenant: string, refs: readonly KeyRef[]) => {
     const found = new Map<string, Buffer>();
-    const missing: string[] = [];
-    for (const id of new Set(ids)) {
-      const key = cached(tenant, id);
-      if (key) found.set(id, key);
-      else missing.push(id);
+    const missing: KeyRef[] = [];
+    for (const ref of refs) {
+      const key = held(tenant, ref.id)?.get(ref.page ?? '');
+      if (key) found.set(refKey(ref), key);
+      else missing.push(ref);
     }
-    return { found, missing };
+    await Promise.all([
+      recordKeysOf(
+        tenant,
+        missing.filter((r) => r.page === null).map((r) => r.id),
+        found,
+      ),
+      pagedKeysOf(
+        tenant,
+        missing.filter((r) => r.page !== null),
+        found,
+      ),
+    ]);
+    return found;
   };
 
-  const existing = async (tenant: string, ids: readonly string[]) => {
-    const { found, missing } = fromMemory(tenant, ids);
-    for (const [kind, group] of byKind(missing))
-      await unwrapAll(
+  /** Ids of these records that have a key document of their own. */
+  const idsWithRecordKeys = async (tenant: string, ids: readonly string[]) => {
+    const out: string[] = [];
+    for (const [kind, group] of byKind(ids)) {
+      const docs = await findByIds(recordKeys, tenant, group, { within: { kind }, projection: { page: 1 } });
+      for (const doc of docs) if (!isPage(doc)) out.push(doc._id);
+    }
+    return out;
+  };
+
+  /** Wraps fresh keys for the ids under the current epoch, a page at a time. */
+  const makeKeys = async (tenant: string, ids: readonly string[], into: Map<string, SealingKey>) => {
+    for (const slice of cutIntoPages(ids)) {
+      const wrapAll = (entries: readonly { id: string; key: Buffer }[]) =>
+        Promise.all(
+          entries.map(async ({ id, key }) => ({ id, key, ...(await keks.wrap(key, keyContext(tenant, id))) })),
+        );
+      let made = await wrapAll(slice.map((id) => ({ id, key: randomBytes(DATA_KEY_BYTES) })));
+      // One epoch per page: keys wrapped across the start of a rotation are wrapped again, under the newest.
+      while (new Set(made.map((m) => m.epoch)).size > 1) made = await wrapAll(made);
+      const page = await pages.insert(
         tenant,
-        // Only what unwrapping needs: a cold read of many records reads one key document per record.
-        await findByIds(keys, tenant, group, { within: { kind }, projection: { epoch: 1, wrapped: 1 } }),
-        found,
+        made[0]!.epoch,
+        made.map((m) => m.id),
+        made.map((m) => m.wrapped),
       );
-    return found;
+      for (const m of made) {
+        remember(tenant, { id: m.id, page }, m.key);
+        into.set(m.id, { key: m.key, page });
+      }
+    }
   };
 
   return {
@@ -184,50 +295,32 @@ export function createDataKeyVault(
       await keys.createIndex({ tenant: 1 });
       await keys.createIndex({ tenant: 1, kind: 1 });
       await keys.createIndex({ epoch: 1 });
+      await pages.ensureIndexes();
       await feed.createIndex({ at: 1 });
       await poll();
     },
     existing,
     async idsWithKeys(tenant, ids) {
-      const docs = await findByIds(keys, tenant, [...new Set(ids)], { projection: { _id: 1, tenant: 1 } });
-      return docs.map((d) => d._id);
+      const unique = [...new Set(ids)];
+      const [own, paged] = await Promise.all([idsWithRecordKeys(tenant, unique), pages.holding(tenant, unique)]);
+      const found = new Set([...own, ...paged.keys()]);
+      return unique.filter((id) => found.has(id));
     },
     async state() {
       const epochs = await keks.epochs();
       return { kek: keks.kind, epoch: epochs[epochs.length - 1]!.epoch, boundMs: timing.boundMs };
     },
     async keysFor(tenant, ids) {
-      // Keys in memory are used as they are; for the others a new key is inserted at once, and only the ids whose
-      // insert meets a key already there are read back (a new record, the common case, costs no lookup).
-      const { found, missing } = fromMemory(tenant, ids);
-      if (missing.length === 0) return found;
-      const made = await Promise.all(
-        missing.map(async (id) => {
-          const key = randomBytes(DATA_KEY_BYTES);
-          const { epoch, wrapped } = await keks.wrap(key, contextOf(tenant, id));
-          return { key, doc: { _id: id, tenant, kind: keyKindOf(id), epoch, wrapped, createdAt: new Date(clock()) } };
-        }),
-      );
-      let lost: string[] = [];
-      try {
-        await keys.insertMany(
-          made.map((m) => m.doc),
-          { ordered: false },
-        );
-      } catch (error) {
-        // Another writer made some of these keys first: theirs are kept, and read back below.
-        const raw = (error as { writeErrors?: WriteFailure | WriteFailure[] }).writeErrors;
-        const failures = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-        if (failures.length === 0 || !failures.every((e) => isDuplicateKey(e))) throw error;
-        lost = failures.map((e) => made[e.index]!.doc._id);
+      // A key this process holds is used as it is (a page's before a record's own); the others are made new.
+      const found = new Map<string, SealingKey>();
+      const missing: string[] = [];
+      for (const id of new Set(ids)) {
+        const mine = held(tenant, id);
+        const entry = mine ? ([...mine].find(([page]) => page !== '') ?? [...mine][0]) : undefined;
+        if (entry) found.set(id, { key: entry[1], page: entry[0] === '' ? null : entry[0] });
+        else missing.push(id);
       }
-      const lostSet = new Set(lost);
-      for (const m of made) {
-        if (lostSet.has(m.doc._id)) continue;
-        cache.set(cacheKey(tenant, m.doc._id), m.key);
-        found.set(m.doc._id, m.key);
-      }
-      if (lost.length > 0) for (const [id, key] of await existing(tenant, lost)) found.set(id, key);
+      if (missing.length > 0) await makeKeys(tenant, missing, found);
       return found;
     },
     async destroy(tenant, ids) {
@@ -238,43 +331,85 @@ export function createDataKeyVault(
       // The feed first: a process that reads a key between the delete and the feed entry would keep it otherwise.
       const now = clock();
       await feed.deleteMany({ at: { $lt: new Date(now - FEED_KEEP_MS) } });
-      for (let i = 0; i < unique.length; i += PAGE) {
-        await feed.insertOne({ _id: randomUUID(), keys: hashed.slice(i, i + PAGE), at: new Date(now) });
+      for (let i = 0; i < unique.length; i += FEED_PAGE) {
+        await feed.insertOne({ _id: randomUUID(), keys: hashed.slice(i, i + FEED_PAGE), at: new Date(now) });
       }
-      const results = await mapBounded(unique, 32, (id) => keys.deleteOne({ _id: id, tenant }));
-      return results.reduce((n, r) => n + r.deletedCount, 0);
+      const doomed = new Set(unique);
+      const [deleted, holding] = await Promise.all([
+        mapBounded(unique, 32, async (id) =>
+          // `page` absent: a record id equal to a page document's id must not delete the page.
+          (await recordKeys.deleteOne({ _id: id, tenant, page: { $exists: false } })).deletedCount > 0 ? id : null,
+        ),
+        pages.holding(tenant, unique),
+      ]);
+      const affected = new Set([...holding.values()].flat());
+      await mapBounded([...affected], 4, (page) =>
+        pages.rewrite(page, async (latest) => {
+          const keep = latest.ids.flatMap((id, i) => (doomed.has(id) ? [] : [i]));
+          if (keep.length === latest.ids.length) return null;
+          return {
+            epoch: latest.epoch,
+            ids: keep.map((i) => latest.ids[i]!),
+            wrapped: keep.map((i) => latest.wrapped[i]!),
+          };
+        }),
+      );
+      return new Set([...deleted.filter((id): id is string => id !== null), ...holding.keys()]).size;
     },
     async rewrapOlderThan(epoch, onProgress) {
-      // By epoch, not by id: the keys still under an older epoch are asked for again after each page (a re-wrapped
-      // key leaves the filter), an equality the local server answers from its index. Paging by id through the whole
-      // vault sorted would read it again for every page there.
+      // By epoch, not by id: the documents still under an older epoch are asked for again after each batch (a
+      // re-wrapped one leaves the filter), an equality the local server answers from its index.
       const older = (await keks.epochs()).filter((e) => e.epoch < epoch && e.destroyedAt === null);
       let done = 0;
       for (const { epoch: from } of older) {
         for (;;) {
-          const page = await keys.find({ epoch: from }, { limit: PAGE }).toArray();
-          if (page.length === 0) break;
+          const batch = await keys.find({ epoch: from }, { limit: ROTATION_BATCH }).toArray();
+          if (batch.length === 0) break;
           let moved = 0;
-          await mapBounded(page, 16, async (doc) => {
-            const context = contextOf(doc.tenant, doc._id);
+          let changed = 0;
+          await mapBounded(batch, 16, async (doc) => {
+            if (isPage(doc)) {
+              const outcome = await pages.rewrite(doc.page, async (latest) => {
+                if (latest.epoch >= epoch) return null;
+                const next = await Promise.all(
+                  latest.ids.map(async (id, i) => {
+                    const context = keyContext(latest.tenant, id);
+                    return keks.wrap(await keks.unwrap(latest.epoch, latest.wrapped[i]!, context), context);
+                  }),
+                );
+                const epochs = new Set(next.map((n) => n.epoch));
+                // Another rotation began during this page: it is left to that one (or to the next pass).
+                if (epochs.size !== 1) return null;
+                return { epoch: next[0]!.epoch, ids: latest.ids, wrapped: next.map((n) => n.wrapped) };
+              });
+              if (outcome?.to) moved += outcome.to.ids.length;
+              // A generation left by a stopped writer was cleaned up: the batch changed all the same.
+              if (outcome && (outcome.to || outcome.from.gen !== doc.gen)) changed += 1;
+              return;
+            }
+            const context = keyContext(doc.tenant, doc._id);
             const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
             // Only if it is still the key read: a concurrent destroy wins. A key made before kinds were recorded
             // gets its kind here.
-            const result = await keys.updateOne(
+            const result = await recordKeys.updateOne(
               { _id: doc._id, epoch: doc.epoch },
               { $set: { epoch: next.epoch, wrapped: next.wrapped, kind: keyKindOf(doc._id) } },
             );
             moved += result.modifiedCount;
+            changed += result.modifiedCount;
           });
           done += moved;
           onProgress?.(done);
-          // A page of which nothing moved would be read again forever: another rotation is under way.
-          if (moved === 0) break;
+          // A batch of which nothing changed would be read again forever: another rotation is under way.
+          if (changed === 0) break;
         }
       }
       return done;
     },
-    countUnder: (epoch) => keys.countDocuments({ epoch }),
+    async countUnder(epoch) {
+      const docs = await keys.find({ epoch }, { projection: { ids: 1, page: 1 } }).toArray();
+      return docs.reduce((n, doc) => n + (isPage(doc) ? doc.ids.length : 1), 0);
+    },
     close: () => clearInterval(timer),
   };
 }

@@ -211,8 +211,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return docs.map((d) => d._id);
     },
     getMany: async (tenant, ids) => {
-      // The keys are read beside the events, not after them: a key's id is its event's.
-      const [found] = await Promise.all([findByIds(events, tenant, ids), cipher.warm(tenant, ids)]);
+      const found = await findByIds(events, tenant, ids);
       return cipher.openAll(found);
     },
     factsOf: (tenant, ids) =>

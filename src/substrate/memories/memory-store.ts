@@ -151,8 +151,7 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
   /** Records as every content read sees them: claimed moves applied, content opened. */
   const readable = async (tenant: string, found: MemoryRecord[]) => cipher.openAll(await effective(tenant, found));
   const getMany = async (tenant: string, ids: readonly string[]) => {
-    // The keys are read beside the records, not after them: a key's id is its record's.
-    const [found] = await Promise.all([findByIds(memories, tenant, ids), cipher.warm(tenant, ids)]);
+    const found = await findByIds(memories, tenant, ids);
     return readable(tenant, found);
   };
   /**

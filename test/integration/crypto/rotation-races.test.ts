@@ -18,6 +18,7 @@ import { createDataKeyVault, type DataKeyVault } from '../../../src/substrate/cr
 import { createLocalKekFile, ensureLocalKekFile } from '../../../src/substrate/crypto/local-kek-file.js';
 import type { KeyEncryptionKeys } from '../../../src/substrate/crypto/key-encryption-keys.port.js';
 import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
+import { foundFor, refsOf } from '../../support/vault-refs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-rotation-races-'));
 
@@ -123,10 +124,10 @@ describe('a KEK rotation racing a write of a new data key', () => {
     expect(outcome.kept).toEqual([]);
     expect(outcome.rewrapped).toBe(before.size + 1);
     // A process that never held it opens the late key, the same bytes the writer sealed with.
-    const late = (await writing).get(held)!;
-    const cold = await reader().existing(tenant, [held, ...before.keys()]);
-    expect(cold.get(held)).toEqual(late);
-    for (const [id, key] of before) expect(cold.get(id)).toEqual(key);
+    const late = await writing;
+    const cold = await reader().existing(tenant, [...refsOf(late), ...refsOf(before)]);
+    expect(foundFor(cold, late, held)).toEqual(late.get(held)!.key);
+    for (const [id, { key }] of before) expect(foundFor(cold, before, id)).toEqual(key);
   });
 
   it('keeps the old epoch, and says so, when the key lands after the second pass', async () => {
@@ -140,20 +141,20 @@ describe('a KEK rotation racing a write of a new data key', () => {
     expect(outcome.destroyed).toEqual([]);
     expect(outcome.kept).toEqual([old!.epoch]);
     expect((await keks.epochs()).find((e) => e.epoch === old!.epoch)!.destroyedAt).toBeNull();
-    const late = (await writing).get(held)!;
-    expect((await reader().existing(tenant, [held])).get(held)).toEqual(late);
+    const late = await writing;
+    expect(foundFor(await reader().existing(tenant, refsOf(late)), late, held)).toEqual(late.get(held)!.key);
 
     // The next rotation, with no writer in flight, moves it and destroys both older epochs.
     const next = await rotateKeks(rotator, keks, { settleMs: 0 });
     expect(next.kept).toEqual([]);
     expect(next.destroyed.sort()).toEqual([old!.epoch, outcome.epoch].sort());
-    expect((await reader().existing(tenant, [held])).get(held)).toEqual(late);
+    expect(foundFor(await reader().existing(tenant, refsOf(late)), late, held)).toEqual(late.get(held)!.key);
   });
 
   it('never brings back a key an erasure destroys while the rotation is re-wrapping it', async () => {
     const doomed = `mem_${randomUUID().replaceAll('-', '')}`;
     const { keks, db, writer, reader, before } = await setUp(`never-${randomUUID()}`);
-    await writer.keysFor(tenant, [doomed]);
+    const doomedKey = await writer.keysFor(tenant, [doomed]);
     // The rotation holds the doomed key between unwrapping it and storing it under the new epoch.
     const { gated, wrapped, land } = holding(keks, doomed);
     const rotator = createDataKeyVault(db, gated);
@@ -167,9 +168,9 @@ describe('a KEK rotation racing a write of a new data key', () => {
     expect(outcome.rewrapped).toBe(before.size);
     const vault = reader();
     expect(await vault.idsWithKeys(tenant, [doomed])).toEqual([]);
-    expect((await vault.existing(tenant, [doomed])).size).toBe(0);
-    const others = await vault.existing(tenant, [...before.keys()]);
+    expect((await vault.existing(tenant, refsOf(doomedKey))).size).toBe(0);
+    const others = await vault.existing(tenant, refsOf(before));
     expect(others.size).toBe(before.size);
-    for (const [id, key] of others) expect(key).toEqual(before.get(id));
+    for (const [id, { key }] of before) expect(foundFor(others, before, id)).toEqual(key);
   });
 });

@@ -176,7 +176,7 @@ describe('the restore drill: a backup restored after an erasure, then reapply-er
     // their words in clear.
     for (const name of [Collections.staging, Collections.reviews, Collections.disputeReasons]) {
       expect(count('before the erasure', name), name).toBeGreaterThan(0);
-      expect(text('before the erasure', name), name).toContain('lethe-sealed:v1:');
+      expect(text('before the erasure', name), name).toContain('lethe-sealed:v2:kp_');
       expect(text('before the erasure', name), name).not.toContain(graph.canary);
     }
     expect(text('before the erasure', Collections.exposures)).toContain(graph.memories[0]);

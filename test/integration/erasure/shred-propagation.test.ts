@@ -91,7 +91,7 @@ describe('a destroyed data key, in two other processes that hold it warm', () =>
       .find({ tenant: graph.tenant, _id: { $in: [erased, control] } })
       .toArray();
     expect(rows).toHaveLength(2);
-    for (const row of rows) expect(row.content).toMatch(/^lethe-sealed:v1:/);
+    for (const row of rows) expect(row.content).toMatch(/^lethe-sealed:v2:kp_/);
     readers.push(startReader(rows), startReader(rows));
     // Warm: each has unwrapped both keys and keeps them.
     for (const r of readers) await r.until((reading) => reading.opens.length === 2);

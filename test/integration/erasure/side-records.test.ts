@@ -113,7 +113,7 @@ describe('side-record erasure', () => {
       expect(rows.length, name).toBeGreaterThan(0);
       expect(JSON.stringify(rows), name).not.toContain(canary);
       for (const row of rows as unknown as { reason?: string; text?: string }[])
-        expect(row.reason ?? row.text, name).toMatch(/^lethe-sealed:v1:/);
+        expect(row.reason ?? row.text, name).toMatch(/^lethe-sealed:v2:kp_/);
     }
     const reasonKeys = [`review:${signedOff}`, `reason:${disputeId}:h`];
     const controlKeys = [`review:${signedOffControl}`, `reason:${controlDisputeId}:h`];

@@ -224,7 +224,7 @@ describe('an access and portability request', () => {
       .find({ requestId })
       .toArray();
     expect(parts.length).toBeGreaterThan(0);
-    for (const part of parts) expect(part.body).toMatch(/^lethe-sealed:v1:/);
+    for (const part of parts) expect(part.body).toMatch(/^lethe-sealed:v2:kp_/);
     expect(JSON.stringify([stored, parts])).not.toContain(canary);
     const request = await app.runtime.db
       .collection<{ _id: string }>(Collections.accessRequests)

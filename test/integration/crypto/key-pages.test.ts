@@ -1,0 +1,210 @@
+/**
+ * Data keys kept in pages: one document holds the keys of records written together, and an erasure rewrites the page
+ * without its records' keys. The local server's updates are not atomic, so every rewrite inserts the page's next
+ * generation, and the insert of that generation's id decides between racing writers. These tests race destroys
+ * against destroys, against a rotation, and against a writer that stalls for as long as two others take to finish,
+ * and check that a destroyed key never comes back: not in the page a reader reads, and not in any copy left behind.
+ * Real database; a database and a keyring of the test's own.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Collection, Db } from 'mongodb';
+import { foundFor, refsOf } from '../../support/vault-refs.js';
+import { storeRecordKeys } from '../../support/record-keys.js';
+import { scratchVaults } from '../../support/scratch-vaults.js';
+import { refKey } from '../../../src/substrate/crypto/data-key-vault.js';
+import { createKeyPages, cutIntoPages, type KeyPageDoc } from '../../../src/substrate/crypto/key-pages.js';
+import { createContentCipher } from '../../../src/substrate/crypto/content-cipher.js';
+import { isSealed, seal } from '../../../src/substrate/crypto/content-seal.js';
+import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+
+const memId = () => `mem_${randomUUID().replaceAll('-', '')}`;
+const sorted = (ids: Iterable<string>) => [...ids].sort();
+
+describe('data keys kept in pages', () => {
+  const scratch = scratchVaults('key-pages');
+  let db: Db;
+  let pagesOf: Collection<KeyPageDoc>;
+  const freshVault = () => scratch.freshVault();
+  const newTenant = () => `t-${randomUUID().slice(0, 8)}`;
+  /** Every generation of every page of the tenant, as stored. */
+  const storedPages = (tenant: string) => pagesOf.find({ tenant, page: { $exists: true } }).toArray();
+
+  beforeAll(() => {
+    db = scratch.open();
+    pagesOf = db.collection<KeyPageDoc>(Collections.dataKeys);
+  });
+  afterAll(() => scratch.close());
+
+  it('keeps the keys of records written together in a few pages, which a cold reader reads instead of a key each', async () => {
+    const tenant = newTenant();
+    // With ids of the longest a caller may send, in four-byte characters, and odd bytes: each must fit its page.
+    // (No NUL or other control byte: the API refuses them before any route.)
+    const odd = ['😀'.repeat(256), 'evt_a.b$c', 'x'.repeat(256), '"quoted" {json}', 'ключ\\'];
+    const ids = [...Array.from({ length: 600 }, memId), ...odd];
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    const stored = await storedPages(tenant);
+    expect(stored.map((p) => p.ids.length).sort((a, b) => b - a)).toEqual(
+      cutIntoPages(ids)
+        .map((p) => p.length)
+        .sort((a, b) => b - a),
+    );
+    expect(stored.length).toBeLessThan(ids.length / 40);
+    expect(sorted(stored.flatMap((p) => p.ids))).toEqual(sorted(ids));
+    expect(JSON.stringify(stored)).not.toContain(made.get(ids[0]!)!.key.toString('base64'));
+
+    const found = await (await freshVault()).existing(tenant, refsOf(made));
+    expect(found.size).toBe(ids.length);
+    for (const id of ids) expect(foundFor(found, made, id)).toEqual(made.get(id)!.key);
+  });
+
+  it('seals through pages and still opens content sealed before them, both read cold in one call', async () => {
+    const tenant = newTenant();
+    const writer = await freshVault();
+    const paged = Array.from({ length: 40 }, memId);
+    const old = Array.from({ length: 40 }, memId);
+    const sealed = await createContentCipher(writer).sealAll(
+      paged.map((id) => ({ _id: id, tenant, content: `paged ${id}` })),
+    );
+    // Content sealed before pages: v1, under a key document of the record's own.
+    const legacyKeys = await storeRecordKeys(db, writer.keks, tenant, old);
+    const legacy = old.map((id) => ({
+      _id: id,
+      tenant,
+      content: seal(legacyKeys.get(id)!, tenant, id, `old ${id}`, null),
+    }));
+
+    const opened = await createContentCipher(await freshVault()).openAll([...sealed, ...legacy]);
+    expect(opened.map((r) => r.content)).toEqual([
+      ...paged.map((id) => `paged ${id}`),
+      ...old.map((id) => `old ${id}`),
+    ]);
+
+    const reader = await freshVault();
+    expect(await reader.destroy(tenant, [paged[0]!, old[0]!])).toBe(2);
+    const after = await createContentCipher(await freshVault()).openAll([...sealed, ...legacy]);
+    expect(sorted(after.map((r) => r._id))).toEqual(sorted([...paged.slice(1), ...old.slice(1)]));
+    expect(after.some((r) => isSealed(r.content))).toBe(false);
+  });
+
+  it('loses no destruction when eight processes destroy different keys of one page at once', async () => {
+    const tenant = newTenant();
+    const ids = Array.from({ length: 40 }, memId);
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    expect(new Set([...made.values()].map((k) => k.page)).size).toBe(1);
+    const destroyers = await Promise.all(Array.from({ length: 8 }, () => freshVault()));
+    // Three rounds, each one key per process, all at once: 24 of the 40 destroyed.
+    const doomed: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const picks = destroyers.map((_, i) => ids[round * 8 + i]!);
+      doomed.push(...picks);
+      const counts = await Promise.all(destroyers.map((vault, i) => vault.destroy(tenant, [picks[i]!])));
+      expect(counts).toEqual(picks.map(() => 1));
+    }
+    const reader = await freshVault();
+    expect(await reader.idsWithKeys(tenant, doomed)).toEqual([]);
+    const left = await reader.existing(tenant, refsOf(made));
+    expect(sorted([...left.keys()])).toEqual(
+      sorted(ids.filter((id) => !doomed.includes(id)).map((id) => refKey({ id, page: made.get(id)!.page }))),
+    );
+    // One generation is left of the page: the copies that still held the destroyed keys are gone.
+    const stored = await storedPages(tenant);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.gen).toBe(24);
+  });
+
+  it('never brings back a key destroyed while a rotation re-wraps its page, and the rotation keeps the others', async () => {
+    const tenant = newTenant();
+    const ids = Array.from({ length: 120 }, memId);
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    const rotator = await freshVault();
+    const destroyer = await freshVault();
+    const doomed = ids.filter((_, n) => n % 10 === 3);
+    const [outcome] = await Promise.all([
+      rotateKeks(rotator, rotator.keks, { settleMs: 50 }),
+      (async () => {
+        for (const id of doomed) await destroyer.destroy(tenant, [id]);
+      })(),
+    ]);
+    expect(outcome.kept).toEqual([]);
+    const reader = await freshVault();
+    expect(await reader.idsWithKeys(tenant, doomed)).toEqual([]);
+    const left = await reader.existing(tenant, refsOf(made));
+    expect(left.size).toBe(ids.length - doomed.length);
+    for (const id of ids.filter((i) => !doomed.includes(i)))
+      expect(foundFor(left, made, id)).toEqual(made.get(id)!.key);
+    for (const page of await storedPages(tenant)) expect(page.epoch).toBe(outcome.epoch);
+  });
+
+  it('discards the stale generation of a writer that stalled while two others rewrote the page, and redoes its change', async () => {
+    const tenant = newTenant();
+    const ids = Array.from({ length: 10 }, memId);
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    const page = made.get(ids[0]!)!.page!;
+    const pages = createKeyPages(pagesOf, Date.now);
+    const without = (gone: string) => async (latest: KeyPageDoc) => {
+      const keep = latest.ids.flatMap((id, i) => (id === gone ? [] : [i]));
+      if (keep.length === latest.ids.length) return null;
+      return {
+        epoch: latest.epoch,
+        ids: keep.map((i) => latest.ids[i]!),
+        wrapped: keep.map((i) => latest.wrapped[i]!),
+      };
+    };
+    // The stalled writer reads generation 0 and waits; two others take it to generation 2 (and delete 0 and 1).
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const slow = pages.rewrite(page, async (latest) => {
+      reads += 1;
+      if (reads === 1) await stalled;
+      return without(ids[0]!)(latest);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await pages.rewrite(page, without(ids[1]!));
+    await pages.rewrite(page, without(ids[2]!));
+    expect((await storedPages(tenant)).map((p) => p.gen)).toEqual([2]);
+    // It inserts generation 1 again (its number is free), finds generation 2 above it, and starts over from that.
+    release();
+    const outcome = await slow;
+    expect(reads).toBe(2);
+    expect(outcome?.to?.gen).toBe(3);
+    const stored = await storedPages(tenant);
+    expect(stored.map((p) => p.gen)).toEqual([3]);
+    expect(sorted(stored[0]!.ids)).toEqual(sorted(ids.slice(3)));
+    const reader = await freshVault();
+    expect(await reader.idsWithKeys(tenant, ids.slice(0, 3))).toEqual([]);
+  });
+
+  it('destroys every key of a record written twice by two processes, each in its own page', async () => {
+    const tenant = newTenant();
+    const id = memId();
+    const first = await (await freshVault()).keysFor(tenant, [id, memId()]);
+    const second = await (await freshVault()).keysFor(tenant, [id]);
+    expect(first.get(id)!.page).not.toBe(second.get(id)!.page);
+    const reader = await freshVault();
+    expect(await reader.idsWithKeys(tenant, [id])).toEqual([id]);
+    expect(await reader.destroy(tenant, [id])).toBe(1);
+    expect(await reader.idsWithKeys(tenant, [id])).toEqual([]);
+    const cold = await freshVault();
+    expect((await cold.existing(tenant, [...refsOf(first), ...refsOf(second)])).size).toBe(1);
+  });
+
+  it('lets neither a record id shaped like a page document nor another tenant’s page reach a page', async () => {
+    const tenant = newTenant();
+    const other = newTenant();
+    const ids = Array.from({ length: 5 }, memId);
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    const page = made.get(ids[0]!)!.page!;
+    const vault = await freshVault();
+    // An erasure naming the page's document id as if it were a record's destroys nothing.
+    expect(await vault.destroy(tenant, [`${page}.0`, page])).toBe(0);
+    expect((await vault.existing(tenant, refsOf(made))).size).toBe(ids.length);
+    // A sealed value of another tenant naming this page finds no key: the page is the tenant's own.
+    expect((await (await freshVault()).existing(other, refsOf(made))).size).toBe(0);
+    expect(await (await freshVault()).idsWithKeys(other, ids)).toEqual([]);
+    expect(await vault.destroy(other, ids)).toBe(0);
+    expect((await (await freshVault()).existing(tenant, refsOf(made))).size).toBe(ids.length);
+  });
+});
