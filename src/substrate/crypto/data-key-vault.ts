@@ -4,7 +4,7 @@ import { BoundedMap } from '../../shared/bounded-map.js';
 import { findByIds } from '../mongo/bounded-scan.js';
 import { Collections, mapBounded } from '../mongo/collections.js';
 import { DATA_KEY_BYTES } from './content-seal.js';
-import { createKeyPages, cutIntoPages, type KeyPageDoc } from './key-pages.js';
+import { createKeyPages, PAGE_KEYS, type KeyIndexDoc, type KeyPageDoc } from './key-pages.js';
 import { KekEpochGone, type KeyEncryptionKeys } from './key-encryption-keys.port.js';
 
 /**
@@ -23,12 +23,16 @@ interface RecordKeyDoc {
   epoch: number;
   wrapped: string;
   createdAt: Date;
-  /** Never set on a record's key: a page's documents (`KeyPageDoc`) share the collection. */
+  /** Never set on a record's key: pages (`KeyPageDoc`) and their index entries (`KeyIndexDoc`) share the collection. */
   page?: undefined;
+  member?: undefined;
 }
 
-type VaultDoc = RecordKeyDoc | KeyPageDoc;
+type VaultDoc = RecordKeyDoc | KeyPageDoc | KeyIndexDoc;
 const isPage = (doc: VaultDoc): doc is KeyPageDoc => typeof (doc as KeyPageDoc).page === 'string';
+const isEntry = (doc: VaultDoc): doc is KeyIndexDoc => typeof (doc as KeyIndexDoc).member === 'string';
+/** A page's document or an index entry: not a record's own key document, whatever its id. */
+const ofPages = (doc: VaultDoc) => isPage(doc) || isEntry(doc);
 
 /** Which keys were destroyed, and when: what other processes read to drop the keys they hold in memory. */
 interface DestructionDoc {
@@ -105,7 +109,7 @@ const FEED_KEEP_MS = 10 * 60_000;
 /** Entries are read this far back from the last poll, for clocks that differ between hosts. */
 const FEED_OVERLAP_MS = 30_000;
 const FEED_PAGE = 1000;
-/** Vault documents re-wrapped per read of a rotation (a page's document holds tens of keys). */
+/** Vault documents re-wrapped per read of a rotation (a page's document holds up to `PAGE_KEYS` keys). */
 const ROTATION_BATCH = 256;
 
 /** What a key is bound to when wrapped: its tenant and record id, wherever it is kept. */
@@ -193,10 +197,10 @@ export function createDataKeyVault(
       // Only what unwrapping needs; `page` to pass over a page's document whose id a record id happens to equal.
       const docs = await findByIds(recordKeys, tenant, group, {
         within: { kind },
-        projection: { epoch: 1, wrapped: 1, page: 1 },
+        projection: { epoch: 1, wrapped: 1, page: 1, member: 1 },
       });
       await mapBounded(
-        docs.filter((d) => !isPage(d) && typeof d.wrapped === 'string'),
+        docs.filter((d) => !ofPages(d) && typeof d.wrapped === 'string'),
         16,
         async (doc) => {
           const key = await unwrap(tenant, doc._id, doc.epoch, doc.wrapped);
@@ -259,15 +263,16 @@ export function createDataKeyVault(
   const idsWithRecordKeys = async (tenant: string, ids: readonly string[]) => {
     const out: string[] = [];
     for (const [kind, group] of byKind(ids)) {
-      const docs = await findByIds(recordKeys, tenant, group, { within: { kind }, projection: { page: 1 } });
-      for (const doc of docs) if (!isPage(doc)) out.push(doc._id);
+      const docs = await findByIds(recordKeys, tenant, group, { within: { kind }, projection: { page: 1, member: 1 } });
+      for (const doc of docs) if (!ofPages(doc)) out.push(doc._id);
     }
     return out;
   };
 
   /** Wraps fresh keys for the ids under the current epoch, a page at a time. */
   const makeKeys = async (tenant: string, ids: readonly string[], into: Map<string, SealingKey>) => {
-    for (const slice of cutIntoPages(ids)) {
+    for (let i = 0; i < ids.length; i += PAGE_KEYS) {
+      const slice = ids.slice(i, i + PAGE_KEYS);
       const wrapAll = (entries: readonly { id: string; key: Buffer }[]) =>
         Promise.all(
           entries.map(async ({ id, key }) => ({ id, key, ...(await keks.wrap(key, keyContext(tenant, id))) })),
@@ -334,27 +339,17 @@ export function createDataKeyVault(
       for (let i = 0; i < unique.length; i += FEED_PAGE) {
         await feed.insertOne({ _id: randomUUID(), keys: hashed.slice(i, i + FEED_PAGE), at: new Date(now) });
       }
-      const doomed = new Set(unique);
-      const [deleted, holding] = await Promise.all([
+      const [deleted, paged] = await Promise.all([
         mapBounded(unique, 32, async (id) =>
-          // `page` absent: a record id equal to a page document's id must not delete the page.
-          (await recordKeys.deleteOne({ _id: id, tenant, page: { $exists: false } })).deletedCount > 0 ? id : null,
+          // A record id equal to a page document's or an index entry's id must not delete it.
+          (await recordKeys.deleteOne({ _id: id, tenant, page: { $exists: false }, member: { $exists: false } }))
+            .deletedCount > 0
+            ? id
+            : null,
         ),
-        pages.holding(tenant, unique),
+        pages.remove(tenant, unique),
       ]);
-      const affected = new Set([...holding.values()].flat());
-      await mapBounded([...affected], 4, (page) =>
-        pages.rewrite(page, async (latest) => {
-          const keep = latest.ids.flatMap((id, i) => (doomed.has(id) ? [] : [i]));
-          if (keep.length === latest.ids.length) return null;
-          return {
-            epoch: latest.epoch,
-            ids: keep.map((i) => latest.ids[i]!),
-            wrapped: keep.map((i) => latest.wrapped[i]!),
-          };
-        }),
-      );
-      return new Set([...deleted.filter((id): id is string => id !== null), ...holding.keys()]).size;
+      return new Set([...deleted.filter((id): id is string => id !== null), ...paged]).size;
     },
     async rewrapOlderThan(epoch, onProgress) {
       // By epoch, not by id: the documents still under an older epoch are asked for again after each batch (a
@@ -387,6 +382,8 @@ export function createDataKeyVault(
               if (outcome && (outcome.to || outcome.from.gen !== doc.gen)) changed += 1;
               return;
             }
+            // Index entries hold no key and no epoch: the filter never returns one.
+            if (isEntry(doc)) return;
             const context = keyContext(doc.tenant, doc._id);
             const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
             // Only if it is still the key read: a concurrent destroy wins. A key made before kinds were recorded
