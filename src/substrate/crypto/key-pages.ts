@@ -16,6 +16,9 @@ import { isDuplicateKey, mapBounded } from '../mongo/collections.js';
  * Instead every change inserts the page's next generation (`<page>.<gen>`): the insert of a generation's unique id
  * is the arbiter, so of two writers that read the same generation exactly one extends it, and the other reads the
  * new one and applies its change to that. Older generations are then deleted. The page is its highest generation.
+ * (A writer that stalls, finds a higher generation above the one it inserted, and dies before deleting its own
+ * leaves a stale copy that no index entry may name any more; the next rewrite of the page deletes it, and the next
+ * KEK rotation rewrites every page under the old epoch.)
  */
 export interface KeyPageDoc {
   _id: string;

@@ -19,6 +19,7 @@ import { createContentCipher } from '../../../src/substrate/crypto/content-ciphe
 import type { KeyEncryptionKeys } from '../../../src/substrate/crypto/key-encryption-keys.port.js';
 import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
 import { activityAttempts } from '../../support/activity-attempts.js';
+import { vaultDocsNaming } from '../../support/vault-refs.js';
 
 process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -170,10 +171,9 @@ describe('a KMS that is down or silent', () => {
     const settled = await completeErasure(app, subjectTenant, requestId!, 'extend');
     expect(settled.state).toBe('completed');
     expect(settled.certificateIds.length).toBeGreaterThan(0);
-    const keysLeft = await app.runtime.db
-      .collection<{ _id: string }>(Collections.dataKeys)
-      .countDocuments({ _id: { $in: [...graph.events, ...graph.memories] } });
-    expect(keysLeft).toBe(0);
+    const erased = [...graph.events, ...graph.memories];
+    expect(await app.runtime.cipher.vault.idsWithKeys(subjectTenant, erased)).toEqual([]);
+    expect(await vaultDocsNaming(app.runtime.db, subjectTenant, erased)).toEqual([]);
   }, 240_000);
 
   it('fails a rotation whose KMS goes away mid re-wrap with no epoch destroyed, every record still opening, and the next rotation finishing the job', async () => {
