@@ -183,14 +183,21 @@ describe('a KMS that is down or silent', () => {
       { length: 40 },
       (_, i) => `Rotation note ${i} about depot ${randomUUID().slice(0, 6)}.`,
     );
-    const response = await app.request({
-      method: 'POST',
-      url: `/v1/tenants/${rotTenant}/batches`,
-      token: await app.token(rotTenant, ['agent'], 'agent-1'),
-      payload: { events: contents.map((content) => sampleEvent({ content })), memories: [] },
-    });
-    expect(response.statusCode, response.body).toBe(201);
-    const written = new Map(response.json<{ events: { id: string }[] }>().events.map((e, i) => [e.id, contents[i]!]));
+    // One write each, so one page each. A page is re-wrapped whole or not at all, and a rotation re-wraps at most 16
+    // pages at once: a fault after 15 wraps leaves pages under both epochs. (In one page of 40, the fault could
+    // strike after all 40 wraps were answered, and the page move whole.)
+    const token = await app.token(rotTenant, ['agent'], 'agent-1');
+    const written = new Map<string, string>();
+    for (const content of contents) {
+      const response = await app.request({
+        method: 'POST',
+        url: `/v1/tenants/${rotTenant}/events`,
+        token,
+        payload: sampleEvent({ content }),
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      written.set(response.json<{ id: string }>().id, content);
+    }
     const ids = [...written.keys()];
     /** The records' content as a process that has never unwrapped their keys opens it. */
     const openedCold = async () => {
