@@ -155,8 +155,14 @@ describe('a KMS that is down or silent', () => {
     let requestId: string;
     try {
       requestId = await fileErasure(app, subjectTenant, { subjectId: graph.subject });
-      // Long enough for several attempts of whichever step needs the KMS: none of them ends the request.
-      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      const handle = app.services.temporalClient.workflow.getHandle(erasureWorkflowId(subjectTenant, requestId));
+      // Until the step that reads sealed content has met the outage on several attempts: none of them ends the
+      // request. (Bounded by the attempts seen, not by a guess at how long they take here.)
+      const deadline = Date.now() + 120_000;
+      while ((await activityAttempts(handle, 'markDeletedAndTombstone')).retried < 2) {
+        if (Date.now() > deadline) throw new Error('the marking step never met the outage within 120 s');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
       const during = await app.services.erasureRequests.get(subjectTenant, requestId);
       expect(['received', 'running']).toContain(during!.state);
     } finally {
