@@ -5,7 +5,11 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { testRuntime } from './harness.js';
 import type { Runtime } from '../../src/app/runtime.js';
-import { createDataKeyVault, type DataKeyVault } from '../../src/substrate/crypto/data-key-vault.js';
+import {
+  createDataKeyVault,
+  DEFAULT_VAULT_TIMING,
+  type DataKeyVault,
+} from '../../src/substrate/crypto/data-key-vault.js';
 import { createLocalKekFile, ensureLocalKekFile } from '../../src/substrate/crypto/local-kek-file.js';
 
 /**
@@ -25,8 +29,9 @@ export function scratchVaults(name: string) {
       ensureLocalKekFile(file);
       return db;
     },
-    async freshVault() {
-      const vault = createDataKeyVault(db!, createLocalKekFile(file));
+    /** A vault as a process that has just started sees it; `clock` for one whose time is elsewhere. */
+    async freshVault(clock?: () => number) {
+      const vault = createDataKeyVault(db!, createLocalKekFile(file), DEFAULT_VAULT_TIMING, clock);
       vaults.push(vault);
       await vault.ensureIndexes();
       return vault;

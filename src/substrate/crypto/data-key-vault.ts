@@ -91,6 +91,8 @@ export interface DataKeyVault {
   readonly boundMs: number;
   /** Re-wraps every key held under an epoch older than the current one; returns how many. */
   rewrapOlderThan(epoch: number, onProgress?: (done: number) => void): Promise<number>;
+  /** Deletes the tombs of key pages' older generations kept a day; returns how many. */
+  sweepTombs(): Promise<number>;
   /** Keys still wrapped under `epoch`. */
   countUnder(epoch: number): Promise<number>;
   /** Stops polling the feed. */
@@ -342,8 +344,15 @@ export function createDataKeyVault(
       const [deleted, paged] = await Promise.all([
         mapBounded(unique, 32, async (id) =>
           // A record id equal to a page document's or an index entry's id must not delete it.
-          (await recordKeys.deleteOne({ _id: id, tenant, page: { $exists: false }, member: { $exists: false } }))
-            .deletedCount > 0
+          (
+            await recordKeys.deleteOne({
+              _id: id,
+              tenant,
+              page: { $exists: false },
+              member: { $exists: false },
+              tombOf: { $exists: false },
+            })
+          ).deletedCount > 0
             ? id
             : null,
         ),
@@ -379,7 +388,8 @@ export function createDataKeyVault(
               });
               if (outcome?.to) moved += outcome.to.ids.length;
               // A generation left by a stopped writer was cleaned up: the batch changed all the same.
-              if (outcome && (outcome.to || outcome.from.gen !== doc.gen)) changed += 1;
+              // So did an emptied page retired: it left the filter.
+              if (outcome && (outcome.to || outcome.gone || outcome.from.gen !== doc.gen)) changed += 1;
               return;
             }
             // Index entries hold no key and no epoch: the filter never returns one.
@@ -403,6 +413,7 @@ export function createDataKeyVault(
       }
       return done;
     },
+    sweepTombs: () => pages.sweepTombs(),
     async countUnder(epoch) {
       const docs = await keys.find({ epoch }, { projection: { ids: 1, page: 1 } }).toArray();
       return docs.reduce((n, doc) => n + (isPage(doc) ? doc.ids.length : 1), 0);

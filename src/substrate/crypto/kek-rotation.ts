@@ -8,6 +8,8 @@ export interface RotationOutcome {
   destroyed: number[];
   /** Epochs left alive because data keys under them remained after the second pass (none, normally). */
   kept: number[];
+  /** Tombs of key pages' older generations, a day old, deleted. */
+  tombsSwept: number;
 }
 
 /**
@@ -38,5 +40,5 @@ export async function rotateKeks(
     await keks.destroyEpoch(older.epoch);
     destroyed.push(older.epoch);
   }
-  return { epoch, rewrapped, destroyed, kept };
+  return { epoch, rewrapped, destroyed, kept, tombsSwept: await vault.sweepTombs() };
 }

@@ -15,10 +15,14 @@ import { isDuplicateKey, mapBounded } from '../mongo/collections.js';
  * two concurrent rewrites of one page would lose one of them, and a lost destruction brings a destroyed key back.
  * Instead every change inserts the page's next generation (`<page>.<gen>`): the insert of a generation's unique id
  * is the arbiter, so of two writers that read the same generation exactly one extends it, and the other reads the
- * new one and applies its change to that. Older generations are then deleted. The page is its highest generation.
- * (A writer that stalls, finds a higher generation above the one it inserted, and dies before deleting its own
- * leaves a stale copy that no index entry may name any more; the next rewrite of the page deletes it, and the next
- * KEK rotation rewrites every page under the old epoch.)
+ * new one and applies its change to that. The page is its highest generation.
+ *
+ * An older generation is not deleted but replaced by its tomb (`KeyPageTomb`: its id, no key), which keeps its id
+ * taken. Otherwise a writer that read generation n, stalled while others took the page to n + 2 and deleted n + 1,
+ * could insert n + 1 again from its stale read, holding keys destroyed since; if it died before noticing the higher
+ * generation, that copy would stay where no index entry leads the certificate's probe. With the tomb its insert is
+ * a duplicate, and it reads the current generation like any loser of a race. A page left with no key is retired
+ * whole: only tombs remain, and readers find no key in it. Tombs a day old are deleted by the next KEK rotation.
  */
 export interface KeyPageDoc {
   _id: string;
@@ -30,6 +34,21 @@ export interface KeyPageDoc {
   wrapped: string[];
   createdAt: Date;
 }
+
+/**
+ * What an older generation is replaced by: its id, kept taken so that no writer inserts that generation again, and
+ * when. No key, and no `page` (readers of a page never see it) or `member`.
+ */
+export interface KeyPageTomb {
+  _id: string;
+  tombOf: string;
+  tenant: string;
+  gen: number;
+  at: Date;
+}
+
+/** Tombs older than this are deleted by a rotation: a writer stalled longer than that is not guarded against. */
+export const TOMB_KEEP_MS = 24 * 60 * 60_000;
 
 /**
  * An index entry: the record `member` has (or had) a key in `inPage`. In the vault's collection, with no key (and no
@@ -57,6 +76,13 @@ const generationId = (page: string, gen: number) => `${page}.${gen}`;
 /** What a rewrite leaves in the page; null when the page needs no change. */
 export type PageChange = (latest: KeyPageDoc) => Promise<Pick<KeyPageDoc, 'ids' | 'wrapped' | 'epoch'> | null>;
 
+/** What a rewrite did: the generation it read, the one it wrote (null: no change), and whether the page is gone. */
+export interface PageRewrite {
+  from: KeyPageDoc;
+  to: KeyPageDoc | null;
+  gone: boolean;
+}
+
 export class PageContended extends Error {
   constructor(page: string) {
     super(`key page ${page} kept changing under ${MAX_ATTEMPTS} rewrites`);
@@ -82,50 +108,72 @@ export interface KeyPages {
   remove(tenant: string, ids: readonly string[]): Promise<Set<string>>;
   /**
    * Applies `change` to the page's current generation as its next generation, retrying on the generation a racing
-   * writer made, then deletes the older ones. Returns the generation changed and what it became (null: no change).
+   * writer made, then replaces the older ones by their tombs. A page left with no key is retired whole: it is gone.
+   * Null when the page is not there.
    */
-  rewrite(page: string, change: PageChange): Promise<{ from: KeyPageDoc; to: KeyPageDoc | null } | null>;
+  rewrite(page: string, change: PageChange): Promise<PageRewrite | null>;
+  /** Deletes the tombs older than `TOMB_KEEP_MS`; returns how many. */
+  sweepTombs(): Promise<number>;
 }
 
 export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => number): KeyPages {
   const entries = pages as unknown as Collection<KeyIndexDoc>;
+  const tombs = pages as unknown as Collection<KeyPageTomb>;
   const generations = (page: string) => pages.find({ page }).toArray();
   const highest = (docs: readonly KeyPageDoc[]) =>
     docs.reduce<KeyPageDoc | null>((top, d) => (top === null || d.gen > top.gen ? d : top), null);
+  const tombOf = (page: string, tenant: string, gen: number): KeyPageTomb => ({
+    _id: generationId(page, gen),
+    tombOf: page,
+    tenant,
+    gen,
+    at: new Date(clock()),
+  });
+  /** The generation numbers below `gen`. */
+  const below = (docs: readonly { gen: number }[], gen: number) => docs.filter((d) => d.gen < gen).map((d) => d.gen);
+  /** Replaces these generations of the page by their tombs (one replaced already is left as it is). */
+  const retire = (page: string, tenant: string, gens: readonly number[]) =>
+    mapBounded(gens, 4, async (gen) => {
+      const { _id, ...tomb } = tombOf(page, tenant, gen);
+      await (tombs as Collection<KeyPageTomb & { page?: string }>).replaceOne({ _id, page }, tomb);
+    });
 
   const rewrite: KeyPages['rewrite'] = async (page, change) => {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const docs = await generations(page);
       const current = highest(docs);
       if (!current) return null;
+      if (current.ids.length === 0) {
+        // Emptied by a writer that stopped before retiring it: the page is gone, and so is every copy of it.
+        await retire(page, current.tenant, below(docs, current.gen + 1));
+        return { from: current, to: null, gone: true };
+      }
       const next = await change(current);
       if (!next) {
         // Left by a writer that stopped between its insert and its clean-up: older generations are copies.
-        if (docs.length > 1) await pages.deleteMany({ page, gen: { $lt: current.gen } });
-        return { from: current, to: null };
+        await retire(page, current.tenant, below(docs, current.gen));
+        return { from: current, to: null, gone: false };
       }
-      const doc: KeyPageDoc = {
-        ...current,
-        ...next,
-        _id: generationId(page, current.gen + 1),
-        gen: current.gen + 1,
-        createdAt: new Date(clock()),
-      };
+      const gen = current.gen + 1;
+      const doc: KeyPageDoc = { ...current, ...next, _id: generationId(page, gen), gen, createdAt: new Date(clock()) };
       try {
         await pages.insertOne(doc);
       } catch (error) {
         if (isDuplicateKey(error)) continue;
         throw error;
       }
-      // The insert can succeed on a generation number already passed and cleaned up (a writer that read a page,
-      // stalled, and wrote after two others): a higher generation then exists, and this one is a stale copy.
+      // Only once a tomb was swept (a day on) can an insert succeed on a generation number already passed: a
+      // higher generation then exists, and this one is a stale copy.
       const after = await pages.find({ page }, { projection: { gen: 1 } }).toArray();
-      if (after.some((d) => d.gen > doc.gen)) {
-        await pages.deleteOne({ _id: doc._id });
+      if (after.some((d) => d.gen > gen)) {
+        await retire(page, current.tenant, [gen]);
         continue;
       }
-      await pages.deleteMany({ page, gen: { $lt: doc.gen } });
-      return { from: current, to: doc };
+      // No key left: this generation goes too, and the page is gone for readers. (Until then, readers read it
+      // empty.)
+      const gone = doc.ids.length === 0;
+      await retire(page, current.tenant, below(after, gone ? gen + 1 : gen));
+      return { from: current, to: doc, gone };
     }
     throw new PageContended(page);
   };
@@ -156,23 +204,32 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
   return {
     async ensureIndexes() {
       await pages.createIndex({ page: 1 });
+      await tombs.createIndex({ tombOf: 1 });
       await entries.createIndex({ member: 1 });
     },
     async insert(tenant, epoch, ids, wrapped) {
       const page = newKeyPageId();
       // The index first: a page whose insert fails leaves entries naming nothing; the other way round, keys no
       // erasure could find.
-      await entries.insertMany(ids.map((member, i) => ({ _id: `${page}#${i}`, tenant, member, inPage: page })));
-      await pages.insertOne({
-        _id: generationId(page, 0),
-        page,
-        gen: 0,
-        tenant,
-        epoch,
-        ids: [...ids],
-        wrapped: [...wrapped],
-        createdAt: new Date(clock()),
-      });
+      const named = ids.map((member, i) => ({ _id: `${page}#${i}`, tenant, member, inPage: page }));
+      await entries.insertMany(named);
+      try {
+        await pages.insertOne({
+          _id: generationId(page, 0),
+          page,
+          gen: 0,
+          tenant,
+          epoch,
+          ids: [...ids],
+          wrapped: [...wrapped],
+          createdAt: new Date(clock()),
+        });
+      } catch (error) {
+        // No page, no use for its entries: they would name the records for nothing. (If this fails too, they stay,
+        // naming no key.)
+        await mapBounded(named, 16, (entry) => entries.deleteOne({ _id: entry._id })).catch(() => undefined);
+        throw error;
+      }
       return page;
     },
     async latest(tenant, wanted) {
@@ -198,16 +255,30 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
           };
         }),
       );
-      // The entries go once no generation of their page holds the key. An entry whose page is not there at all is
-      // kept: its writer may be about to insert the page.
-      const now = await generationsOf(tenant, [...new Set(found.map((e) => e.inPage))]);
+      // The entries go once no generation of their page holds the key, or the page is gone (only tombs are left). An
+      // entry whose page is not there at all is kept: its writer may be about to insert the page.
+      const named = [...new Set(found.map((e) => e.inPage))];
+      const now = await generationsOf(tenant, named);
+      const gone = new Set(
+        (
+          await mapBounded(
+            named.filter((page) => (now.get(page) ?? []).length === 0),
+            8,
+            async (page) => ((await tombs.countDocuments({ tombOf: page, tenant }, { limit: 1 })) > 0 ? page : null),
+          )
+        ).filter((page): page is string => page !== null),
+      );
       await mapBounded(found, 16, async (entry) => {
         const docs = now.get(entry.inPage) ?? [];
-        if (docs.length > 0 && !docs.some((d) => d.ids.includes(entry.member)))
-          await entries.deleteOne({ _id: entry._id });
+        const holds = docs.some((d) => d.ids.includes(entry.member));
+        if (gone.has(entry.inPage) || (docs.length > 0 && !holds)) await entries.deleteOne({ _id: entry._id });
       });
       return new Set(held.keys());
     },
     rewrite,
+    async sweepTombs() {
+      const cutoff = new Date(clock() - TOMB_KEEP_MS);
+      return (await tombs.deleteMany({ tombOf: { $exists: true }, at: { $lt: cutoff } })).deletedCount;
+    },
   };
 }

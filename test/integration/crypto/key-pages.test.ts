@@ -13,7 +13,13 @@ import { foundFor, refsOf } from '../../support/vault-refs.js';
 import { storeRecordKeys } from '../../support/record-keys.js';
 import { scratchVaults } from '../../support/scratch-vaults.js';
 import { refKey } from '../../../src/substrate/crypto/data-key-vault.js';
-import { createKeyPages, PAGE_KEYS, type KeyPageDoc } from '../../../src/substrate/crypto/key-pages.js';
+import {
+  createKeyPages,
+  PAGE_KEYS,
+  TOMB_KEEP_MS,
+  type KeyPageDoc,
+  type KeyPageTomb,
+} from '../../../src/substrate/crypto/key-pages.js';
 import { createContentCipher } from '../../../src/substrate/crypto/content-cipher.js';
 import { isSealed, seal } from '../../../src/substrate/crypto/content-seal.js';
 import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
@@ -26,7 +32,15 @@ describe('data keys kept in pages', () => {
   const scratch = scratchVaults('key-pages');
   let db: Db;
   let pagesOf: Collection<KeyPageDoc>;
-  const freshVault = () => scratch.freshVault();
+  const freshVault = (clock?: () => number) => scratch.freshVault(clock);
+  /** The tombs of a page's retired generations, as stored. */
+  const tombsOf = (page: string) => db.collection<KeyPageTomb>(Collections.dataKeys).find({ tombOf: page }).toArray();
+  /** Every stored document (a page's generation, its tomb, an index entry) that names one of the ids. */
+  const naming = async (tenant: string, ids: readonly string[]) => {
+    const wanted = new Set(ids);
+    const docs = await db.collection<{ _id: string }>(Collections.dataKeys).find({ tenant }).toArray();
+    return docs.filter((d) => Object.values(d).some((v) => (Array.isArray(v) ? v : [v]).some((x) => wanted.has(x))));
+  };
   const newTenant = () => `t-${randomUUID().slice(0, 8)}`;
   /** Every generation of every page of the tenant, as stored. */
   const storedPages = (tenant: string) => pagesOf.find({ tenant, ids: { $exists: true } }).toArray();
@@ -160,17 +174,23 @@ describe('data keys kept in pages', () => {
     // The stalled writer reads generation 0 and waits; two others take it to generation 2 (and delete 0 and 1).
     let release!: () => void;
     const stalled = new Promise<void>((resolve) => (release = resolve));
+    let readZero!: () => void;
+    const hasRead = new Promise<void>((resolve) => (readZero = resolve));
     let reads = 0;
     const slow = pages.rewrite(page, async (latest) => {
       reads += 1;
-      if (reads === 1) await stalled;
+      if (reads === 1) {
+        readZero();
+        await stalled;
+      }
       return without(ids[0]!)(latest);
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await hasRead;
     await pages.rewrite(page, without(ids[1]!));
     await pages.rewrite(page, without(ids[2]!));
     expect((await storedPages(tenant)).map((p) => p.gen)).toEqual([2]);
-    // It inserts generation 1 again (its number is free), finds generation 2 above it, and starts over from that.
+    expect(sorted((await tombsOf(page)).map((t) => String(t.gen)))).toEqual(['0', '1']);
+    // Its insert of generation 1 meets that generation's tomb, and it starts over from generation 2.
     release();
     const outcome = await slow;
     expect(reads).toBe(2);
@@ -211,5 +231,113 @@ describe('data keys kept in pages', () => {
     expect(await (await freshVault()).idsWithKeys(other, ids)).toEqual([]);
     expect(await vault.destroy(other, ids)).toBe(0);
     expect((await (await freshVault()).existing(tenant, refsOf(made))).size).toBe(ids.length);
+  });
+
+  it('keeps a retired generation’s id taken, so a stale writer that inserts it and dies is refused and leaves no copy', async () => {
+    const tenant = newTenant();
+    const ids = Array.from({ length: 6 }, memId);
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    const page = made.get(ids[0]!)!.page!;
+    // What a writer read before two erasures took the page on: generation 0, every key in it.
+    const [stale] = await storedPages(tenant);
+    expect(stale!.gen).toBe(0);
+    const vault = await freshVault();
+    expect(await vault.destroy(tenant, [ids[0]!])).toBe(1);
+    expect(await vault.destroy(tenant, [ids[1]!])).toBe(1);
+    // It inserts generation 1 from that read as the last thing it does: the tomb of generation 1 refuses it.
+    await expect(pagesOf.insertOne({ ...stale!, _id: `${page}.1`, gen: 1 })).rejects.toMatchObject({ code: 11000 });
+    expect(await naming(tenant, ids.slice(0, 2))).toEqual([]);
+    expect(await (await freshVault()).idsWithKeys(tenant, ids.slice(0, 2))).toEqual([]);
+    // A tomb is an id and a number: no key, no record id.
+    const tombs = await tombsOf(page);
+    expect(tombs.map((t) => t.gen).sort()).toEqual([0, 1]);
+    for (const t of tombs) expect(Object.keys(t).sort()).toEqual(['_id', 'at', 'gen', 'tenant', 'tombOf']);
+    // A record id equal to a tomb's id destroys nothing, the tomb included.
+    expect(await vault.destroy(tenant, [`${page}.0`, `${page}.1`])).toBe(0);
+    expect(await tombsOf(page)).toHaveLength(2);
+  });
+
+  it('retires a page whose every key is destroyed, with its index entries, and leaves the page beside it', async () => {
+    const tenant = newTenant();
+    const gone = Array.from({ length: 4 }, memId);
+    const kept = Array.from({ length: 3 }, memId);
+    const writer = await freshVault();
+    const goneKeys = await writer.keysFor(tenant, gone);
+    const keptKeys = await writer.keysFor(tenant, kept);
+    const page = goneKeys.get(gone[0]!)!.page!;
+    const vault = await freshVault();
+    expect(await vault.destroy(tenant, gone.slice(0, 2))).toBe(2);
+    expect(await vault.destroy(tenant, gone)).toBe(2);
+    // No generation of it is left for a reader, only tombs, and nothing stored names its records.
+    expect((await storedPages(tenant)).filter((p) => p.page === page)).toEqual([]);
+    expect((await tombsOf(page)).map((t) => t.gen).sort()).toEqual([0, 1, 2]);
+    expect(await naming(tenant, gone)).toEqual([]);
+    expect(await vault.destroy(tenant, gone)).toBe(0);
+    const cold = await freshVault();
+    expect((await cold.existing(tenant, refsOf(goneKeys))).size).toBe(0);
+    const left = await cold.existing(tenant, refsOf(keptKeys));
+    expect(left.size).toBe(kept.length);
+    for (const id of kept) expect(foundFor(left, keptKeys, id)).toEqual(keptKeys.get(id)!.key);
+  });
+
+  it('re-wraps every page under the old epoch, even behind more empty pages than a rotation reads at once', async () => {
+    const tenant = newTenant();
+    const vault = await freshVault();
+    const epoch = (await vault.keks.epochs()).at(-1)!.epoch;
+    // Pages whose every key was destroyed, as they were once left (an empty generation): 300, first in any order.
+    await pagesOf.insertMany(
+      Array.from({ length: 300 }, (_, i) => {
+        const page = `kp_${'0'.repeat(28)}${i.toString(16).padStart(4, '0')}`;
+        return { _id: `${page}.0`, page, gen: 0, tenant, epoch, ids: [], wrapped: [], createdAt: new Date() };
+      }),
+    );
+    const ids = Array.from({ length: 5 }, memId);
+    const made = await vault.keysFor(tenant, ids);
+    const outcome = await rotateKeks(vault, vault.keks, { settleMs: 0 });
+    expect(outcome.kept).toEqual([]);
+    expect(outcome.destroyed).toContain(epoch);
+    // The empty ones are gone, and the keys left are under the new epoch, every one opening cold.
+    const stored = await storedPages(tenant);
+    expect(stored.map((p) => [p.ids.length, p.epoch])).toEqual([[ids.length, outcome.epoch]]);
+    const left = await (await freshVault()).existing(tenant, refsOf(made));
+    for (const id of ids) expect(foundFor(left, made, id)).toEqual(made.get(id)!.key);
+  });
+
+  it('lets a rotation delete the tombs a day old, and not the younger ones', async () => {
+    const tenant = newTenant();
+    const ids = Array.from({ length: 3 }, memId);
+    const vault = await freshVault();
+    const page = (await vault.keysFor(tenant, ids)).get(ids[0]!)!.page!;
+    expect(await vault.destroy(tenant, [ids[0]!])).toBe(1);
+    await rotateKeks(vault, vault.keks, { settleMs: 0 });
+    expect((await tombsOf(page)).map((t) => t.gen).sort()).toEqual([0, 1]);
+    // A day and a minute on: the rotation rewrites the page once more, and deletes the tombs older than a day.
+    const later = await freshVault(() => Date.now() + TOMB_KEEP_MS + 60_000);
+    const outcome = await rotateKeks(later, later.keks, { settleMs: 0 });
+    expect(outcome.tombsSwept).toBeGreaterThanOrEqual(2);
+    expect((await tombsOf(page)).map((t) => t.gen)).toEqual([2]);
+    expect((await storedPages(tenant)).map((p) => p.gen)).toEqual([3]);
+  });
+
+  it('leaves no index entry naming a record when its page cannot be stored', async () => {
+    const tenant = newTenant();
+    // The page's insert fails (a full disk, a lost connection); the entries' insert, before it, went through.
+    const failing = new Proxy(pagesOf, {
+      get(target, prop) {
+        if (prop === 'insertOne') return () => Promise.reject(new Error('no space left on device'));
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const ids = Array.from({ length: 4 }, memId);
+    await expect(
+      createKeyPages(failing, Date.now).insert(
+        tenant,
+        1,
+        ids,
+        ids.map(() => 'wrapped'),
+      ),
+    ).rejects.toThrow('no space left on device');
+    expect(await naming(tenant, ids)).toEqual([]);
   });
 });
