@@ -238,6 +238,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // deleted them find none recorded).
         const req = await ctx.request(ref);
         const atMark = req.indexDeletedAtMark?.[String(ref.round)] ?? 0;
+        // The keys each chunk found to destroy, as the first attempt to reach it recorded them.
+        const keysFound = req.keysAtPurge?.[String(ref.round)] ?? {};
         const totals: PurgeTotals = {
           memories: 0,
           events: 0,
@@ -279,9 +281,17 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             // deleted the documents already; what is found here was indexed again since (a write that raced it).
             if (memoryIds.length > 0) totals.indexDocs += reach(await deps.index.purge(ref.tenant, memoryIds));
             // Keys before rows: from here the content opens nowhere — not in this row while it is deleted, nor in the
-            // copies the database's log, replicas and backups keep of it.
-            const keys = await deps.cipher.shred(ref.tenant, slice);
-            totals.keys += retried ? slice.length : keys;
+            // copies the database's log, replicas and backups keep of it. How many there were is recorded before any
+            // goes: an attempt that follows a crash finds them gone, and some records (written before sealing) never
+            // had one.
+            const range = `${at}_${at + slice.length}`;
+            const keys = await deps.cipher.shred(ref.tenant, slice, async (found) => {
+              if (keysFound[range] !== undefined) return;
+              await deps.requests.update(ref.tenant, ref.requestId, {
+                [`keysAtPurge.${ref.round}.${range}`]: found,
+              } as Record<string, unknown>);
+            });
+            totals.keys += keysFound[range] ?? keys;
             const memories = await deps.memories.purge(ref.tenant, memoryIds);
             totals.memories += retried ? memoryIds.length : memories;
             const events = await deps.events.purge(ref.tenant, eventIds);

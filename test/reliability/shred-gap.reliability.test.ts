@@ -15,7 +15,7 @@
  * its reduced (`LETHE_RELIABILITY=reduced`) form, as it is a single short scenario.
  */
 import { randomUUID } from 'node:crypto';
-import { Context } from '@temporalio/activity';
+import { inActivity } from '../support/in-activity.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -77,8 +77,8 @@ class ShredHold {
 
   constructor(private readonly cipher: ContentCipher) {
     this.original = cipher.shred;
-    cipher.shred = async (tenant, ids) => {
-      const destroyed = await this.original.call(cipher, tenant, ids);
+    cipher.shred = async (tenant, ids, beforeDestroy) => {
+      const destroyed = await this.original.call(cipher, tenant, ids, beforeDestroy);
       const armed = this.armed;
       if (armed && tenant === armed.tenant && inActivity(PURGE) && ids.some((id) => armed.closure.has(id))) {
         this.armed = undefined;
@@ -105,15 +105,6 @@ class ShredHold {
   restore(): void {
     this.release();
     this.cipher.shred = this.original;
-  }
-}
-
-/** Whether the caller runs inside an attempt of this activity (the worker runs in this process). */
-function inActivity(type: string): boolean {
-  try {
-    return Context.current().info.activityType === type;
-  } catch {
-    return false;
   }
 }
 

@@ -115,6 +115,11 @@ export interface ErasureRequest {
   purgeRounds?: Record<string, Record<string, number>>;
   /** Index documents each round's marking step deleted, keyed by round number (its purge counts them). */
   indexDeletedAtMark?: Record<string, number>;
+  /**
+   * Data keys each chunk of each round's purge found to destroy, keyed by round number then by the chunk's range
+   * (`<from>_<to>`), written before the chunk destroys them: a retried purge counts them from here.
+   */
+  keysAtPurge?: Record<string, Record<string, number>>;
   /** The concrete Elasticsearch index the purge and the probes went to. */
   indexName?: string | null;
   /**

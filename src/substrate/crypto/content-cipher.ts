@@ -27,8 +27,11 @@ export interface ContentCipher {
    * unused key, which opens nothing and is destroyed with its id by any erasure naming it.
    */
   prepare(tenant: string, ids: readonly string[]): Promise<void>;
-  /** Destroys the records' data keys: their content, wherever a copy of it is, no longer opens. */
-  shred(tenant: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Destroys the records' data keys: their content, wherever a copy of it is, no longer opens. Returns how many of
+   * the records had a key; `beforeDestroy` is given that count before any key is destroyed.
+   */
+  shred(tenant: string, ids: readonly string[], beforeDestroy?: (keys: number) => Promise<void>): Promise<number>;
   readonly vault: DataKeyVault;
 }
 
@@ -96,6 +99,6 @@ export function createContentCipher(vault: DataKeyVault): ContentCipher {
     async prepare(tenant, ids) {
       if (ids.length > 0) await vault.keysFor(tenant, ids);
     },
-    shred: (tenant, ids) => vault.destroy(tenant, ids),
+    shred: (tenant, ids, beforeDestroy) => vault.destroy(tenant, ids, beforeDestroy),
   };
 }

@@ -4,7 +4,7 @@ import { BoundedMap } from '../../shared/bounded-map.js';
 import { findByIds } from '../mongo/bounded-scan.js';
 import { Collections, mapBounded } from '../mongo/collections.js';
 import { DATA_KEY_BYTES } from './content-seal.js';
-import { createKeyPages, PAGE_KEYS, type KeyIndexDoc, type KeyPageDoc } from './key-pages.js';
+import { createKeyPages, PAGE_KEYS, type KeyIndexDoc, type KeyPageDoc, type KeyPageTomb } from './key-pages.js';
 import { KekEpochGone, type KeyEncryptionKeys } from './key-encryption-keys.port.js';
 
 /**
@@ -28,11 +28,12 @@ interface RecordKeyDoc {
   member?: undefined;
 }
 
-type VaultDoc = RecordKeyDoc | KeyPageDoc | KeyIndexDoc;
+type VaultDoc = RecordKeyDoc | KeyPageDoc | KeyIndexDoc | KeyPageTomb;
 const isPage = (doc: VaultDoc): doc is KeyPageDoc => typeof (doc as KeyPageDoc).page === 'string';
 const isEntry = (doc: VaultDoc): doc is KeyIndexDoc => typeof (doc as KeyIndexDoc).member === 'string';
-/** A page's document or an index entry: not a record's own key document, whatever its id. */
-const ofPages = (doc: VaultDoc) => isPage(doc) || isEntry(doc);
+const isTomb = (doc: VaultDoc): doc is KeyPageTomb => typeof (doc as KeyPageTomb).tombOf === 'string';
+/** A page's document, its tomb or an index entry: not a record's own key document, whatever its id. */
+const ofPages = (doc: VaultDoc) => isPage(doc) || isEntry(doc) || isTomb(doc);
 
 /** Which keys were destroyed, and when: what other processes read to drop the keys they hold in memory. */
 interface DestructionDoc {
@@ -85,8 +86,11 @@ export interface DataKeyVault {
   readonly keks: KeyEncryptionKeys;
   /** The KEK service and its current epoch: what a certificate names of the shredding. */
   state(): Promise<{ kek: string; epoch: number; boundMs: number }>;
-  /** Destroys every key of the records (idempotent); returns how many of the records had one before this call. */
-  destroy(tenant: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Destroys every key of the records (idempotent); returns how many of the records had one before this call.
+   * `beforeDestroy` is given that count once it is known and before any key is destroyed.
+   */
+  destroy(tenant: string, ids: readonly string[], beforeDestroy?: (keys: number) => Promise<void>): Promise<number>;
   /** The longest a destroyed key can still open content in any process, in ms. */
   readonly boundMs: number;
   /** Re-wraps every key held under an epoch older than the current one; returns how many. */
@@ -199,7 +203,7 @@ export function createDataKeyVault(
       // Only what unwrapping needs; `page` to pass over a page's document whose id a record id happens to equal.
       const docs = await findByIds(recordKeys, tenant, group, {
         within: { kind },
-        projection: { epoch: 1, wrapped: 1, page: 1, member: 1 },
+        projection: { epoch: 1, wrapped: 1, page: 1, member: 1, tombOf: 1 },
       });
       await mapBounded(
         docs.filter((d) => !ofPages(d) && typeof d.wrapped === 'string'),
@@ -265,7 +269,10 @@ export function createDataKeyVault(
   const idsWithRecordKeys = async (tenant: string, ids: readonly string[]) => {
     const out: string[] = [];
     for (const [kind, group] of byKind(ids)) {
-      const docs = await findByIds(recordKeys, tenant, group, { within: { kind }, projection: { page: 1, member: 1 } });
+      const docs = await findByIds(recordKeys, tenant, group, {
+        within: { kind },
+        projection: { page: 1, member: 1, tombOf: 1 },
+      });
       for (const doc of docs) if (!ofPages(doc)) out.push(doc._id);
     }
     return out;
@@ -330,7 +337,7 @@ export function createDataKeyVault(
       if (missing.length > 0) await makeKeys(tenant, missing, found);
       return found;
     },
-    async destroy(tenant, ids) {
+    async destroy(tenant, ids, beforeDestroy) {
       const unique = [...new Set(ids)];
       const hashed = unique.map((id) => cacheKey(tenant, id));
       for (const key of hashed) cache.delete(key);
@@ -341,24 +348,25 @@ export function createDataKeyVault(
       for (let i = 0; i < unique.length; i += FEED_PAGE) {
         await feed.insertOne({ _id: randomUUID(), keys: hashed.slice(i, i + FEED_PAGE), at: new Date(now) });
       }
-      const [deleted, paged] = await Promise.all([
-        mapBounded(unique, 32, async (id) =>
-          // A record id equal to a page document's or an index entry's id must not delete it.
-          (
-            await recordKeys.deleteOne({
-              _id: id,
-              tenant,
-              page: { $exists: false },
-              member: { $exists: false },
-              tombOf: { $exists: false },
-            })
-          ).deletedCount > 0
-            ? id
-            : null,
+      // What there is to destroy, counted before anything is: a caller that records it knows, after a crash
+      // mid-destroy, how many keys its call destroyed (a second call finds them gone).
+      const [own, located] = await Promise.all([idsWithRecordKeys(tenant, unique), pages.locate(tenant, unique)]);
+      const had = new Set([...own, ...located.held.keys()]).size;
+      await beforeDestroy?.(had);
+      await Promise.all([
+        mapBounded(own, 32, (id) =>
+          // A record id equal to a page document's, a tomb's or an index entry's id must not delete it.
+          recordKeys.deleteOne({
+            _id: id,
+            tenant,
+            page: { $exists: false },
+            member: { $exists: false },
+            tombOf: { $exists: false },
+          }),
         ),
-        pages.remove(tenant, unique),
+        pages.remove(tenant, unique, located),
       ]);
-      return new Set([...deleted.filter((id): id is string => id !== null), ...paged]).size;
+      return had;
     },
     async rewrapOlderThan(epoch, onProgress) {
       // By epoch, not by id: the documents still under an older epoch are asked for again after each batch (a
@@ -392,8 +400,8 @@ export function createDataKeyVault(
               if (outcome && (outcome.to || outcome.gone || outcome.from.gen !== doc.gen)) changed += 1;
               return;
             }
-            // Index entries hold no key and no epoch: the filter never returns one.
-            if (isEntry(doc)) return;
+            // Index entries and tombs hold no key and no epoch: the filter never returns one.
+            if (isEntry(doc) || isTomb(doc)) return;
             const context = keyContext(doc.tenant, doc._id);
             const next = await keks.wrap(await keks.unwrap(doc.epoch, doc.wrapped, context), context);
             // Only if it is still the key read: a concurrent destroy wins. A key made before kinds were recorded

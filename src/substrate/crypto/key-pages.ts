@@ -83,6 +83,12 @@ export interface PageRewrite {
   gone: boolean;
 }
 
+/** What `locate` found: the ids' index entries, and for each id the pages holding a key for it. */
+export interface Located {
+  entries: KeyIndexDoc[];
+  held: Map<string, string[]>;
+}
+
 export class PageContended extends Error {
   constructor(page: string) {
     super(`key page ${page} kept changing under ${MAX_ATTEMPTS} rewrites`);
@@ -101,11 +107,13 @@ export interface KeyPages {
    * processes, has a key in two pages), read from the pages themselves. Ids with none are absent.
    */
   holding(tenant: string, ids: readonly string[]): Promise<Map<string, string[]>>;
+  /** The tenant's index entries for the ids, and which pages (any generation) hold a key for each. */
+  locate(tenant: string, ids: readonly string[]): Promise<Located>;
   /**
    * Rewrites every page holding a key of these records without it, then deletes their index entries. Returns the ids
-   * that had a key in a page. Idempotent.
+   * that had a key in a page. Idempotent. `located`: what `locate` found for these ids just before.
    */
-  remove(tenant: string, ids: readonly string[]): Promise<Set<string>>;
+  remove(tenant: string, ids: readonly string[], located?: Located): Promise<Set<string>>;
   /**
    * Applies `change` to the page's current generation as its next generation, retrying on the generation a racing
    * writer made, then replaces the older ones by their tombs. A page left with no key is retired whole: it is gone.
@@ -188,7 +196,7 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
   };
 
   /** The tenant's index entries for the ids, every generation of the pages they name, and what those hold. */
-  const locate = async (tenant: string, ids: readonly string[]) => {
+  const locate = async (tenant: string, ids: readonly string[]): Promise<Located> => {
     const wanted = new Set(ids);
     const named = (await mapBounded([...wanted], 16, (member) => entries.find({ member, tenant }).toArray()))
       .flat()
@@ -241,9 +249,10 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
     async holding(tenant, ids) {
       return (await locate(tenant, ids)).held;
     },
-    async remove(tenant, ids) {
+    locate,
+    async remove(tenant, ids, located) {
       const doomed = new Set(ids);
-      const { entries: found, held } = await locate(tenant, ids);
+      const { entries: found, held } = located ?? (await locate(tenant, ids));
       await mapBounded([...new Set([...held.values()].flat())], 4, (page) =>
         rewrite(page, async (latest) => {
           const keep = latest.ids.flatMap((id, i) => (doomed.has(id) ? [] : [i]));

@@ -1,0 +1,77 @@
+/**
+ * The data keys an erasure's certificate says it destroyed, when its purge dies right after destroying them and is
+ * retried: the retry finds the keys gone, and records written before sealing never had one. Each chunk of the purge
+ * records how many keys it found before any goes, and a retry counts from that record. Real stack; the purge's death
+ * is an error thrown by a wrapper around the worker's own cipher, once the real destroy has returned.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
+import { buildSubjectGraph, completeErasure, fileErasure } from '../../support/erasure-fixture.js';
+import { activityAttempts } from '../../support/activity-attempts.js';
+import { inActivity } from '../../support/in-activity.js';
+import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import type { ContentCipher, ContentRecord } from '../../../src/substrate/crypto/content-cipher.js';
+
+describe('a purge retried after it destroyed the keys', () => {
+  let app: TestApp;
+  let cipher: ContentCipher;
+  let shred: ContentCipher['shred'];
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    cipher = app.services.cipher;
+    shred = cipher.shred;
+  });
+  afterAll(async () => {
+    if (cipher) cipher.shred = shred;
+    await app?.close();
+  });
+
+  it('certifies each key that existed once, and none for the records written before sealing', async () => {
+    const tenant = uniqueTenant();
+    const graph = await buildSubjectGraph(app, tenant, `CANARY-${randomUUID()}`);
+    // An event and a memory of the subject as rows written before sealing are: content in clear, no key.
+    const [event, memory] = [graph.events[0]!, graph.memories[0]!];
+    const [eventRow] = await app.services.events.getMany(tenant, [event]);
+    const [memoryRow] = await app.services.memories.getMany(tenant, [memory]);
+    await app.runtime.db
+      .collection<ContentRecord>(Collections.events)
+      .updateOne({ _id: event, tenant }, { $set: { content: eventRow!.content } });
+    await app.runtime.db
+      .collection<ContentRecord>(Collections.memories)
+      .updateOne({ _id: memory, tenant }, { $set: { content: memoryRow!.content } });
+    expect(await shred.call(cipher, tenant, [event, memory])).toBe(2);
+    expect(await app.runtime.cipher.vault.idsWithKeys(tenant, [event, memory])).toEqual([]);
+    expect((await app.services.memories.getMany(tenant, [memory]))[0]?.content).toBe(memoryRow!.content);
+
+    // The purge's first destroy of this tenant's records goes through, then its attempt dies before any row goes.
+    let died = 0;
+    cipher.shred = async (of, ids, beforeDestroy) => {
+      const destroyed = await shred.call(cipher, of, ids, beforeDestroy);
+      if (died === 0 && of === tenant && inActivity('purgeRecords')) {
+        died += 1;
+        throw new Error('the worker was lost right after the keys were destroyed');
+      }
+      return destroyed;
+    };
+    const requestId = await fileErasure(app, tenant, { subjectId: graph.subject });
+    const settled = await completeErasure(app, tenant, requestId, 'extend');
+    expect(settled.state, settled.operatorNote ?? '').toBe('completed');
+    expect(died).toBe(1);
+    const handle = app.services.temporalClient.workflow.getHandle(erasureWorkflowId(tenant, requestId));
+    expect((await activityAttempts(handle, 'purgeRecords')).retried).toBeGreaterThan(0);
+
+    const certificates = await app.services.certificates.byRequest(tenant, requestId);
+    expect(certificates).toHaveLength(1);
+    const certificate = certificates[0]!;
+    const closure = certificate.closure.ids;
+    expect(closure).toEqual(expect.arrayContaining([...graph.events, ...graph.memories]));
+    expect(await app.runtime.cipher.vault.idsWithKeys(tenant, closure)).toEqual([]);
+    // Every record of the closure but the two had a key, destroyed by the attempt that died; the retry found none.
+    expect(certificate.stores).toContainEqual(
+      expect.objectContaining({ store: 'mongodb', collection: Collections.dataKeys, deleted: closure.length - 2 }),
+    );
+  }, 240_000);
+});
