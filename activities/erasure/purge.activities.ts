@@ -240,6 +240,12 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const atMark = req.indexDeletedAtMark?.[String(ref.round)] ?? 0;
         // The keys each chunk found to destroy, as the first attempt to reach it recorded them.
         const keysFound = req.keysAtPurge?.[String(ref.round)] ?? {};
+        const recordKeysFound = (part: string) => async (found: number) => {
+          if (keysFound[part] !== undefined) return;
+          await deps.requests.update(ref.tenant, ref.requestId, {
+            [`keysAtPurge.${ref.round}.${part}`]: found,
+          } as Record<string, unknown>);
+        };
         const totals: PurgeTotals = {
           memories: 0,
           events: 0,
@@ -285,12 +291,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             // goes: an attempt that follows a crash finds them gone, and some records (written before sealing) never
             // had one.
             const range = `${at}_${at + slice.length}`;
-            const keys = await deps.cipher.shred(ref.tenant, slice, async (found) => {
-              if (keysFound[range] !== undefined) return;
-              await deps.requests.update(ref.tenant, ref.requestId, {
-                [`keysAtPurge.${ref.round}.${range}`]: found,
-              } as Record<string, unknown>);
-            });
+            const keys = await deps.cipher.shred(ref.tenant, slice, recordKeysFound(range));
             totals.keys += keysFound[range] ?? keys;
             const memories = await deps.memories.purge(ref.tenant, memoryIds);
             totals.memories += retried ? memoryIds.length : memories;
@@ -314,11 +315,18 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Index documents of the selector whose record is gone or deleted (a crash between stores, an older
           // request): no record names them any more, so only the selector reaches them.
           const orphans = await indexOrphans(ref.tenant, await ctx.selectorOf(ref));
+          // A dead attempt's count stands whether or not this one finds them again (it does not once their index
+          // documents are gone).
+          let orphanKeys = keysFound['orphans'];
           if (orphans.length > 0) {
-            totals.indexDocs += reach(await deps.index.purge(ref.tenant, orphans));
             // Erased by this request as much as the records: a key left for one would be found by the verification.
-            totals.keys += await deps.cipher.shred(ref.tenant, orphans);
+            // Keys first, as for the records: only their index documents name them, so a retry after a crash
+            // between the two finds them again only while those are there.
+            const keys = await deps.cipher.shred(ref.tenant, orphans, recordKeysFound('orphans'));
+            orphanKeys ??= keys;
+            totals.indexDocs += reach(await deps.index.purge(ref.tenant, orphans));
           }
+          totals.keys += orphanKeys ?? 0;
           const probes = await deps.probes.get(ref.tenant, ref.requestId);
           const side = await deps.sideRecords.erase(ref.tenant, {
             ids,

@@ -117,7 +117,8 @@ export interface ErasureRequest {
   indexDeletedAtMark?: Record<string, number>;
   /**
    * Data keys each chunk of each round's purge found to destroy, keyed by round number then by the chunk's range
-   * (`<from>_<to>`), written before the chunk destroys them: a retried purge counts them from here.
+   * (`<from>_<to>`, or `orphans` for the index orphans), written before they are destroyed: a retried purge counts
+   * them from here.
    */
   keysAtPurge?: Record<string, Record<string, number>>;
   /** The concrete Elasticsearch index the purge and the probes went to. */
