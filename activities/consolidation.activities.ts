@@ -8,11 +8,15 @@ import { sha256Hex } from '../src/substrate/fingerprint.js';
 import type { Summariser } from '../src/substrate/views/summariser.port.js';
 import {
   CONSOLIDATION_RULE,
-  consolidable,
+  groupable,
   planViews,
+  viewValidity,
   type SkipReason,
   type ViewGroup,
 } from '../src/substrate/views/consolidation-plan.js';
+import type { MemoryRecord } from '../src/substrate/model/records.js';
+import type { RestrictionStore } from '../src/governance/rights/restriction-store.js';
+import { mayProcess, type ProcessingContext, type Rule } from '../src/governance/read/processing-judge.js';
 
 /** Active records one run reads at most, in pages: a namespace larger than this is consolidated in part. */
 export const MAX_RUN_INPUTS = 20_000;
@@ -23,6 +27,9 @@ export interface ConsolidationActivityDeps {
   staging: StagingStore;
   tombstones: TombstoneStore;
   summariser: Summariser;
+  /** The tenant's restrictions and objections: a restricted or objected subject's records are not consolidated. */
+  restrictions: Pick<RestrictionStore, 'snapshot'>;
+  now?: () => Date;
 }
 
 export interface ConsolidationPlanInput {
@@ -45,6 +52,16 @@ export interface ConsolidationPlan {
   /** Views not built because an input, its content or the view itself was erased meanwhile. */
   tombstoned: number;
   skipped: Partial<Record<SkipReason, number>>;
+  /** Records of the namespace the processing judge kept out, by the rule they broke (counts only). */
+  refused: Partial<Record<Rule, number>>;
+}
+
+/**
+ * Whether a record read by a run may go into a view: grouped by shape here, judged by the processing judge (status,
+ * scope, holds, restriction and objection, valid time, contest and stale marks). Null: not of this namespace.
+ */
+export function consolidationVerdict(record: MemoryRecord, namespace: string, ctx: ProcessingContext) {
+  return groupable(record, namespace) ? mayProcess('consolidate', record, ctx) : null;
 }
 
 /** What an erasure tombstones for the view or its inputs: any of them found, the view is not built. */
@@ -63,13 +80,25 @@ export function createConsolidationActivities(deps: ConsolidationActivityDeps) {
   return {
     async planConsolidation(input: ConsolidationPlanInput): Promise<ConsolidationPlan> {
       const scope = input.scope === 'tenant' ? 'tenant' : principalScope(input.principal);
-      const records = [];
+      const ctx: ProcessingContext = {
+        tenant: input.tenant,
+        scopes: [scope],
+        purposes: 'any',
+        restrictions: await deps.restrictions.snapshot(input.tenant),
+        now: (deps.now ?? (() => new Date()))(),
+      };
+      const records: MemoryRecord[] = [];
+      const refused: Partial<Record<Rule, number>> = {};
       let read = 0;
       let after = null;
       do {
         const page = await deps.memories.pageByStatus(input.tenant, 'active', PAGE, after);
         read += page.items.length;
-        records.push(...page.items.filter((r) => consolidable(r, input.namespace, scope)));
+        for (const r of page.items) {
+          const verdict = consolidationVerdict(r, input.namespace, ctx);
+          if (verdict?.allowed) records.push(r);
+          else if (verdict) refused[verdict.rule] = (refused[verdict.rule] ?? 0) + 1;
+        }
         after = page.next;
       } while (after && read < MAX_RUN_INPUTS);
       const model = { modelVersion: deps.summariser.modelVersion, promptVersion: deps.summariser.promptVersion };
@@ -82,7 +111,7 @@ export function createConsolidationActivities(deps: ConsolidationActivityDeps) {
           )
         ).map((r) => r._id),
       );
-      const plan: ConsolidationPlan = { read, staged: [], existing: 0, tombstoned: 0, skipped };
+      const plan: ConsolidationPlan = { read, staged: [], existing: 0, tombstoned: 0, skipped, refused };
       for (const group of groups) {
         if (known.has(group.id)) {
           plan.existing++;
@@ -96,7 +125,8 @@ export function createConsolidationActivities(deps: ConsolidationActivityDeps) {
           continue;
         }
         const first = group.inputs[0]!;
-        const latest = Math.max(...group.inputs.map((r) => r.validFrom.getTime()));
+        // planViews left out groups without a common valid time.
+        const validity = viewValidity(group.inputs)!;
         const stageId = `stg_view_${group.key.slice(0, 32)}`;
         const body: StagedBatch = {
           roles: input.roles,
@@ -108,7 +138,8 @@ export function createConsolidationActivities(deps: ConsolidationActivityDeps) {
               subjects: group.subjects,
               kind: group.kind,
               content,
-              validFrom: new Date(latest).toISOString(),
+              validFrom: validity.validFrom.toISOString(),
+              ...(validity.validTo ? { validTo: validity.validTo.toISOString() } : {}),
               purpose: first.policy.purpose,
               sensitivity: first.policy.sensitivity,
               jurisdiction: first.policy.jurisdiction,

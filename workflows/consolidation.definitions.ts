@@ -1,5 +1,6 @@
 import type { ConsolidationPlanInput } from '../activities/consolidation.activities.js';
 import type { SkipReason } from '../src/substrate/views/consolidation-plan.js';
+import type { Rule } from '../src/governance/read/processing-judge.js';
 import type { ConsolidationTrigger } from '../src/ingestion/write-schemas.js';
 
 export type { ConsolidationTrigger };
@@ -18,5 +19,7 @@ export interface ConsolidationResult {
   existing: number;
   tombstoned: number;
   skipped: Partial<Record<SkipReason, number>>;
+  /** Records the processing judge kept out of every view, by rule (counts only). */
+  refused: Partial<Record<Rule, number>>;
   views: { id: string; inputs: number; status: 'active' | 'candidate' | 'disputed' | 'refused'; refusal?: string }[];
 }

@@ -44,6 +44,7 @@ export async function consolidation(input: ConsolidationInput): Promise<Consolid
     existing: plan.existing,
     tombstoned: plan.tombstoned,
     skipped: plan.skipped,
+    refused: plan.refused,
     views,
   };
 }

@@ -12,7 +12,6 @@ import { principalScope, type EventRecord, type MemoryRecord } from '../substrat
 import { independentAgreement } from '../substrate/views/consolidation-plan.js';
 import { normalisedContent } from '../substrate/views/extractive-summariser.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
-import { SERVABLE_STATUSES } from '../shared/lifecycle.js';
 import { reviewPlan, type ReviewPlan } from '../governance/review/review-plan.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
 import type { Role } from '../governance/auth/principal.js';
@@ -28,6 +27,13 @@ import {
   type DerivationOutcome,
 } from './derivation-admission.js';
 import { noSuchRecord, type Refusal } from './refusal.js';
+import type { RestrictionSnapshot } from '../governance/rights/restriction.js';
+import {
+  eventAsProcessed,
+  mayProcess,
+  type ProcessedRecord,
+  type ProcessingContext,
+} from '../governance/read/processing-judge.js';
 
 /** Records written at once within a batch: enough to hide round trips, few enough for the local server. */
 const WRITE_CONCURRENCY = 16;
@@ -81,6 +87,8 @@ export interface AdmissionDeps {
   defences?: boolean;
   /** The write-time derivation audit; absent, admission does not audit derivations. */
   derivation?: DerivationDeps;
+  /** The tenant's restrictions and objections: a restricted subject's records are cited by no new write. */
+  restrictions: { snapshot(tenant: string): Promise<RestrictionSnapshot> };
   now?: () => Date;
 }
 
@@ -450,10 +458,16 @@ async function checkBatch(
   principal: string,
   batch: StagedBatch,
 ): Promise<BatchCheck> {
-  // A writer cites only what it may read: its own records and the tenant's shared ones. Another principal's record
-  // is refused exactly as one that does not exist, so that neither its existence nor, through the derivation
-  // audit's verdict, its content can be probed by citing it.
-  const citable = (scope: string | undefined) => scope === 'tenant' || scope === principalScope(principal);
+  // A writer cites only what the processing judge lets it cite: what it may read (its own records and the tenant's
+  // shared ones), live, unheld, of no restricted or objecting subject, uncontested and not stale.
+  const restrictions = await deps.restrictions.snapshot(tenant);
+  const citeContext = (m: MemoryInput): ProcessingContext => ({
+    tenant,
+    scopes: ['tenant', principalScope(principal)],
+    purposes: [m.purpose],
+    restrictions,
+    now: (deps.now ?? (() => new Date()))(),
+  });
   const refused = (refusal: Refusal): BatchCheck => ({ refusal });
   const fenced = await fenceRefusal(deps, tenant, batch);
   if (fenced) return refused(fenced);
@@ -520,9 +534,8 @@ async function checkBatch(
           continue;
         }
         const event = await deps.events.get(tenant, ref);
-        if (event && !event.deleted && !citable(event.scope)) return noSuchRecord(f);
-        if (!event || event.deleted) return refuseMissing(deps, tenant, ref, f);
-        if ((event.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
+        const eventRefusal = await citeRefusal(deps, tenant, ref, f, event && eventAsProcessed(event), citeContext(m));
+        if (eventRefusal || !event) return eventRefusal ?? noSuchRecord(f);
         minTrust = Math.min(minTrust, event.trustTier);
         const origin = event.origin ?? 'interaction';
         facts.push({ kind: 'event', origin, trustTier: event.trustTier, content: event.content });
@@ -531,9 +544,8 @@ async function checkBatch(
       for (const [j, ref] of m.provenance.parentIds.entries()) {
         const f = `${field}.provenance.parentIds.${j}`;
         const parent = parents.find((p) => p._id === ref);
-        if (parent && !citable(parent.scope)) return noSuchRecord(f);
-        if (!parent || !SERVABLE_STATUSES.includes(parent.status)) return refuseMissing(deps, tenant, ref, f);
-        if ((parent.restrictedBy?.length ?? 0) > 0) return refuseHeld(f);
+        const parentRefusal = await citeRefusal(deps, tenant, ref, f, parent ?? null, citeContext(m));
+        if (parentRefusal || !parent) return parentRefusal ?? noSuchRecord(f);
         minTrust = Math.min(minTrust, parent.trustTier);
         minConfidence = Math.min(minConfidence, parent.confidence);
         facts.push({ kind: 'memory', taint: parent.taint ?? [], trustTier: parent.trustTier });
@@ -574,6 +586,36 @@ function confidenceCap(m: MemoryInput, parents: readonly MemoryRecord[], minConf
   if (!independentAgreement(cited) || normalisedContent(cited[0]!.content) !== normalisedContent(m.content))
     return minConfidence;
   return Math.max(minConfidence, ...cited.map((p) => p.confidence));
+}
+
+/**
+ * What a write is told when it cites a record the processing judge will not let it cite. Another principal's
+ * record, a restricted or objecting subject's, or one under correction is refused exactly as one that does not
+ * exist, so that neither its existence nor, through the derivation audit's verdict, its content can be probed by
+ * citing it. An erased one says so only when a tombstone names it; a held one says it is held (the writer could
+ * read it before the hold).
+ */
+async function citeRefusal(
+  deps: AdmissionDeps,
+  tenant: string,
+  id: string,
+  field: string,
+  record: ProcessedRecord | null,
+  ctx: ProcessingContext,
+): Promise<Refusal | null> {
+  if (!record) return refuseMissing(deps, tenant, id, field);
+  const verdict = mayProcess('cite', record, ctx);
+  if (verdict.allowed) return null;
+  switch (verdict.rule) {
+    case 'erased':
+    case 'lifecycle':
+    case 'quarantined':
+      return refuseMissing(deps, tenant, id, field);
+    case 'held':
+      return refuseHeld(field);
+    default:
+      return noSuchRecord(field);
+  }
 }
 
 /** A record kept under a legal hold is frozen: kept for the matter, never a source of new records. */

@@ -13,6 +13,8 @@ import { sha256Hex } from '../substrate/fingerprint.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import { principalScope, type DerivationAuditRecord, type EventRecord } from '../substrate/model/records.js';
 import { mapBounded } from '../substrate/mongo/collections.js';
+import type { RestrictionSnapshot } from '../governance/rights/restriction.js';
+import { eventAsProcessed, mayProcess, type ProcessingContext } from '../governance/read/processing-judge.js';
 import type { EventInput, MemoryInput } from './write-schemas.js';
 
 /** Events of a subject read as the pool of one audit: enough for a long conversation, bounded for a huge one. */
@@ -70,7 +72,12 @@ async function tokenisePool(passages: Iterable<EvidencePassage>, cache: StemCach
 
 /** The derivation audits of a batch's memories, in batch order. */
 export async function auditBatchDerivations(
-  deps: { events: EventStore; memories: MemoryStore; derivation: DerivationDeps },
+  deps: {
+    events: EventStore;
+    memories: MemoryStore;
+    derivation: DerivationDeps;
+    restrictions: { snapshot(tenant: string): Promise<RestrictionSnapshot> };
+  },
   tenant: string,
   batch: { events: EventInput[]; memories: MemoryInput[] },
   now: Date,
@@ -87,6 +94,17 @@ export async function auditBatchDerivations(
   const cutoffs = batch.memories.map((m) => (m.derivedAt ? new Date(m.derivedAt) : now));
   const latest = new Date(Math.max(now.getTime(), ...cutoffs.map((c) => c.getTime())));
   const subjects = [...new Set(batch.memories.flatMap((m) => m.subjects))];
+  // What the audit may read as evidence is the processing judge's: the writer's scopes, no held event, none of a
+  // subject who restricted processing or objected to the memory's purpose. A refusal naming such an event would tell
+  // the writer what it says.
+  const restrictions = await deps.restrictions.snapshot(tenant);
+  const evidenceContext = (m: MemoryInput): ProcessingContext => ({
+    tenant,
+    scopes: ['tenant', principalScope(principal)],
+    purposes: [m.purpose],
+    restrictions,
+    now,
+  });
   // The batch's evidence budget: half for the subjects' history, shared equally (so the reads may run at once and
   // still read the same whatever their order), the rest for citations in batch order.
   const { maxAuditBytes, maxBatchBytes } = deps.derivation;
@@ -119,8 +137,13 @@ export async function auditBatchDerivations(
     let overBatchBudget = false;
     try {
       const storedIds = m.provenance.eventIds.filter((ref) => !BATCH_REF.test(ref));
-      const stored = await deps.events.getMany(tenant, storedIds);
-      const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
+      const usable = evidenceContext(m);
+      const stored = (await deps.events.getMany(tenant, storedIds)).filter(
+        (e) => mayProcess('evidence', eventAsProcessed(e), usable).allowed,
+      );
+      const parents = (await deps.memories.getMany(tenant, m.provenance.parentIds)).filter(
+        (p) => mayProcess('evidence', p, usable).allowed,
+      );
       cited = [
         ...m.provenance.eventIds.flatMap((ref) => {
           const at = BATCH_REF.exec(ref);
@@ -141,10 +164,12 @@ export async function auditBatchDerivations(
     }
     const pool = new Map<string, EvidencePassage>();
     let truncated = false;
+    const usable = evidenceContext(m);
     for (const s of m.subjects) {
       const h = histories.get(s)!;
       truncated ||= h.truncated;
-      for (const e of h.events) pool.set(e._id, passageOf(e));
+      for (const e of h.events)
+        if (mayProcess('evidence', eventAsProcessed(e), usable).allowed) pool.set(e._id, passageOf(e));
     }
     batch.events.forEach((e, j) => {
       if (e.subjects.some((s) => m.subjects.includes(s))) pool.set(local[j]!.id, local[j]!);

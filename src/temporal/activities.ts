@@ -31,6 +31,7 @@ export function admissionDepsOf(services: Services): AdmissionDeps {
     reviewSlaPolicy: services.reviewSlaPolicy,
     reviewTimeoutPolicy: services.reviewTimeoutPolicy,
     derivation: services.derivation,
+    restrictions: services.restrictions,
   };
 }
 
@@ -73,6 +74,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       staging: services.staging,
       tombstones: services.tombstones,
       summariser: createExtractiveSummariser(),
+      restrictions: services.restrictions,
     }),
     ...createReviewActivities({
       memories: services.memories,

@@ -32,18 +32,29 @@ export interface ViewGroup {
   confidence: number;
 }
 
-export type SkipReason = 'mixed-governance' | 'too-many-inputs';
+export type SkipReason = 'mixed-governance' | 'too-many-inputs' | 'no-common-valid-time';
 
-/** Records a view may be built from: active, in the namespace and scope, unrestricted, not themselves views. */
-export function consolidable(record: MemoryRecord, namespace: string, scope: string): boolean {
-  return (
-    record.status === 'active' &&
-    record.namespace === namespace &&
-    record.scope === scope &&
-    record.kind !== 'view' &&
-    record.kind !== 'summary' &&
-    (record.restrictedBy?.length ?? 0) === 0
-  );
+/**
+ * The shape of records a view groups: in the namespace, not themselves views. Whether a record may be consolidated
+ * at all (status, scope, holds, restrictions, valid time, contest and stale marks) is the processing judge's
+ * question (`mayProcess('consolidate', …)`), asked by the consolidation activity.
+ */
+export function groupable(record: MemoryRecord, namespace: string): boolean {
+  return record.namespace === namespace && record.kind !== 'view' && record.kind !== 'summary';
+}
+
+/**
+ * A view is valid only while all its inputs are: from the latest of their `validFrom` to the earliest of their
+ * `validTo` (open when none ends). Null when the inputs were never valid at the same time.
+ */
+export function viewValidity(
+  inputs: readonly Pick<MemoryRecord, 'validFrom' | 'validTo'>[],
+): { validFrom: Date; validTo: Date | null } | null {
+  const from = Math.max(...inputs.map((r) => r.validFrom.getTime()));
+  const ends = inputs.flatMap((r) => (r.validTo ? [r.validTo.getTime()] : []));
+  const to = ends.length > 0 ? Math.min(...ends) : null;
+  if (to !== null && to <= from) return null;
+  return { validFrom: new Date(from), validTo: to === null ? null : new Date(to) };
 }
 
 /**
@@ -128,6 +139,10 @@ export function planViews(
     );
     if (governance.size > 1) {
       skip('mixed-governance');
+      continue;
+    }
+    if (!viewValidity(inputs)) {
+      skip('no-common-valid-time');
       continue;
     }
     const ordered = [...inputs].sort((a, b) => (a._id < b._id ? -1 : 1));

@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 import {
-  consolidable,
   independentAgreement,
   MAX_VIEW_INPUTS,
   planViews,
+  viewValidity,
 } from '../../../src/substrate/views/consolidation-plan.js';
+import { consolidationVerdict } from '../../../activities/consolidation.activities.js';
+import { restrictionSnapshot } from '../../../src/governance/rights/restriction.js';
+import type { ProcessingContext } from '../../../src/governance/read/processing-judge.js';
 import { extractiveSummary, MAX_SUMMARY_SENTENCES } from '../../../src/substrate/views/extractive-summariser.js';
 
 const model = { modelVersion: 'extractive@1', promptVersion: null };
@@ -126,8 +129,25 @@ describe('planning views', () => {
     expect(independentAgreement([one])).toBe(false);
   });
 
-  it('reads only active, unrestricted records of the namespace and scope that are not views themselves', () => {
-    expect(consolidable(rec(), 'support', 'principal:agent-1')).toBe(true);
+  it('reads only active, unrestricted, current, uncontested records of the namespace and scope that are not views', () => {
+    // s-restricted restricted processing; s-objected objected to one purpose (a view serves every purpose).
+    const restrictions = restrictionSnapshot(
+      [
+        { subjectHash: 'h:s-restricted', purposes: null },
+        { subjectHash: 'h:s-objected', purposes: ['marketing'] },
+      ],
+      (s) => [`h:${s}`],
+    );
+    const ctx: ProcessingContext = {
+      tenant: 't',
+      scopes: ['principal:agent-1'],
+      purposes: 'any',
+      restrictions,
+      now: new Date(Date.UTC(2026, 11, 1)),
+    };
+    const consolidable = (r: MemoryRecord) => consolidationVerdict(r, 'support', ctx)?.allowed === true;
+    expect(consolidable(rec())).toBe(true);
+    expect(consolidable(rec({ validTo: new Date(Date.UTC(2027, 0, 1)) }))).toBe(true);
     for (const other of [
       rec({ status: 'candidate' }),
       rec({ status: 'disputed' }),
@@ -136,8 +156,34 @@ describe('planning views', () => {
       rec({ kind: 'summary' }),
       rec({ kind: 'view' }),
       rec({ restrictedBy: ['hold-1'] }),
+      rec({ validTo: new Date(Date.UTC(2026, 10, 20)) }),
+      rec({ contestedBy: ['rect_1'] }),
+      rec({ stale: { because: 'rectification:rect_1', since: new Date() } }),
+      rec({ subjects: ['s-restricted'] }),
+      rec({ subjects: ['s-objected'] }),
+      rec({ tenant: 'other' }),
     ])
-      expect(consolidable(other, 'support', 'principal:agent-1')).toBe(false);
+      expect(consolidable(other)).toBe(false);
+  });
+
+  it('gives a view only the valid time all its inputs share', () => {
+    const d = (day: number) => new Date(Date.UTC(2026, 10, day));
+    expect(
+      viewValidity([
+        { validFrom: d(1), validTo: d(20) },
+        { validFrom: d(5), validTo: null },
+        { validFrom: d(3), validTo: d(25) },
+      ]),
+    ).toEqual({ validFrom: d(5), validTo: d(20) });
+    expect(viewValidity([{ validFrom: d(1), validTo: null }])).toEqual({ validFrom: d(1), validTo: null });
+    expect(
+      viewValidity([
+        { validFrom: d(1), validTo: d(5) },
+        { validFrom: d(6), validTo: null },
+      ]),
+    ).toBeNull();
+    const apart = [rec({ validFrom: d(1), validTo: d(5) }), rec({ validFrom: d(6), validTo: null })];
+    expect(planViews('t', apart, model)).toMatchObject({ groups: [], skipped: { 'no-common-valid-time': 1 } });
   });
 
   it('leaves groups of mixed governance or too many inputs, and counts them', () => {
