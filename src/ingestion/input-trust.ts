@@ -20,43 +20,54 @@ import type { Claim } from '../substrate/memories/claim-lookup.js';
 /** The lowest trust tier (unverified source). */
 export const LOWEST_TRUST_TIER = 0;
 
-const INSTRUCTION_PATTERNS: readonly { kind: string; pattern: RegExp }[] = [
+// Every pattern runs over untrusted text of up to 32 KB, so each must match in linear time: no two parts of a pattern
+// may match the same run of characters (`\s+…\s*` over a run of spaces costs the square of its length), and every
+// repetition that can follow another is either bounded or starts with a character the other cannot match.
+// `npm run check:redos` holds every regular expression in src/ to this.
+const INSTRUCTION_PATTERNS: readonly { kind: string; patterns: readonly RegExp[] }[] = [
   {
     kind: 'instruction-override',
-    pattern:
-      /\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|earlier|above|preceding|existing)?\s*(?:instructions?|rules|guidelines|directives|prompts?)\b/i,
+    patterns: [
+      /\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your)\s+)*(?:(?:previous|prior|earlier|above|preceding|existing)\s*)?(?:instructions?|rules|guidelines|directives|prompts?)\b/i,
+    ],
   },
   {
     kind: 'role-reassignment',
-    pattern:
+    patterns: [
       /\b(?:you\s+are\s+now|from\s+now\s+on,?\s+you\s+(?:are|will|must)|pretend\s+(?:to\s+be|you\s+are)|act\s+as\s+(?:an?\s+)?(?:unrestricted|different|new)|new\s+instructions\s*:)/i,
+    ],
   },
   {
     kind: 'system-prompt',
-    pattern: /(?:\bsystem\s+prompt\b|<\s*\/?\s*system\s*>|\[\s*system\s*\]|\bdeveloper\s+mode\b|\bjailbreak\b)/i,
+    patterns: [/\bsystem\s+prompt\b|\bdeveloper\s+mode\b|\bjailbreak\b/i, /<\s*(?:\/\s*)?system\s*>|\[\s*system\s*\]/i],
   },
   {
     kind: 'concealment',
-    pattern:
+    patterns: [
       /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|let)\s+(?:the\s+)?(?:user|customer|human|operator|them)\b/i,
+    ],
   },
   {
     // Sending anything to a web endpoint, or everything (or what an agent holds: data, conversations, memories,
     // credentials) to an address. An ordinary errand to an address ("forward the invoice to accounts@…") is not.
     kind: 'exfiltration',
-    pattern:
-      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:(?:\w+\s+){0,5}?(?:to\s+)?https?:\/\/|(?:\w+\s+){0,4}?(?:all|every|everything|entire|whole|full|data|details|conversations?|chats?|history|memor(?:y|ies)|credentials?|passwords?|keys?|tokens?|contacts?|customer\s+list)\b(?:\s+\w+){0,4}?\s+to\s+[\w.+-]+@[\w-]+\.[\w.]+)/i,
+    patterns: [
+      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:\w+\s+){0,5}?(?:to\s+)?https?:\/\//i,
+      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:\w+\s+){0,4}?(?:all|every|everything|entire|whole|full|data|details|conversations?|chats?|history|memor(?:y|ies)|credentials?|passwords?|keys?|tokens?|contacts?|customer\s+list)\b(?:\s+\w+){0,4}?\s+to\s+[\w.+-]+@[\w-]+\.[\w.]+/i,
+    ],
   },
   {
     kind: 'policy-change',
-    pattern:
-      /\b(?:(?:disable|turn\s+off|bypass|override)\s+(?:the\s+|your\s+|all\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|retention|permissions?|safety|guardrails?|filters?|security|audit(?:ing)?|logging)\b|(?:change|set|lower|raise|update)\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|permissions?|guardrails?)\s+to\b)/i,
+    patterns: [
+      /\b(?:disable|turn\s+off|bypass|override)\s+(?:the\s+|your\s+|all\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|retention|permissions?|safety|guardrails?|filters?|security|audit(?:ing)?|logging)\b/i,
+      /\b(?:change|set|lower|raise|update)\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|permissions?|guardrails?)\s+to\b/i,
+    ],
   },
 ];
 
 /** Kinds of instruction-like text in `text`, in the list's order (empty when none). */
 export function instructionLikeKinds(text: string): string[] {
-  return INSTRUCTION_PATTERNS.filter(({ pattern }) => pattern.test(text)).map(({ kind }) => kind);
+  return INSTRUCTION_PATTERNS.filter(({ patterns }) => patterns.some((p) => p.test(text))).map(({ kind }) => kind);
 }
 
 /** What admission knows of one input of a memory. */

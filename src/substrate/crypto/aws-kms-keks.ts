@@ -87,7 +87,7 @@ function keyIsGone(error: unknown): boolean {
 }
 
 export function createAwsKmsKeks(options: AwsKmsKekOptions): KeyEncryptionKeys & { close(): void } {
-  const prefix = `${options.aliasPrefix.replace(/\/+$/, '')}/epoch-`;
+  const prefix = `${options.aliasPrefix.replace(/(?<!\/)\/+$/, '')}/epoch-`;
   if (!prefix.startsWith('alias/')) throw new Error('the KMS alias prefix must start with alias/');
   // The SDK is loaded on first use: processes whose KEKs are elsewhere never pay for it.
   type Sdk = typeof KmsSdk;

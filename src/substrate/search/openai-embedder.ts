@@ -33,7 +33,7 @@ interface EmbeddingsBody {
 }
 
 export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
-  const endpoint = `${options.url.replace(/\/+$/, '')}/embeddings`;
+  const endpoint = `${options.url.replace(/(?<!\/)\/+$/, '')}/embeddings`;
   const batchSize = options.batchSize ?? 64;
 
   async function request(input: string[]): Promise<number[][]> {

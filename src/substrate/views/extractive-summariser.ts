@@ -5,7 +5,11 @@ export const MAX_SUMMARY_SENTENCES = 8;
 
 /** Two contents that differ only in case, spacing and a final full stop say the same thing. */
 export function normalisedContent(content: string): string {
-  return content.trim().replace(/\s+/g, ' ').replace(/[.]+$/, '').toLowerCase();
+  return content
+    .trim()
+    .replace(/\s+/g, ' ')
+    .replace(/(?<!\.)\.+$/, '')
+    .toLowerCase();
 }
 
 /**
