@@ -16,6 +16,18 @@ const content = z
   .min(1)
   .refine((s) => Buffer.byteLength(s, 'utf8') <= MAX_CONTENT_BYTES, `must be at most ${MAX_CONTENT_BYTES} bytes`);
 const instant = z.iso.datetime({ offset: true });
+/** Ids a memory cites, each once: admission reads and scans every cited record, so a repeat would cost it again. */
+const citedIds = z
+  .array(identifier)
+  .max(256)
+  .superRefine((ids, ctx) => {
+    const seen = new Set<string>();
+    ids.forEach((id, i) => {
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: 'named twice' });
+      seen.add(id);
+    });
+  })
+  .default([]);
 
 export const EventInputSchema = z.strictObject({
   source: identifier,
@@ -56,8 +68,8 @@ export const MemoryInputSchema = z
     /** Whose memory it is: the writer's own (default) or the tenant's shared scope. */
     scope: z.enum(['principal', 'tenant']).default('principal'),
     provenance: z.strictObject({
-      eventIds: z.array(identifier).max(256).default([]),
-      parentIds: z.array(identifier).max(256).default([]),
+      eventIds: citedIds,
+      parentIds: citedIds,
       derivationRule: z.string().min(1).max(128),
       modelVersion: z.string().max(128).optional(),
       promptVersion: z.string().max(128).optional(),
