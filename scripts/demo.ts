@@ -63,25 +63,26 @@ async function main(): Promise<void> {
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
+    // Each token names the context purposes its bearer reads for; the duty principals read for their duties only.
     const agent = createApiClient(
       address,
-      await mintToken(config.tokens.hs256Secret!, { id: 'agent-7', tenant, roles: ['agent'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'agent-7', tenant, roles: ['agent'], purposes: ['support'] }),
     );
     const auditor = createApiClient(
       address,
-      await mintToken(config.tokens.hs256Secret!, { id: 'auditor-1', tenant, roles: ['auditor'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'auditor-1', tenant, roles: ['auditor'], purposes: [] }),
     );
     const reviewer = createApiClient(
       address,
-      await mintToken(config.tokens.hs256Secret!, { id: 'rita', tenant, roles: ['reviewer'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'rita', tenant, roles: ['reviewer'], purposes: [] }),
     );
     const dpo = createApiClient(
       address,
-      await mintToken(config.tokens.hs256Secret!, { id: 'dpo-1', tenant, roles: ['dpo'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'dpo-1', tenant, roles: ['dpo'], purposes: [] }),
     );
     const otherAgent = createApiClient(
       address,
-      await mintToken(config.tokens.hs256Secret!, { id: 'agent-9', tenant, roles: ['agent'] }),
+      await mintToken(config.tokens.hs256Secret!, { id: 'agent-9', tenant, roles: ['agent'], purposes: ['support'] }),
     );
 
     step(`2. Ingest a sample tenant "${tenant}" through the ingestion workflow (events → memories → index)`);

@@ -21,7 +21,8 @@ export interface TestApp {
   services: Services;
   api: FastifyInstance;
   worker: RunningWorker;
-  token(tenant: string, roles: Role[], principal?: string, ttlSeconds?: number): Promise<string>;
+  /** A token of a principal of `tenant`; `purposes`: its `purposes` claim (absent: none, its roles' default). */
+  token(tenant: string, roles: Role[], principal?: string, ttlSeconds?: number, purposes?: string[]): Promise<string>;
   request(options: InjectOptions & { token?: string }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -62,8 +63,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     services,
     api,
     worker,
-    token: (tenant, roles, principal = uniqueId('p'), ttlSeconds = 600) =>
-      mintToken(runtime.config.tokens.hs256Secret!, { id: principal, tenant, roles }, ttlSeconds),
+    token: (tenant, roles, principal = uniqueId('p'), ttlSeconds = 600, purposes) =>
+      mintToken(
+        runtime.config.tokens.hs256Secret!,
+        { id: principal, tenant, roles, ...(purposes ? { purposes } : {}) },
+        ttlSeconds,
+      ),
     request: ({ token, headers, ...options }) =>
       api.inject({ ...options, headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } }),
     async close() {

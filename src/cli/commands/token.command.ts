@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import { loadConfig } from '../../config/load-config.js';
 import { mintToken, type TokenSigningKey } from '../../governance/auth/tokens.js';
 import { loadTokenSigningKey, publicJwkOf } from '../../governance/auth/token-keys.js';
-import { ROLES, TENANT_PATTERN, type Role } from '../../governance/auth/principal.js';
+import { purposesProblem, ROLES, TENANT_PATTERN, type Role } from '../../governance/auth/principal.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 
 /** A revoked entry outlives any token that could carry its jti: the longest lifetime, plus the clock skew allowed. */
@@ -19,6 +19,10 @@ export function registerTokenCommands(program: Command): void {
     .option('--tenant <tenant>', 'tenant id (required)')
     .requiredOption('--principal <id>', 'principal id (a person or an agent)')
     .requiredOption('--roles <roles>', `comma-separated roles: ${ROLES.join(', ')}`)
+    .option(
+      '--purposes <purposes>',
+      "comma-separated context purposes the bearer may read for (e.g. support,personalisation); duties come with the roles. Absent: every purpose the read policy allows the roles, and an objection to any of them binds the bearer's reads",
+    )
     .option('--ttl <seconds>', 'lifetime in seconds', '3600')
     .option('--key <pem>', 'Ed25519 private key file (PKCS#8 PEM) to sign with')
     .option('--kid <id>', "the key's id in the API key set (required with --key)")
@@ -27,6 +31,7 @@ export function registerTokenCommands(program: Command): void {
         tenant?: string;
         principal: string;
         roles: string;
+        purposes?: string;
         ttl: string;
         key?: string;
         kid?: string;
@@ -39,6 +44,15 @@ export function registerTokenCommands(program: Command): void {
         const unknown = roles.find((r) => !ROLES.includes(r));
         if (unknown)
           throw new CliError(`--roles: unknown role "${unknown}" (known: ${ROLES.join(', ')})`, ExitCode.usage);
+        const purposes =
+          options.purposes === undefined
+            ? undefined
+            : options.purposes
+                .split(',')
+                .map((p) => p.trim())
+                .filter((p) => p !== '');
+        const problem = purposes === undefined ? null : purposesProblem(purposes);
+        if (problem) throw new CliError(`--purposes: ${problem}`, ExitCode.usage);
         if (!!options.key !== !!options.kid)
           throw new CliError('--key and --kid: give both or neither', ExitCode.usage);
         const config = loadConfig();
@@ -53,14 +67,14 @@ export function registerTokenCommands(program: Command): void {
         if (options.key && options.kid) signingKey = loadTokenSigningKey(options.key, options.kid);
         else if (config.tokens.hs256Secret) signingKey = config.tokens.hs256Secret;
         else throw new CliError('--key: required (HS256 tokens are minted only in development)', ExitCode.usage);
-        const principal = { id: options.principal, tenant, roles };
+        const principal = { id: options.principal, tenant, roles, ...(purposes ? { purposes } : {}) };
         const minted = await mintToken(signingKey, principal, ttl, config.tokens);
         const json = (program.opts() as { json?: boolean }).json;
         const claims = decodeJwt(minted);
         const expiresAt = new Date(Number(claims.exp) * 1000).toISOString();
         process.stdout.write(
           json
-            ? `${JSON.stringify({ token: minted, tenant, principal: principal.id, roles, jti: claims.jti, expiresAt })}\n`
+            ? `${JSON.stringify({ token: minted, tenant, principal: principal.id, roles, ...(purposes ? { purposes } : {}), jti: claims.jti, expiresAt })}\n`
             : `${minted}\n`,
         );
       },

@@ -1,7 +1,7 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, jwtVerify, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { DomainError, ErrorType } from '../../shared/errors.js';
-import { ROLES, TENANT_PATTERN, type Principal, type Role } from './principal.js';
+import { purposesProblem, ROLES, TENANT_PATTERN, type Principal, type Role } from './principal.js';
 
 const ISSUER = 'lethe';
 const AUDIENCE = 'lethe-api';
@@ -47,7 +47,8 @@ export const DEFAULT_TOKEN_LIMITS: TokenLimits = { maxTtlSeconds: 86_400 };
 /**
  * Issues a signed bearer token for a principal, with a fresh `jti` by which it can be revoked: EdDSA with a `kid`
  * under a private key, HS256 under the development secret. Its lifetime must be positive and within the
- * configured maximum: a token that never expires is never issued.
+ * configured maximum: a token that never expires is never issued. The principal's `purposes`, when given, become
+ * the token's `purposes` claim: the context purposes its bearer may read for.
  */
 export async function mintToken(
   signingKey: TokenSigningKey,
@@ -67,7 +68,14 @@ export async function mintToken(
   for (const role of principal.roles) {
     if (!ROLES.includes(role)) throw new DomainError(ErrorType.Validation, `roles: unknown role "${role}"`, 'roles');
   }
-  const jwt = new SignJWT({ tenant: principal.tenant, roles: principal.roles })
+  const purposes = principal.purposes;
+  const problem = purposes === undefined ? null : purposesProblem(purposes);
+  if (problem) throw new DomainError(ErrorType.Validation, `purposes: ${problem}`, 'purposes');
+  const jwt = new SignJWT({
+    tenant: principal.tenant,
+    roles: principal.roles,
+    ...(purposes !== undefined ? { purposes: [...purposes] } : {}),
+  })
     .setSubject(principal.id)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -95,7 +103,8 @@ async function verifySignature(keys: TokenKeys, token: string): Promise<JWTPaylo
 /**
  * Verifies a bearer token; any defect (missing, expired, forged, malformed, signed by an unknown `kid` or with an
  * algorithm not configured, without `exp`, `iat`, `sub` or `jti`, issued in the future, living longer than the
- * configured maximum, or revoked) is Unauthenticated.
+ * configured maximum, a `purposes` claim that is not a list of distinct purpose names, or revoked) is
+ * Unauthenticated.
  */
 export async function verifyToken(
   keys: TokenKeys,
@@ -114,16 +123,27 @@ export async function verifyToken(
     const roles = Array.isArray(payload.roles) ? (payload.roles as unknown[]) : [];
     const tenant = typeof payload.tenant === 'string' ? payload.tenant : '';
     const jti = payload.jti;
+    const purposes = payload.purposes;
     if (
       !payload.sub ||
       typeof jti !== 'string' ||
       jti.length > MAX_JTI_LENGTH ||
       !TENANT_PATTERN.test(tenant) ||
-      roles.some((r) => !ROLES.includes(r as Role))
+      roles.some((r) => !ROLES.includes(r as Role)) ||
+      (purposes !== undefined && purposesProblem(purposes) !== null)
     ) {
       throw new DomainError(ErrorType.Unauthenticated, 'authorization: token claims are invalid', 'authorization');
     }
-    verified = { principal: { id: payload.sub, tenant, roles: roles as Role[] }, jti };
+    verified = {
+      principal: {
+        id: payload.sub,
+        tenant,
+        roles: roles as Role[],
+        // Absent from a token issued without the claim: the reader then gets its roles' default (see `grantedPurposes`).
+        ...(purposes !== undefined ? { purposes: purposes as string[] } : {}),
+      },
+      jti,
+    };
   } catch (error) {
     if (error instanceof DomainError) throw error;
     const why = error instanceof errors.JWTExpired ? 'token expired' : 'token invalid';
