@@ -116,6 +116,7 @@ const accessOf = (q: BenchQuery): Reader => ({
       rule: 'default',
     },
   ],
+  grantedPurposes: [PURPOSE],
   intent: q.intent,
   now: new Date(),
   purpose: PURPOSE,

@@ -1,6 +1,6 @@
 /** Sample writes for tests: plausible, and different every call where it matters. */
 import { randomUUID } from 'node:crypto';
-import type { MemoryRecord } from '../../src/substrate/model/records.js';
+import type { EventRecord, MemoryRecord } from '../../src/substrate/model/records.js';
 
 export function sampleEvent(overrides: Record<string, unknown> = {}) {
   return {
@@ -65,6 +65,22 @@ export function memoryRecord(
     updatedAt: at,
     ...overrides,
   };
+}
+
+/**
+ * A stored event as the read judge sees it: the fields it judges (tenant, subjects, sensitivity, owner scope, live),
+ * nothing else (for tests of the judge itself).
+ */
+export function judgedEvent(tenant: string, id: string, overrides: Partial<EventRecord> = {}): EventRecord {
+  return {
+    _id: id,
+    tenant,
+    subjects: ['subj-1'],
+    sensitivity: 'internal',
+    scope: 'tenant',
+    deleted: false,
+    ...overrides,
+  } as EventRecord;
 }
 
 /** A word for a small number: fixtures that vary a number across records of one subject say it in words (the

@@ -20,9 +20,9 @@ export interface ReadingDeps {
  * The reader for this call (see `governance/read/reader.ts`), with the tenant's active restrictions and objections
  * resolved once for the whole call, however many records it judges: one equality lookup of the tenant's generation
  * at each call (the set itself is read again only when a filing or lift changed it), so a filing or a lift takes
- * effect on the next read in every API process. A purpose that grants nothing at all is refused
- * (403, naming `purpose`) and the refusal is audited with the policy's id and version: this depends on the token
- * and the purpose only, never on a record, so it tells the caller nothing about what exists.
+ * effect on the next read in every API process. A purpose the token does not grant, or that grants nothing at all,
+ * is refused (403, naming `purpose`) and the refusal is audited with the policy's id and version: this depends on
+ * the token and the purpose only, never on a record, so it tells the caller nothing about what exists.
  */
 export async function requireReader(
   deps: ReadingDeps,
@@ -40,10 +40,17 @@ export async function requireReader(
     details: {
       what,
       purpose: reader.purpose,
+      ...(reader.ungranted ? { refusedBy: 'token-purposes' } : {}),
       policyId: reader.policies.read.id,
       policyVersion: reader.policies.read.version,
     },
   });
+  if (reader.ungranted)
+    throw new DomainError(
+      ErrorType.Forbidden,
+      `purpose: the token does not grant reading for "${reader.purpose}"`,
+      'purpose',
+    );
   throw new DomainError(
     ErrorType.PolicyDenied,
     `purpose: the read policy allows no record to be read for "${reader.purpose}" by these roles`,

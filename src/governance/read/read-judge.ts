@@ -29,11 +29,18 @@ export interface SeeOptions {
 
 /**
  * A context read (any purpose that is not a duty) does not serve a record whose subject restricted processing or
- * objected to this purpose; a duty read sees it, marked (`sight`).
+ * objected to a purpose the reader's token grants, whichever of them this request declared: otherwise naming
+ * another granted purpose would sidestep the objection. A duty read sees it, marked (`sight`).
  */
 function barredFor(reader: Reader, grant: Grant): ReaderView['barred'] {
   if (grant.duty || reader.restrictions.size === 0) return undefined;
-  return (subjects) => reader.restrictions.bars(subjects, grant.purpose);
+  const { restrictions, grantedPurposes } = reader;
+  // A reader that may name any purpose is bound by every objection.
+  if (grantedPurposes === 'any')
+    return (subjects, id) =>
+      restrictions.bars(subjects, grant.purpose, id) || restrictions.markOf(subjects, id) !== null;
+  const purposes = [grant.purpose, ...grantedPurposes.filter((p) => p !== grant.purpose)];
+  return (subjects, id) => purposes.some((p) => restrictions.bars(subjects, p, id));
 }
 
 function viewOf(reader: Reader, grant: Grant): ReaderView {
@@ -56,10 +63,10 @@ function ordered(reader: Reader, options: SeeOptions): Grant[] {
   return options.contentOnly ? content : [...content, ...reader.grants.filter((g) => g.view === 'content-free')];
 }
 
-function sight<T>(reader: Reader, record: T, subjects: unknown, grant: Grant): Sight<T> {
+function sight<T extends { _id: string }>(reader: Reader, record: T, subjects: unknown, grant: Grant): Sight<T> {
   const mark =
     grant.duty && reader.restrictions.size > 0 && Array.isArray(subjects)
-      ? reader.restrictions.markOf(subjects as string[])
+      ? reader.restrictions.markOf(subjects as string[], record._id)
       : null;
   return { record, view: grant.view, purpose: grant.purpose, ...(mark ? { restriction: mark } : {}) } as Sight<T>;
 }

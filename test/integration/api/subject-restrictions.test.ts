@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
-import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { subjectNotesBatch, subjectNotesWritten, type SubjectNote } from '../../support/subject-notes.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { createMongoRestrictionStore } from '../../../src/governance/rights/restriction-store.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
@@ -15,20 +15,26 @@ describe('restriction of processing and objection to purposes', () => {
   let app: TestApp;
   let tenant: string;
   const term = `parcel${randomUUID().slice(0, 6)}`;
-  const canary = (name: string) => `cn${name}${randomUUID().slice(0, 8)}`;
   /** One subject per behaviour, each with a memory and an event; `other` is the canary that must stay served. */
   const subjects = {
     restricted: `subj-r-${randomUUID().slice(0, 6)}`,
     objected: `subj-o-${randomUUID().slice(0, 6)}`,
     other: `subj-c-${randomUUID().slice(0, 6)}`,
   };
-  const records: Record<keyof typeof subjects, { memory: string; event: string; canary: string }> = {} as never;
+  const records = {} as Record<keyof typeof subjects, SubjectNote>;
 
-  const call = async (method: 'GET' | 'POST', url: string, roles: Role[], principal: string, payload?: object) =>
+  const call = async (
+    method: 'GET' | 'POST',
+    url: string,
+    roles: Role[],
+    principal: string,
+    payload?: object,
+    purposes?: string[],
+  ) =>
     app.request({
       method,
       url: `/v1/tenants/${tenant}${url}`,
-      token: await app.token(tenant, roles, principal),
+      token: await app.token(tenant, roles, principal, 600, purposes),
       ...(payload ? { payload } : {}),
     });
   const file = (payload: object, roles: Role[] = ['dpo']) =>
@@ -36,14 +42,17 @@ describe('restriction of processing and objection to purposes', () => {
   const lift = (id: string) =>
     call('POST', `/subject-rights/restrictions/${id}/lift`, ['dpo'], 'dora', { reason: 'the subject withdrew it' });
 
-  /** The memory and event ids agent ann is served about `who`, through each route she reads, for `purpose`. */
-  async function servedToAgent(who: keyof typeof subjects, purpose?: string) {
+  /**
+   * The memory and event ids agent ann is served about `who`, through each route she reads, for `purpose`, under a
+   * token granting `granted` (absent: a token naming no purposes, which grants every purpose her role may read for).
+   */
+  async function servedToAgent(who: keyof typeof subjects, purpose?: string, granted?: string[]) {
     const p = purpose ? { purpose } : {};
     const q = purpose ? `?purpose=${purpose}` : '';
-    const search = await call('POST', '/search', ['agent'], 'ann', { query: term, k: 50, ...p });
-    const retrieve = await call('POST', '/retrieve', ['agent'], 'ann', { query: term, k: 50, ...p });
-    const memory = await call('GET', `/memories/${records[who].memory}${q}`, ['agent'], 'ann');
-    const event = await call('GET', `/events/${records[who].event}${q}`, ['agent'], 'ann');
+    const search = await call('POST', '/search', ['agent'], 'ann', { query: term, k: 50, ...p }, granted);
+    const retrieve = await call('POST', '/retrieve', ['agent'], 'ann', { query: term, k: 50, ...p }, granted);
+    const memory = await call('GET', `/memories/${records[who].memory}${q}`, ['agent'], 'ann', undefined, granted);
+    const event = await call('GET', `/events/${records[who].event}${q}`, ['agent'], 'ann', undefined, granted);
     for (const r of [search, retrieve]) expect(r.statusCode, r.body).toBe(200);
     const mine = (ids: string[]) => ids.filter((id) => id === records[who].memory);
     return {
@@ -70,34 +79,8 @@ describe('restriction of processing and objection to purposes', () => {
   beforeAll(async () => {
     app = await startTestApp();
     tenant = uniqueTenant();
-    const events: object[] = [];
-    const memories: object[] = [];
-    for (const [name, subject] of Object.entries(subjects)) {
-      const c = canary(name.slice(0, 3));
-      const said = `${term} delivery note ${c}.`;
-      events.push(sampleEvent({ subjects: [subject], content: `${said} Logged by phone.` }));
-      memories.push(
-        sampleMemory({
-          subjects: [subject],
-          kind: 'note',
-          attribute: `note-${name}`,
-          content: said,
-          provenance: { eventIds: [`#${events.length - 1}`], parentIds: [], derivationRule: 'extract-note' },
-        }),
-      );
-    }
-    const written = await call('POST', '/batches', ['agent'], 'ann', { events, memories });
-    expect(written.statusCode, written.body).toBe(201);
-    const body = written.json<{ events: { id: string }[]; memories: { id: string; status: string }[] }>();
-    Object.keys(subjects).forEach((name, i) => {
-      const content = (memories[i] as { content: string }).content;
-      records[name as keyof typeof subjects] = {
-        memory: body.memories[i]!.id,
-        event: body.events[i]!.id,
-        canary: content.match(/cn[a-z]+[0-9a-f]{8}/)![0],
-      };
-    });
-    for (const m of body.memories) expect(m.status).toBe('active');
+    const { payload, canaries } = subjectNotesBatch(term, subjects);
+    Object.assign(records, subjectNotesWritten(await call('POST', '/batches', ['agent'], 'ann', payload), canaries));
   }, 180_000);
   afterAll(async () => {
     await app?.close();
@@ -174,7 +157,7 @@ describe('restriction of processing and objection to purposes', () => {
     expect((await elsewhere.snapshot(tenant)).bars([subject], 'support')).toBe(false);
   });
 
-  it('an objection to a purpose stops service for that purpose only', async () => {
+  it('an objection to a purpose stops service to a token that grants it, whatever purpose it declares, and to no other', async () => {
     const filed = await file({
       selector: { subjectId: subjects.objected },
       legalGround: 'art21-2',
@@ -187,14 +170,19 @@ describe('restriction of processing and objection to purposes', () => {
     expect(objection).toMatchObject({ kind: 'objection', purposes: ['personalisation'] });
 
     expect(await servedToAgent('objected', 'personalisation')).toEqual(nowhere);
-    expect(await servedToAgent('objected', 'support')).toEqual(everywhere);
-    expect(await servedToAgent('objected')).toEqual(everywhere);
+    // Ann's token may read for personalisation: declaring another purpose does not sidestep the objection.
+    expect(await servedToAgent('objected', 'support')).toEqual(nowhere);
+    expect(await servedToAgent('objected')).toEqual(nowhere);
+    // A token that grants support only is not bound by it.
+    expect(await servedToAgent('objected', 'support', ['support'])).toEqual(everywhere);
+    expect(await servedToAgent('objected', undefined, ['support'])).toEqual(everywhere);
     expect(await servedToAgent('other', 'personalisation')).toEqual(everywhere);
     const dpoRead = await call('GET', `/memories/${records.objected.memory}`, ['dpo'], 'dora');
     expect(dpoRead.json()).toMatchObject({ restriction: { restricted: false, objectedPurposes: ['personalisation'] } });
 
     expect((await lift(objection.id)).statusCode).toBe(200);
     expect(await servedToAgent('objected', 'personalisation')).toEqual(everywhere);
+    expect(await servedToAgent('objected', 'support')).toEqual(everywhere);
   });
 
   it('filing again under the same request key returns the same request; another filing under it is refused', async () => {

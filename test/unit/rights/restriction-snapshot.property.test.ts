@@ -9,8 +9,7 @@ import { restrictionSnapshot } from '../../../src/governance/rights/restriction.
 import { resolveReader } from '../../../src/governance/read/reader.js';
 import { seeEvent, seeMemory, verdictOf } from '../../../src/governance/read/read-judge.js';
 import { loadPolicies, requirePolicy } from '../../../src/governance/policy/policy-set.js';
-import { memoryRecord } from '../../support/samples.js';
-import type { EventRecord } from '../../../src/substrate/model/records.js';
+import { judgedEvent, memoryRecord } from '../../support/samples.js';
 
 const SUBJECTS = ['ana', 'ben', 'cy', 'dee'];
 const PURPOSES = ['support', 'personalisation', 'marketing'];
@@ -65,14 +64,7 @@ describe('restrictions as the read judge sees them', () => {
   const read = { read: requirePolicy(policies, 'memory-read'), scope: requirePolicy(policies, 'memory-scope') };
   const restrictedAna = restrictionSnapshot([{ subjectHash: hashesOf('ana')[0]!, purposes: null }], hashesOf);
   const memory = memoryRecord('acme', 'mem_1', 'Ana prefers e-mail.', { scope: 'tenant', subjects: ['ana', 'ben'] });
-  const event = {
-    _id: 'evt_1',
-    tenant: 'acme',
-    subjects: ['ana'],
-    sensitivity: 'internal',
-    scope: 'tenant',
-    deleted: false,
-  } as EventRecord;
+  const event = judgedEvent('acme', 'evt_1', { subjects: ['ana'] });
 
   it("refuses an agent's read on the policy axis and lets a duty read see the record, marked", () => {
     const agent = resolveReader(read, { id: 'ann', tenant: 'acme', roles: ['agent'] }, { restrictions: restrictedAna });
