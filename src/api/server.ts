@@ -167,6 +167,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     });
     registerRestrictionRoutes(app, {
       restrictions: services.restrictions,
+      lineage: { events: services.events, memories: services.memories, lineage: services.lineage },
       audit: services.audit,
       policy: services.restrictionPolicy,
       fingerprints: services.fingerprints,

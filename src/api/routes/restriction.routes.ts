@@ -10,6 +10,7 @@ import {
   type SubjectRestriction,
 } from '../../governance/rights/restriction.js';
 import { restrictionSubjectHash, type RestrictionStore } from '../../governance/rights/restriction-store.js';
+import { derivedFromSubject, type RestrictionLineageDeps } from '../../governance/rights/restriction-lineage.js';
 import type { Fingerprinter, TenantMacs } from '../../substrate/fingerprint.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { parseOrThrow } from '../../shared/validation.js';
@@ -26,6 +27,8 @@ function presentRestriction(r: SubjectRestriction) {
     kind: r.kind,
     subjectHash: r.subjectHash,
     purposes: r.purposes,
+    /** Records derived from the subject's that the restriction follows (a count: they may be about others). */
+    derived: r.derivedIds?.length ?? 0,
     legalGround: r.legalGround,
     active: r.active,
     filedBy: r.filedBy,
@@ -37,6 +40,8 @@ function presentRestriction(r: SubjectRestriction) {
 
 export interface RestrictionRouteDeps {
   restrictions: RestrictionStore;
+  /** Where the records derived from the subject's are found: the restriction follows them. */
+  lineage: RestrictionLineageDeps;
   audit: AuditLog;
   policy: PolicyDocument;
   fingerprints: Fingerprinter;
@@ -90,6 +95,7 @@ export function registerRestrictionRoutes(app: FastifyInstance, deps: Restrictio
           'selector',
         );
       }
+      const derivedIds = existing ? [] : await derivedFromSubject(deps.lineage, tenant, filing.selector.subjectId);
       const { restriction, created } = existing
         ? { restriction: existing, created: false }
         : await deps.restrictions.file({
@@ -104,6 +110,7 @@ export function registerRestrictionRoutes(app: FastifyInstance, deps: Restrictio
             filedBy: principal.id,
             filedAt: new Date(),
             active: true,
+            derivedIds,
             liftedBy: null,
             liftedAt: null,
             liftReasonHash: null,
@@ -136,6 +143,7 @@ export function registerRestrictionRoutes(app: FastifyInstance, deps: Restrictio
           kind: restriction.kind,
           legalGround: restriction.legalGround,
           purposes: restriction.purposes?.length ?? 0,
+          derived: restriction.derivedIds?.length ?? 0,
           subjectHash: restriction.subjectHash,
         },
         idempotencyKey: `restriction:${id}:filed`,

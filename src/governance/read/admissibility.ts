@@ -40,9 +40,10 @@ export interface ReaderView {
   readsRestricted?: boolean;
   /**
    * Whether the data subjects' restriction of processing (Art. 18) or objection to this purpose (Art. 21) bars a
-   * record about them. Absent: nothing is barred (a duty read, or a tenant with no restriction).
+   * record about them, or (by its id) one derived from their records. Absent: nothing is barred (a duty read, or a
+   * tenant with no restriction).
    */
-  barred?: (subjects: readonly string[]) => boolean;
+  barred?: (subjects: readonly string[], id?: string) => boolean;
 }
 
 /** Statuses each intent serves as context. Expired records are handed to their retention erasure, never served. */
@@ -80,7 +81,7 @@ export function policyTruth(record: Partial<MemoryRecord>, view: ReaderView): Tr
   if (!view.sensitivities.includes(sensitivity)) return 0;
   if (!view.barred) return 1;
   if (!Array.isArray(record.subjects)) return 'unknown';
-  return view.barred(record.subjects) ? 0 : 1;
+  return view.barred(record.subjects, record._id) ? 0 : 1;
 }
 
 /**

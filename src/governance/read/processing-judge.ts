@@ -188,11 +188,12 @@ const PASSES: Readonly<Record<Rule, Check>> = {
   quarantined: (r) => !(r.status === 'candidate' && nonEmpty(r.quarantinedFor)),
   held: (r) => listOrAbsent(r.restrictedBy) && !nonEmpty(r.restrictedBy),
   restricted: (r, ctx) =>
-    ctx.restrictions.size === 0 || (Array.isArray(r.subjects) && !ctx.restrictions.markOf(r.subjects)?.restricted),
+    ctx.restrictions.size === 0 ||
+    (Array.isArray(r.subjects) && !ctx.restrictions.markOf(r.subjects, r._id)?.restricted),
   objected: (r, ctx) => {
     if (ctx.restrictions.size === 0) return true;
     if (!Array.isArray(r.subjects)) return false;
-    const objected = ctx.restrictions.markOf(r.subjects)?.objectedPurposes ?? [];
+    const objected = ctx.restrictions.markOf(r.subjects, r._id)?.objectedPurposes ?? [];
     if (objected.length === 0) return true;
     return ctx.purposes !== 'any' && !objected.some((p) => (ctx.purposes as readonly string[]).includes(p));
   },

@@ -120,7 +120,7 @@ export function createMongoRestrictionStore(db: Db, fingerprints: Fingerprinter)
         generation === 'none'
           ? []
           : await restrictions
-              .find({ tenant, active: true }, { projection: { _id: 0, subjectHash: 1, purposes: 1 } })
+              .find({ tenant, active: true }, { projection: { _id: 0, subjectHash: 1, purposes: 1, derivedIds: 1 } })
               .batchSize(MAX_ACTIVE_RESTRICTIONS + 1)
               .toArray();
       const snapshot = restrictionSnapshot(active, (subject) =>

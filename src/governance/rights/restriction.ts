@@ -88,6 +88,12 @@ export interface SubjectRestriction {
   filedBy: string;
   filedAt: Date;
   active: boolean;
+  /**
+   * Records derived, at filing, from the subject's records by lineage and not themselves about the subject: the
+   * restriction follows them as an erasure would (a view labelled with another subject but built from this one's
+   * record repeats what this one said). Ids only. Absent on filings made before lineage was followed.
+   */
+  derivedIds?: string[];
   liftedBy: string | null;
   liftedAt: Date | null;
   liftReasonHash: string | null;
@@ -105,13 +111,19 @@ export interface RestrictionMark {
  */
 export interface RestrictionSnapshot {
   readonly size: number;
-  /** Whether a context read for `purpose` may not serve a record about these subjects. */
-  bars(subjects: readonly string[], purpose: string): boolean;
-  /** What restricts these subjects (for a duty read's mark), or null. */
-  markOf(subjects: readonly string[]): RestrictionMark | null;
+  /**
+   * Whether a context read for `purpose` may not serve a record about these subjects, or (given its id) derived by
+   * lineage from a restricted subject's record.
+   */
+  bars(subjects: readonly string[], purpose: string, id?: string): boolean;
+  /** What restricts these subjects or this derived record (for a duty read's mark), or null. */
+  markOf(subjects: readonly string[], id?: string): RestrictionMark | null;
 }
 
 export const NO_RESTRICTIONS: RestrictionSnapshot = { size: 0, bars: () => false, markOf: () => null };
+
+/** Derived records one filing follows at most: a subject whose records feed more is refused, naming the selector. */
+export const MAX_DERIVED_PER_RESTRICTION = 10_000;
 
 /** Subjects whose verdict a snapshot remembers (it outlives one request while the tenant's set is unchanged). */
 const REMEMBERED_SUBJECTS = 10_000;
@@ -122,17 +134,26 @@ const REMEMBERED_SUBJECTS = 10_000;
  * stays among the most recently judged.
  */
 export function restrictionSnapshot(
-  active: readonly Pick<SubjectRestriction, 'subjectHash' | 'purposes'>[],
+  active: readonly (Pick<SubjectRestriction, 'subjectHash' | 'purposes'> & { derivedIds?: readonly string[] })[],
   hashesOf: (subject: string) => string[],
 ): RestrictionSnapshot {
   if (active.length === 0) return NO_RESTRICTIONS;
   const bySubject = new Map<string, { all: boolean; purposes: Set<string> }>();
+  const byDerived = new Map<string, { all: boolean; purposes: Set<string> }>();
+  const add = (map: typeof bySubject, key: string, purposes: readonly string[] | null) => {
+    const entry = map.get(key) ?? { all: false, purposes: new Set<string>() };
+    if (purposes === null) entry.all = true;
+    else for (const p of purposes) entry.purposes.add(p);
+    map.set(key, entry);
+  };
   for (const r of active) {
-    const entry = bySubject.get(r.subjectHash) ?? { all: false, purposes: new Set<string>() };
-    if (r.purposes === null) entry.all = true;
-    else for (const p of r.purposes) entry.purposes.add(p);
-    bySubject.set(r.subjectHash, entry);
+    add(bySubject, r.subjectHash, r.purposes);
+    for (const id of r.derivedIds ?? []) add(byDerived, id, r.purposes);
   }
+  const derivedMark = (id: string | undefined): RestrictionMark[] => {
+    const entry = id === undefined ? undefined : byDerived.get(id);
+    return entry ? [{ restricted: entry.all, objectedPurposes: [...entry.purposes].sort() }] : [];
+  };
   const seen = new BoundedMap<string, RestrictionMark | null>(REMEMBERED_SUBJECTS);
   const markOfSubject = (subject: string): RestrictionMark | null => {
     let mark = seen.get(subject);
@@ -148,15 +169,17 @@ export function restrictionSnapshot(
     seen.set(subject, mark);
     return mark;
   };
-  const marksOf = (subjects: readonly string[]) =>
-    subjects.flatMap((s) => (typeof s === 'string' ? (markOfSubject(s) ?? []) : []));
+  const marksOf = (subjects: readonly string[], id: string | undefined) => [
+    ...subjects.flatMap((s) => (typeof s === 'string' ? (markOfSubject(s) ?? []) : [])),
+    ...derivedMark(id),
+  ];
   return {
     size: active.length,
-    bars(subjects, purpose) {
-      return marksOf(subjects).some((m) => m.restricted || m.objectedPurposes.includes(purpose));
+    bars(subjects, purpose, id) {
+      return marksOf(subjects, id).some((m) => m.restricted || m.objectedPurposes.includes(purpose));
     },
-    markOf(subjects) {
-      const marks = marksOf(subjects);
+    markOf(subjects, id) {
+      const marks = marksOf(subjects, id);
       if (marks.length === 0) return null;
       return {
         restricted: marks.some((m) => m.restricted),

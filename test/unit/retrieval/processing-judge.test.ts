@@ -106,6 +106,26 @@ describe('the processing judge', () => {
     });
   });
 
+  it('follows a restriction along lineage to records derived from the subject’s, whoever they are labelled with', () => {
+    const following = restrictionSnapshot(
+      [
+        { subjectHash: 'h:ann', purposes: null, derivedIds: ['mem_view_of_ann'] },
+        { subjectHash: 'h:ben', purposes: ['marketing'], derivedIds: ['mem_view_of_ben'] },
+      ],
+      hashesOf,
+    );
+    const about = (id: string): ProcessedRecord => ({ ...clean(), _id: id, subjects: ['dora'] });
+    const c = ctx({ restrictions: following });
+    expect(mayProcess('cite', about('mem_view_of_ann'), c)).toEqual({ allowed: false, rule: 'restricted' });
+    expect(mayProcess('cite', about('mem_view_of_ben'), c)).toEqual({ allowed: false, rule: 'objected' });
+    expect(
+      mayProcess('cite', about('mem_view_of_ben'), ctx({ restrictions: following, purposes: ['support'] })),
+    ).toEqual({ allowed: true });
+    expect(mayProcess('cite', about('mem_other'), c)).toEqual({ allowed: true });
+    expect(following.bars(['dora'], 'support', 'mem_view_of_ann')).toBe(true);
+    expect(following.bars(['dora'], 'support')).toBe(false);
+  });
+
   it('fails closed on governance it cannot read', () => {
     const unreadable: ProcessedRecord[] = [
       { ...clean(), status: 'nonsense' as never },
