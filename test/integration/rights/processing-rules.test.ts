@@ -146,6 +146,37 @@ describe('processing paths obey the processing judge', { timeout: 240_000 }, () 
     expect(run.refused?.objected).toBe(2);
   });
 
+  it('follows a restriction along lineage: a record about someone else built from the subject’s is restricted too', async () => {
+    const ben = subject('lin-ben');
+    const ann = subject('lin-ann');
+    const canary = `cn${randomUUID().slice(0, 8)}`;
+    const said = `Prefers semaphore contact ${canary} about ${tag}.`;
+    const bens = (await write(fact(ben, said))).memories[0]!.id;
+    // A restatement labelled as ann's, built from ben's record and repeating his sentence.
+    const restated = await citing(ann, bens, said);
+    expect(restated.statusCode, restated.body).toBe(201);
+    const annsId = restated.json<{ memories: { id: string }[] }>().memories[0]!.id;
+    const served = async () => {
+      const search = await call('POST', '/search', ['agent'], 'agent-1', { query: canary, k: 20 });
+      const retrieve = await call('POST', '/retrieve', ['agent'], 'agent-1', { query: canary, k: 20 });
+      const byId = await call('GET', `/memories/${annsId}`, ['agent'], 'agent-1');
+      return { search: search.body.includes(canary), retrieve: retrieve.body.includes(canary), byId: byId.statusCode };
+    };
+    expect(await served()).toEqual({ search: true, retrieve: true, byId: 200 });
+
+    await restrict(ben);
+    expect(await served()).toEqual({ search: false, retrieve: false, byId: 404 });
+    // Nor is it cited: exactly as a record that does not exist.
+    const cited = await citing(ann, annsId, said);
+    const missing = await citing(ann, `mem_${randomUUID().replace(/-/g, '')}`, said);
+    expect(cited.statusCode, cited.body).toBe(missing.statusCode);
+    expect(cited.json()).toEqual(missing.json());
+    // A duty read still sees it, marked.
+    const duty = await call('GET', `/memories/${annsId}?purpose=access-request`, ['dpo'], 'dora');
+    expect(duty.statusCode, duty.body).toBe(200);
+    expect(duty.body).toContain('"restricted":true');
+  });
+
   it('reads no restricted subject’s event as evidence for a new write', async () => {
     const rita = subject('rita');
     const words = `Rita ordered parcel ${tag} for delivery on Monday morning.`;
