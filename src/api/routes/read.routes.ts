@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { EventStore } from '../../substrate/events/event-store.js';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
 import { seeEvent, seeMemory } from '../../governance/read/read-judge.js';
-import { intentOf } from '../../governance/read/reader.js';
+import { intentOf, type Reader } from '../../governance/read/reader.js';
 import type { ReadTrace } from '../../retrieval/read-trace.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
@@ -15,10 +15,27 @@ const EventQuerySchema = z.strictObject({ purpose: z.string().min(1).max(64).opt
 
 const MemoryQuerySchema = z.strictObject({
   purpose: z.string().min(1).max(64).optional(),
-  /** A read by id names the record: by default it is shown whatever its valid time (`history`), status shown. */
-  intent: z.enum(['current', 'history', 'as-of']).default('history'),
+  /**
+   * Absent: a context read is a `current` read (an agent is not handed a superseded, contested or ended value by
+   * naming its id), a duty read a `history` read (every status short of erasure, as its duty needs).
+   */
+  intent: z.enum(['current', 'history', 'as-of']).optional(),
   asOf: z.iso.datetime({ offset: true }).optional(),
 });
+
+/**
+ * The readers a read by id is judged as, in turn: the reader as asked when the request names an intent; otherwise
+ * its context grants asking about the present, then its duty grants asking about history.
+ */
+function byIdReaders(reader: Reader, named: boolean): Reader[] {
+  if (named) return [reader];
+  const context = reader.grants.filter((g) => !g.duty);
+  const duty = reader.grants.filter((g) => g.duty);
+  return [
+    ...(context.length > 0 ? [{ ...reader, grants: context, intent: 'current' as const }] : []),
+    ...(duty.length > 0 ? [{ ...reader, grants: duty, intent: 'history' as const }] : []),
+  ];
+}
 
 /** Reads by id, judged like every other read: a record the reader may not see answers exactly as a missing one. */
 export function registerReadRoutes(
@@ -74,10 +91,13 @@ export function registerReadRoutes(
         'memory',
       );
       const memory = await deps.memories.get(principal.tenant, id);
-      const sight = seeMemory(reader, memory);
-      if (!sight) throw await notVisible(deps, reader, 'memory', memory?._id ?? null);
-      if (sight.view === 'content') await deps.trace.recordRead(reader, 'memory', `id:${id}`, [id]);
-      return presentMemory(sight);
+      for (const judged of byIdReaders(reader, query.intent !== undefined)) {
+        const sight = seeMemory(judged, memory);
+        if (!sight) continue;
+        if (sight.view === 'content') await deps.trace.recordRead(judged, 'memory', `id:${id}`, [id]);
+        return presentMemory(sight);
+      }
+      throw await notVisible(deps, reader, 'memory', memory?._id ?? null);
     },
   );
 }

@@ -148,7 +148,9 @@ describe('one read policy on every route', () => {
       expect(memoryIdsOf(history.body)).toContain(ids.stale);
     }
     expect((await get(`/memories/${ids.stale}?intent=current`, ['agent'], 'ann')).statusCode).toBe(404);
-    const byId = await get(`/memories/${ids.stale}`, ['agent'], 'ann');
+    // By id, an agent's read is about the present unless it asks for history.
+    expect((await get(`/memories/${ids.stale}`, ['agent'], 'ann')).statusCode).toBe(404);
+    const byId = await get(`/memories/${ids.stale}?intent=history`, ['agent'], 'ann');
     expect(byId.json()).toMatchObject({ id: ids.stale, validTo: '2025-01-01T00:00:00.000Z' });
   });
 
