@@ -29,6 +29,7 @@ export function presentEvent(sight: Sight<EventRecord>) {
     occurredAt: e.occurredAt.toISOString(),
     recordedAt: e.recordedAt.toISOString(),
     correctionOf: e.correctionOf,
+    ...((e.correctedBy?.length ?? 0) > 0 ? { correctedBy: e.correctedBy } : {}),
     ...(e.origin ? { origin: e.origin } : {}),
     ...restrictionOf(sight),
   };

@@ -64,6 +64,11 @@ export interface EventStore {
   ): Promise<{ events: EventRecord[]; truncated: boolean }>;
   markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
+  /**
+   * Marks events as contradicted by a rectification (`correctedBy`); idempotent, read back and written again while
+   * another write's older read put the row back. Returns how many of `ids` carry the mark (missing ones do not).
+   */
+  markCorrected(tenant: string, ids: readonly string[], requestId: string): Promise<number>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
   /** Purges those of `ids` that the stage's admission recorded (not an equal event another write recorded first). */
   purgeRecordedBy(tenant: string, stageId: string, ids: readonly string[]): Promise<number>;
@@ -267,6 +272,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         events.updateOne({ _id: id, tenant }, { $addToSet: { restrictedBy: holdId } }),
       );
     },
+    markCorrected: (tenant, ids, requestId) => markCorrected(events, tenant, ids, requestId),
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));
       return results.reduce((n, r) => n + r.deletedCount, 0);
@@ -276,4 +282,29 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };
+}
+
+/** Rounds of `markCorrected` before it gives up on events that other writes keep rewriting. */
+const MARK_ROUNDS = 10;
+
+async function markCorrected(
+  events: Collection<EventRecord>,
+  tenant: string,
+  ids: readonly string[],
+  requestId: string,
+): Promise<number> {
+  let pending = [...new Set(ids)];
+  let marked = 0;
+  // The local server loses concurrent `$addToSet`s on one document: read back, and add again what is missing.
+  for (let round = 0; pending.length > 0; round++) {
+    if (round === MARK_ROUNDS) throw new Error(`${pending.length} events kept losing their correction mark`);
+    await mapBounded(pending, 32, (id) =>
+      events.updateOne({ _id: id, tenant }, { $addToSet: { correctedBy: requestId } }),
+    );
+    const rows = await findByIds(events, tenant, pending, { projection: { correctedBy: 1 } });
+    const missing = rows.filter((r) => !(r.correctedBy ?? []).includes(requestId)).map((r) => r._id);
+    marked += rows.length - missing.length;
+    pending = missing;
+  }
+  return marked;
 }

@@ -51,6 +51,11 @@ export interface EventRecord {
   /** Legal holds restricting this event to the legal role (absent when none). */
   restrictedBy?: string[];
   /**
+   * Rectifications (Art. 16) that found a value derived from this event inaccurate: the event is what was said, and
+   * stays, but it is no longer evidence for that value. Absent or empty: none.
+   */
+  correctedBy?: string[];
+  /**
    * Whose event it is: `principal:<writer>` (the default) or `tenant` (shared). Absent on events written before
    * events had scopes: every read treats that as unknown, never as readable.
    */
