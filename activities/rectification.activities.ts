@@ -6,10 +6,18 @@ import { erasureRequestId, newErasureRequest } from '../src/governance/erasure/e
 import type { Notifier } from '../src/governance/notifications/notifier.js';
 import { evaluatePolicy, type PolicyDocument } from '../src/governance/policy/evaluate.js';
 import {
+  correctedCopyId,
   correctedRecordId,
   type RectificationDecision,
   type RectificationRequest,
 } from '../src/governance/rights/rectification.js';
+import {
+  correctionVerdict,
+  findRectificationSiblings,
+  MAX_RECTIFICATION_SIBLINGS,
+  siblingsAmong,
+  statesSameValue,
+} from '../src/governance/rights/rectification-siblings.js';
 import type { RectificationStore } from '../src/governance/rights/rectification-store.js';
 import { issueReceipt } from '../src/governance/rights/receipt.js';
 import type { ReceiptStore } from '../src/governance/rights/receipt-store.js';
@@ -19,8 +27,11 @@ import { canonicalJson } from '../src/shared/canonical-json.js';
 import { ErrorType } from '../src/shared/errors.js';
 import type { Fingerprinter, TenantMacs } from '../src/substrate/fingerprint.js';
 import { sha256Hex } from '../src/substrate/fingerprint.js';
+import type { EventStore } from '../src/substrate/events/event-store.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
+import type { ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
+import { mapBounded } from '../src/substrate/mongo/collections.js';
 import type { MemoryRecord } from '../src/substrate/model/records.js';
 import { indexUnlessErased } from '../src/substrate/search/index-unless-erased.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
@@ -37,6 +48,10 @@ export interface RectificationActivityDeps {
   receipts: ReceiptStore;
   signer: CertificateSigner;
   memories: MemoryStore;
+  /** Finds the records that state the corrected value too (its siblings). */
+  claims: Pick<ClaimLookup, 'bySubjectAttribute'>;
+  /** Marks the events the inaccurate value was derived from. */
+  events: Pick<EventStore, 'markCorrected'>;
   lineage: LineageStore;
   index: SearchIndex;
   fences: ErasureFenceStore;
@@ -55,6 +70,8 @@ export interface RectificationActivityDeps {
 export interface RectificationOutcome {
   state: 'applied' | 'rejected' | 'void';
   correctedId: string | null;
+  /** Copies of the inaccurate value besides the named record that the correction superseded. */
+  siblings: number;
   stale: number;
   /** Records the erasure of the inaccurate value is to reach (empty: nothing to erase). */
   toErase: string[];
@@ -62,15 +79,25 @@ export interface RectificationOutcome {
 
 const LIVE = new Set(['active', 'disputed']);
 
-/** The decision loses to a running erasure of the record, its subjects or what it was derived from. */
-function fencedOut(requestId: string, erasureId: string): ApplicationFailure {
+/** Copies corrected at once: each is a few round trips to the store. */
+const COPY_CONCURRENCY = 8;
+
+/** No decision was made, and the request stays open: why, in ids only. */
+function noDecision(requestId: string, why: string): ApplicationFailure {
   return ApplicationFailure.create({
     type: ErrorType.Conflict,
-    message: `rectification ${requestId}: erasure request ${erasureId} is in progress for its record; no decision was made`,
+    message: `rectification ${requestId}: ${why}; no decision was made`,
     details: ['id'],
     nonRetryable: true,
   });
 }
+
+/** The decision waits for a legal hold placed on the record since filing. */
+const heldOut = (requestId: string) => noDecision(requestId, 'its record is under a legal hold');
+
+/** The decision loses to a running erasure of the record, its subjects or what it was derived from. */
+const fencedOut = (requestId: string, erasureId: string) =>
+  noDecision(requestId, `erasure request ${erasureId} is in progress for its record`);
 
 /**
  * Activities of a rectification: apply a reviewer's decision, file the erasure of the inaccurate value, send
@@ -90,12 +117,24 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
     ];
   }
 
-  /** The corrected value as a record of its own: the old one's governance, inputs and owner, valid from now. */
+  /** The id of the corrected record in place of one copy of the inaccurate value (the named one, or a sibling). */
+  const correctedIdOf = (request: RectificationRequest, copyId: string) =>
+    copyId === request.memoryId ? correctedRecordId(request._id) : correctedCopyId(request._id, copyId);
+  /** An earlier attempt of this decision superseded the copy with its correction (and crashed before closing). */
+  const supersededByThis = (request: RectificationRequest, copy: MemoryRecord) =>
+    copy.status === 'superseded' && copy.statusReason === `rectified-by:${correctedIdOf(request, copy._id)}`;
+
+  /**
+   * The corrected value as a record of its own in place of one copy: that copy's governance, scope, inputs and
+   * owner, valid from now. Each copy gets its own, so that every principal who held the wrong value holds the
+   * corrected one in the same scope, and each correction's lineage is its own copy's (an erasure of that copy's
+   * sources reaches its correction).
+   */
   function correctedRecord(request: RectificationRequest, old: MemoryRecord, content: string, at: Date): MemoryRecord {
     const { contestedBy: _contested, stale: _stale, qualifierDrift: _drift, derivation: _audit, ...governance } = old;
     return {
       ...governance,
-      _id: correctedRecordId(request._id),
+      _id: correctedIdOf(request, old._id),
       content,
       contentHash: sha256Hex(content),
       validFrom: at,
@@ -116,22 +155,57 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
     };
   }
 
+  /** Takes the request's contest mark off these records (idempotent) and indexes them as they now stand. */
+  async function release(request: RectificationRequest, ids: readonly string[]) {
+    const unique = [...new Set(ids)];
+    await mapBounded(unique, COPY_CONCURRENCY, (id) => deps.memories.contest(request.tenant, id, request._id, false));
+    await indexUnlessErased(deps.index, deps.memories, request.tenant, unique);
+  }
+
   async function close(request: RectificationRequest, to: 'rejected' | 'void', patch = {}) {
     await deps.rectifications.close(request.tenant, request._id, to, patch);
     await deps.rectifications.forgetContent(request.tenant, request._id);
-    await deps.memories.contest(request.tenant, request.memoryId, request._id, false);
-    await indexUnlessErased(deps.index, deps.memories, request.tenant, [request.memoryId]);
+    await release(request, [request.memoryId, ...(request.siblings ?? [])]);
   }
 
-  const rejected: RectificationOutcome = { state: 'rejected', correctedId: null, stale: 0, toErase: [] };
+  const rejected: RectificationOutcome = { state: 'rejected', correctedId: null, siblings: 0, stale: 0, toErase: [] };
 
   async function applied(request: RectificationRequest): Promise<RectificationOutcome> {
+    const siblings = request.siblings ?? [];
     return {
       state: 'applied',
       correctedId: request.correctedId,
+      siblings: siblings.length,
       stale: request.derived.stale.length,
-      toErase: request.eraseInaccurate ? [request.memoryId, ...request.derived.erased] : request.derived.erased,
+      toErase: request.eraseInaccurate
+        ? [request.memoryId, ...siblings, ...request.derived.erased]
+        : request.derived.erased,
     };
+  }
+
+  /**
+   * The siblings the decision corrects with the named record: those filed with it that still state its value and
+   * may be corrected (or that an earlier attempt of this decision already superseded), then any copy written since
+   * filing, up to the bound. `left`: copies counted but not reached (past the bound, or no longer correctable).
+   */
+  async function siblingsToCorrect(request: RectificationRequest, old: MemoryRecord, at: Date) {
+    const filed = request.siblings ?? [];
+    const stored = (await deps.memories.getMany(request.tenant, filed)).filter((s) => statesSameValue(old, s));
+    const done = stored.filter((s) => supersededByThis(request, s));
+    const still = siblingsAmong(
+      old,
+      stored.filter((s) => !done.includes(s)),
+      at,
+    ).siblings;
+    const found = await findRectificationSiblings(deps, old, at);
+    const byId = new Map([...done, ...still].map((s) => [s._id, s]));
+    for (const s of found.kind === 'found' ? found.siblings : []) byId.set(s._id, s);
+    const siblings = [...byId.values()].slice(0, MAX_RECTIFICATION_SIBLINGS);
+    const left =
+      filed.filter((id) => !byId.has(id)).length +
+      (found.kind === 'too-many' ? found.count : 0) +
+      Math.max(0, byId.size - MAX_RECTIFICATION_SIBLINGS);
+    return { siblings, left };
   }
 
   async function approve(request: RectificationRequest, reviewer: string, reasonHash: string) {
@@ -139,43 +213,67 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
     const at = now();
     const old = await deps.memories.get(tenant, request.memoryId);
     const content = await deps.rectifications.contentOf(tenant, request._id);
-    if (!old || !LIVE.has(old.status) || content === null) {
+    const verdict = old && !supersededByThis(request, old) ? correctionVerdict(old, at) : ({ allowed: true } as const);
+    if (!verdict.allowed && verdict.rule === 'held') throw heldOut(request._id);
+    if (!old || !verdict.allowed || content === null) {
       await close(request, 'void', { decidedBy: reviewer, decidedAt: at, reasonHash });
-      return { state: 'void' as const, correctedId: null, stale: 0, toErase: [] };
+      return { state: 'void' as const, correctedId: null, siblings: 0, stale: 0, toErase: [] };
     }
-    const corrected = correctedRecord(request, old, content, at);
-    const keys = fenceKeys(old, corrected._id, content);
+    const { siblings, left } = await siblingsToCorrect(request, old, at);
+    const copies = [old, ...siblings];
+    const pairs = copies.map((copy) => ({ copy, corrected: correctedRecord(request, copy, content, at) }));
+    const correctedIds = pairs.map((p) => p.corrected._id);
+    const keys = pairs.flatMap(({ copy, corrected }) => fenceKeys(copy, corrected._id, content));
     const lease = `rectification:${request._id}`;
     await deps.fences.admissions.open(tenant, lease);
     try {
       const before = await deps.fences.firstFenced(tenant, keys);
       if (before) throw fencedOut(request._id, before.requestId);
-      await deps.lineage.register(tenant, corrected._id, [...old.provenance.eventIds, ...old.provenance.parentIds]);
-      await deps.memories.insert(corrected);
+      await mapBounded(pairs, COPY_CONCURRENCY, async ({ copy, corrected }) => {
+        await deps.lineage.register(tenant, corrected._id, [...copy.provenance.eventIds, ...copy.provenance.parentIds]);
+        await deps.memories.insert(corrected);
+      });
       // Checked again after writing, as admission does: an erasure raises its fence before it locates, so the
-      // record either landed before the fence (and its locate sees it) or is taken back here.
+      // records either landed before the fence (and its locate sees them) or are taken back here.
       const after = await deps.fences.firstFenced(tenant, keys);
       const standing = await deps.fences.admissions.standing(tenant, lease);
       if (after || standing.state !== 'open') {
-        await deps.memories.purge(tenant, [corrected._id]);
-        await deps.index.purge(tenant, [corrected._id]);
+        await deps.memories.purge(tenant, correctedIds);
+        await deps.index.purge(tenant, correctedIds);
         throw fencedOut(request._id, after?.requestId ?? (standing.state === 'revoked' ? standing.requestId : '?'));
       }
     } finally {
       await deps.fences.admissions.close(tenant, lease);
     }
-    // The inaccurate value stops being current: superseded, its valid time closed where the correction starts.
-    const cause = `rectified-by:${corrected._id}`;
-    const fresh = await deps.memories.get(tenant, old._id);
-    if (fresh && LIVE.has(fresh.status)) {
-      await deps.memories.transition(tenant, old._id, fresh.status, 'superseded', cause, { validTo: at });
-    }
-    await deps.memories.contest(tenant, old._id, request._id, false);
-    await indexUnlessErased(deps.index, deps.memories, tenant, [corrected._id, old._id]);
+    // The inaccurate value stops being current in every copy: superseded by that copy's correction, its valid time
+    // closed where the correction starts.
+    await mapBounded(pairs, COPY_CONCURRENCY, async ({ copy, corrected }) => {
+      const fresh = await deps.memories.get(tenant, copy._id);
+      if (fresh && LIVE.has(fresh.status))
+        await deps.memories.transition(tenant, copy._id, fresh.status, 'superseded', `rectified-by:${corrected._id}`, {
+          validTo: at,
+        });
+    });
+    await release(request, [...copies.map((c) => c._id), ...(request.siblings ?? [])]);
+    await indexUnlessErased(deps.index, deps.memories, tenant, correctedIds);
+    // The events the inaccurate value was derived from stay what was said, marked: no longer evidence for it.
+    await deps.events.markCorrected(
+      tenant,
+      [...new Set(copies.flatMap((c) => [...c.provenance.eventIds, ...(c.provenance.repairedEventIds ?? [])]))],
+      request._id,
+    );
 
-    // What was derived from the inaccurate value: flagged stale, or erased, as the policy says per record.
-    const { derived } = await deps.lineage.closure(tenant, [old._id]);
-    const views = await deps.memories.getMany(tenant, derived);
+    // What was derived from the inaccurate value: flagged stale, or erased, as the policy says per record. The copies
+    // and their corrections are not among them (a copy may itself be derived from another).
+    const corrections = new Set([...copies.map((c) => c._id), ...correctedIds]);
+    const { derived } = await deps.lineage.closure(
+      tenant,
+      copies.map((c) => c._id),
+    );
+    const views = await deps.memories.getMany(
+      tenant,
+      derived.filter((id) => !corrections.has(id)),
+    );
     const erase: string[] = [];
     const stale: string[] = [];
     for (const view of views) {
@@ -187,7 +285,8 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
       decidedBy: reviewer,
       decidedAt: at,
       reasonHash,
-      correctedId: corrected._id,
+      correctedId: correctedIds[0]!,
+      siblings: siblings.map((s) => s._id),
       derived: { stale, erased: erase },
     };
     if (!(await deps.rectifications.close(tenant, request._id, 'applied', patch))) {
@@ -200,7 +299,7 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
     }
     await deps.rectifications.forgetContent(tenant, request._id);
     const closed = { ...request, ...patch, state: 'applied' as const };
-    await recordDecision(closed);
+    await recordDecision(closed, left);
     return applied(closed);
   }
 
@@ -208,7 +307,7 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
    * The decision's audit entry and the request's signed receipt anchored at it, from the stored request: a retry
    * finds both written under the same keys and writes neither again.
    */
-  async function recordDecision(request: RectificationRequest): Promise<void> {
+  async function recordDecision(request: RectificationRequest, siblingsLeft = 0): Promise<void> {
     const approved = request.state === 'applied';
     const entry = await deps.audit.append({
       tenant: request.tenant,
@@ -221,8 +320,12 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
         ...(approved
           ? {
               correctedId: request.correctedId,
+              siblings: String(request.siblings?.length ?? 0),
+              ...(siblingsLeft > 0 ? { siblingsLeft: String(siblingsLeft) } : {}),
               stale: String(request.derived.stale.length),
-              erase: String(request.derived.erased.length + (request.eraseInaccurate ? 1 : 0)),
+              erase: String(
+                request.derived.erased.length + (request.eraseInaccurate ? 1 + (request.siblings?.length ?? 0) : 0),
+              ),
             }
           : {}),
         reasonHash: request.reasonHash,
@@ -243,6 +346,7 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
           outcome: {
             memoryId: request.memoryId,
             correctedId: request.correctedId,
+            siblings: request.siblings?.length ?? 0,
             decidedBy: request.decidedBy,
             derivedStale: request.derived.stale.length,
             derivedErased: request.derived.erased.length,
@@ -272,7 +376,7 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
         return request.state === 'applied' ? applied(request) : rejected;
       }
       if (request.state !== 'awaiting-review')
-        return { state: request.state, correctedId: null, stale: 0, toErase: [] };
+        return { state: request.state, correctedId: null, siblings: 0, stale: 0, toErase: [] };
       if (input.decision === 'approve') return approve(request, input.reviewer, input.reasonHash);
       const patch = { decidedBy: input.reviewer, decidedAt: now(), reasonHash: input.reasonHash };
       await close(request, 'rejected', patch);

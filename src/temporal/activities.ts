@@ -133,6 +133,8 @@ export function createAllActivities(runtime: Runtime, services: Services) {
       receipts: services.receipts,
       signer: services.signer,
       memories: services.memories,
+      claims: services.claims,
+      events: services.events,
       lineage: services.lineage,
       index: services.index,
       fences: services.fences,

@@ -6,6 +6,14 @@ import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evalua
 import { isoDurationToMs } from '../governance/policy/iso-duration.js';
 import { dueDateOf, type RectificationFiling, type RectificationRequest } from '../governance/rights/rectification.js';
 import type { RectificationStore } from '../governance/rights/rectification-store.js';
+import {
+  correctionContext,
+  correctionVerdict,
+  findRectificationSiblings,
+  MAX_RECTIFICATION_SIBLINGS,
+} from '../governance/rights/rectification-siblings.js';
+import { mayProcess } from '../governance/read/processing-judge.js';
+import type { MemoryRecord } from '../substrate/model/records.js';
 import type { TenantMacs } from '../substrate/fingerprint.js';
 import { sha256Hex } from '../substrate/fingerprint.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
@@ -20,12 +28,10 @@ export function rectificationRequestId(macs: TenantMacs, tenant: string, request
   return `rec_${macs.of(tenant, 'rectification-request-key', requestKey).slice(0, 24)}`;
 }
 
-/** Statuses a correction can be filed against: the value served as current. */
-const CORRECTABLE = new Set(['active', 'disputed']);
-
 /**
- * Files rectification requests (idempotently): the record is marked contested at once, so from filing no context
- * read serves it as current, and one workflow per request waits for the reviewer.
+ * Files rectification requests (idempotently): the record, and every sibling that states the same value (see
+ * `rectification-siblings.ts`), is marked contested at once, so from filing no context read serves the value as
+ * current, and one workflow per request waits for the reviewer.
  */
 export function createRectificationGateway(deps: {
   rectifications: RectificationStore;
@@ -61,23 +67,56 @@ export function createRectificationGateway(deps: {
     );
   }
 
-  /** The one current record of a subject's attribute: none is a 404, several a 409 (name one by id). */
+  /**
+   * The current record of a subject's attribute: none is a 404, several that state different values a 409 (name one
+   * by id). Several that state one value are copies: the earliest is named, and the correction reaches the others.
+   */
   async function currentRecordOf(tenant: string, filing: RectificationFiling): Promise<string> {
     const claims = await deps.claims.bySubjectAttribute(tenant, [filing.subjectId!], filing.attribute!);
-    const current = claims.filter((c) => CORRECTABLE.has(c.status));
+    const ctx = correctionContext(tenant, [filing.subjectId!], new Date());
+    const current = claims
+      .filter((c) => mayProcess('correct', { _id: c.id, tenant, status: c.status, subjects: c.subjects }, ctx).allowed)
+      .sort((a, b) => a.recordedAt.getTime() - b.recordedAt.getTime() || (a.id < b.id ? -1 : 1));
     if (current.length === 0)
       throw new DomainError(
         ErrorType.NotFound,
         'attribute: no current record of this subject and attribute',
         'attribute',
       );
-    if (current.length > 1)
+    if (new Set(current.map((c) => c.contentHash)).size > 1)
       throw new DomainError(
         ErrorType.Conflict,
         `attribute: ${current.length} current records of this subject and attribute; name one by memoryId`,
         'attribute',
       );
     return current[0]!.id;
+  }
+
+  /** Refuses a record the processing judge does not let a correction touch, by the rule it breaks. */
+  function requireCorrectable(memoryId: string, record: MemoryRecord | null): asserts record is MemoryRecord {
+    const verdict = record ? correctionVerdict(record, new Date()) : ({ allowed: false, rule: 'erased' } as const);
+    if (verdict.allowed) return;
+    if (verdict.rule === 'tenant' || verdict.rule === 'erased')
+      throw new DomainError(ErrorType.NotFound, `memoryId: no memory ${memoryId}`, 'memoryId');
+    const why =
+      verdict.rule === 'lifecycle'
+        ? `is ${record!.status}; only a current record can be corrected`
+        : verdict.rule === 'held'
+          ? 'is under a legal hold; it can be corrected once the hold is released'
+          : `cannot be corrected (${verdict.rule})`;
+    throw new DomainError(ErrorType.Conflict, `memoryId: memory ${memoryId} ${why}`, 'memoryId');
+  }
+
+  /** The named record's siblings to contest with it: refused past the bound, by their count only. */
+  async function siblingsOf(memoryId: string, record: MemoryRecord): Promise<MemoryRecord[]> {
+    const found = await findRectificationSiblings(deps, record, new Date());
+    if (found.kind === 'too-many')
+      throw new DomainError(
+        ErrorType.Conflict,
+        `memoryId: ${found.count} other current records state the value of memory ${memoryId}; one correction reaches at most ${MAX_RECTIFICATION_SIBLINGS}`,
+        'memoryId',
+      );
+    return found.siblings;
   }
 
   return {
@@ -102,15 +141,9 @@ export function createRectificationGateway(deps: {
             'content: this content was erased for this subject and may not be written again',
             'content',
           );
-        if (!record || record.status === 'deleted' || record.status === 'purged')
-          throw new DomainError(ErrorType.NotFound, `memoryId: no memory ${memoryId}`, 'memoryId');
-        if (!CORRECTABLE.has(record.status))
-          throw new DomainError(
-            ErrorType.Conflict,
-            `memoryId: memory ${memoryId} is ${record.status}; only a current record can be corrected`,
-            'memoryId',
-          );
+        requireCorrectable(memoryId, record);
       }
+      const siblings = existing ? [] : await siblingsOf(memoryId, record!);
       const receivedAt = new Date();
       const dueAt = dueDateOf(receivedAt, 0);
       const { request, created } = existing
@@ -120,11 +153,12 @@ export function createRectificationGateway(deps: {
               _id: id,
               tenant: principal.tenant,
               memoryId,
+              siblings: siblings.map((s) => s._id),
               contentHash: sha256Hex(filing.content),
               eraseInaccurate: filing.eraseInaccurate,
               requester: principal.id,
               requesterRoles: [...principal.roles],
-              writers: [record!.writtenBy],
+              writers: [...new Set([record!.writtenBy, ...siblings.map((s) => s.writtenBy)])],
               receivedAt,
               dueAt,
               extensionMonths: 0,
@@ -150,7 +184,8 @@ export function createRectificationGateway(deps: {
         throw new DomainError(ErrorType.Conflict, 'requestKey: already used for another correction', 'requestKey');
       if (request.state === 'awaiting-review') {
         // Marked before the workflow starts, and again on a retry: from filing, the value is not served as current.
-        await deps.memories.contest(principal.tenant, request.memoryId, request._id, true);
+        for (const id of [request.memoryId, ...(request.siblings ?? [])])
+          await deps.memories.contest(principal.tenant, id, request._id, true);
       }
       await deps.audit.append({
         tenant: principal.tenant,
@@ -158,7 +193,11 @@ export function createRectificationGateway(deps: {
         action: 'rectification.filed',
         outcome: 'ok',
         target: request._id,
-        details: { memoryId: request.memoryId, eraseInaccurate: String(request.eraseInaccurate) },
+        details: {
+          memoryId: request.memoryId,
+          siblings: String(request.siblings?.length ?? 0),
+          eraseInaccurate: String(request.eraseInaccurate),
+        },
         idempotencyKey: `rectification:${request._id}:filed`,
       });
       await start(request, record?.policy.sensitivity ?? 'internal');

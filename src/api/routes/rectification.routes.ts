@@ -8,6 +8,7 @@ import {
   dueDateOf,
   ExtensionSchema,
   MAX_EXTENSION_MONTHS,
+  correctedCopyId,
   RectificationDecisionSchema,
   RectificationFilingSchema,
   type RectificationRequest,
@@ -41,6 +42,11 @@ function presentRectification(r: RectificationRequest) {
     decidedBy: r.decidedBy,
     decidedAt: r.decidedAt?.toISOString() ?? null,
     correctedId: r.correctedId,
+    // The copies of the value the correction reaches, each with the record that holds its correction once applied.
+    siblings: (r.siblings ?? []).map((memoryId) => ({
+      memoryId,
+      correctedId: r.state === 'applied' ? correctedCopyId(r._id, memoryId) : null,
+    })),
     derived: r.derived,
     erasureRequestId: r.erasureRequestId,
   };

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { plainString, UNSTORABLE_CHARACTERS } from '../../shared/plain-text.js';
+import { sha256Hex } from '../../substrate/fingerprint.js';
 import { MAX_CONTENT_BYTES } from '../../substrate/model/records.js';
 
 export { decisionRefusal } from '../../shared/rectification-refusal.js';
@@ -75,6 +76,12 @@ export interface RectificationRequest {
   _id: string;
   tenant: string;
   memoryId: string;
+  /**
+   * Other current records that stated the same value about the same subjects' attribute (see
+   * `rectification-siblings.ts`): contested with the named one from filing, and once applied, those the correction
+   * superseded. Absent on requests filed before corrections reached copies.
+   */
+  siblings?: string[];
   /** SHA-256 of the corrected content (the content itself is sealed beside the request until it is applied). */
   contentHash: string;
   eraseInaccurate: boolean;
@@ -107,4 +114,9 @@ export const OPEN_STATES: ReadonlySet<RectificationState> = new Set(['awaiting-r
 /** The id of the record that holds the corrected value: one per request, so an applying retry writes it once. */
 export function correctedRecordId(requestId: string): string {
   return `mem_${requestId}`;
+}
+
+/** The id of the record that holds the corrected value in place of a sibling copy: one per request and copy. */
+export function correctedCopyId(requestId: string, copyId: string): string {
+  return `mem_${requestId}_${sha256Hex(copyId).slice(0, 16)}`;
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { sampleMemory } from '../../support/samples.js';
-import { createRectificationActivities } from '../../../activities/rectification.activities.js';
+import { createAllActivities } from '../../../src/temporal/activities.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 
@@ -74,23 +74,8 @@ describe('a rectification under races', () => {
     const graph = await buildSubjectGraph(app, tenant, `zr${randomUUID().slice(0, 8)}`);
     const id = await file(tenant, graph.memories[1]!, 'Ana wants invoices by post.');
     expect((await decide(tenant, id, 'rita', 'approve')).statusCode).toBe(200);
-    const activities = createRectificationActivities({
-      rectifications: app.services.rectifications,
-      receipts: app.services.receipts,
-      signer: app.services.signer,
-      memories: app.services.memories,
-      lineage: app.services.lineage,
-      index: app.services.index,
-      fences: app.services.fences,
-      erasureRequests: app.services.erasureRequests,
-      audit: app.services.audit,
-      notifier: app.services.notifier,
-      derivedPolicy: app.services.rectificationDerivedPolicy,
-      fingerprints: app.services.fingerprints,
-      macs: app.services.tenantMacs,
-      reviewersEmail: 'reviewers@example.test',
-      dpoEmail: 'dpo@example.test',
-    });
+    // The worker's own activities, called again as a retry after the decision landed would call them.
+    const activities = createAllActivities(app.runtime, app.services);
     const again = await activities.decideRectification({
       tenant,
       requestId: id,
