@@ -5,7 +5,7 @@ import type { AuditLog } from '../src/governance/audit/audit-log.port.js';
 import type { CertificateSigner } from '../src/governance/certificates/signing.js';
 import type { Notifier } from '../src/governance/notifications/notifier.js';
 import { buildAccessPackageBody, type AccessPackageDeps } from '../src/governance/rights/access-package-builder.js';
-import { signAccessPackage } from '../src/governance/rights/access-request.js';
+import { signAccessPackage, subjectsAnswered } from '../src/governance/rights/access-request.js';
 import type { AccessStore } from '../src/governance/rights/access-store.js';
 import { DomainError, ErrorType } from '../src/shared/errors.js';
 
@@ -94,8 +94,8 @@ export function createAccessActivities(deps: AccessActivityDeps) {
       await deps.access.update(ref.tenant, ref.requestId, { state: 'building' });
       for (let attempt = 1; ; attempt++) {
         // An erasure of the subject shreds the selector with any package it finds: nothing is left to answer from.
-        const selector = await deps.access.selectorOf(ref.tenant, ref.requestId);
-        if (!selector)
+        const filing = await deps.access.filingOf(ref.tenant, ref.requestId);
+        if (!filing)
           throw new DomainError(
             ErrorType.NotFound,
             `the selector of ${ref.requestId} is gone (erased with its records)`,
@@ -106,7 +106,8 @@ export function createAccessActivities(deps: AccessActivityDeps) {
         const { body, recordIds } = await buildAccessPackageBody(deps, {
           tenant: ref.tenant,
           requestId: ref.requestId,
-          selector,
+          selector: filing.selector,
+          about: subjectsAnswered(filing.selector, filing.subjectId),
           issuedAt,
         });
         const signed = signAccessPackage(body, deps.signer);

@@ -50,6 +50,12 @@ export function createAccessGateway(deps: {
     );
   }
 
+  /** What the request's keyed hash covers: the selector, and the subject filed beside it when there is one. */
+  const filed = (filing: AccessFiling) =>
+    canonicalJson(
+      filing.subjectId === undefined ? filing.selector : { selector: filing.selector, subjectId: filing.subjectId },
+    );
+
   return {
     /** The same request key returns the same request (and starts nothing new); a new key files a new request. */
     async file(principal: Principal, filing: AccessFiling): Promise<{ request: AccessRequest; created: boolean }> {
@@ -59,21 +65,24 @@ export function createAccessGateway(deps: {
             _id: accessRequestId(deps.macs, principal.tenant, filing.requestKey),
             tenant: principal.tenant,
             selectorKind: selectorKind(filing.selector),
-            selectorHash: deps.fingerprints.of('access-selector', principal.tenant, canonicalJson(filing.selector)),
+            selectorHash: deps.fingerprints.of('access-selector', principal.tenant, filed(filing)),
             requester: principal.id,
           },
           new Date(),
         ),
         filing.selector,
+        filing.subjectId,
       );
       if (
         !created &&
-        !deps.fingerprints
-          .all('access-selector', principal.tenant, canonicalJson(filing.selector))
-          .includes(request.selectorHash)
+        !deps.fingerprints.all('access-selector', principal.tenant, filed(filing)).includes(request.selectorHash)
       )
-        // The same key names one filing: another selector under it is a mistake, not a retry.
-        throw new DomainError(ErrorType.Conflict, 'requestKey: already used for another selector', 'requestKey');
+        // The same key names one filing: another selector or subject under it is a mistake, not a retry.
+        throw new DomainError(
+          ErrorType.Conflict,
+          'requestKey: already used for another selector or subject',
+          'requestKey',
+        );
       // Appended on a retry too, under one key: a filing whose entry was not written gets it now, once.
       await deps.audit.append({
         tenant: principal.tenant,

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
-import { SelectorSchema } from '../../governance/erasure/erasure-request.js';
 import { previewSelector, type SelectorPreviewDeps } from '../../governance/rights/selector-preview.js';
+import { SelectorForSubjectSchema } from '../../governance/rights/access-request.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
@@ -9,7 +8,8 @@ import type { ReceiptStore } from '../../governance/rights/receipt-store.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { jsonSchemaOf } from './json-schema.js';
 
-const PreviewSchema = z.strictObject({ selector: SelectorSchema });
+/** A selector, and optionally the subject a request of it would answer (whose derived records are not collateral). */
+const PreviewSchema = SelectorForSubjectSchema;
 
 /** What a DPO sees of a data subject before filing a request about them, and each closed request's receipt. */
 export function registerRightsRoutes(
@@ -49,8 +49,8 @@ export function registerRightsRoutes(
       },
     },
     async (request) => {
-      const { selector } = parseOrThrow(PreviewSchema, request.body);
-      const preview = await previewSelector(deps, principalOf(request).tenant, selector);
+      const { selector, subjectId } = parseOrThrow(PreviewSchema, request.body);
+      const preview = await previewSelector(deps, principalOf(request).tenant, selector, subjectId);
       return {
         ...preview,
         readers: preview.readers.map((r) => ({ ...r, lastRetrievedAt: r.lastRetrievedAt.toISOString() })),

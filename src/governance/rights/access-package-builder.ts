@@ -11,7 +11,14 @@ import { selectorReach } from './selector-preview.js';
 import type { HoldStore } from '../holds/hold-store.js';
 import { holdSubjectHashes } from '../holds/hold-store.js';
 import { holdCovers } from '../holds/legal-hold.js';
-import type { AccessPackageBody, PackagedRecipient, PackagedRecord, Selector } from './access-request.js';
+import { eventAsProcessed, mayProcess } from '../read/processing-judge.js';
+import {
+  exportContext,
+  type AccessPackageBody,
+  type PackagedRecipient,
+  type PackagedRecord,
+  type Selector,
+} from './access-request.js';
 
 export interface AccessPackageDeps {
   events: EventStore;
@@ -86,6 +93,13 @@ function withheld(r: PackagedRecord): PackagedRecord {
   };
 }
 
+/** A record given in full names the requested subjects only, and counts the others. */
+function givenTo(r: PackagedRecord, about: readonly string[]): PackagedRecord {
+  const subjects = r.subjects.filter((s) => about.includes(s));
+  const others = r.subjects.length - subjects.length;
+  return { ...r, subjects, ...(others > 0 ? { otherSubjects: others } : {}) };
+}
+
 /**
  * `selectorReach`, and the located records read whole as they are located when the selector names a subject (the
  * common case): read once rather than once to locate and again for their content.
@@ -118,17 +132,20 @@ async function reachAndRead(
 }
 
 /**
- * What Lethe holds about the selector's subject, as `locate` and the lineage closure reach it (the records an
- * erasure of the same selector would erase): every event and memory in every status with its purpose,
- * sensitivity, retention and provenance; disputes over them; that holds exist (counts only); earlier erasures of
- * the same selector with their certificates; and every principal that retrieved a record, with when it reached a
- * prompt. Nothing of records outside the closure.
+ * What Lethe holds about the subjects the request answers for (`about`), as `locate` and the lineage closure reach
+ * it (the records an erasure of the same selector would erase): every event and memory in every status with its
+ * purpose, sensitivity, retention and provenance; disputes over them; that holds exist (counts only); earlier
+ * erasures of the same selector with their certificates; and every principal that retrieved a record, with when it
+ * reached a prompt. Nothing of records outside the closure. A reached record the processing judge does not let the
+ * request export (about none of `about`: another person's data, Art. 15(4)) is listed by id, marked and counted,
+ * without its content, subjects, source or provenance; a record given in full names no other subject.
  */
 export async function buildAccessPackageBody(
   deps: AccessPackageDeps,
-  input: { tenant: string; requestId: string; selector: Selector; issuedAt: Date },
+  input: { tenant: string; requestId: string; selector: Selector; about: readonly string[]; issuedAt: Date },
 ): Promise<{ body: AccessPackageBody; recordIds: string[] }> {
-  const { tenant, selector } = input;
+  const { tenant, selector, about } = input;
+  const ctx = exportContext(tenant, about, input.issuedAt);
   const { locatedSet, wanted: all, read } = await reachAndRead(deps, tenant, selector);
   // Everything else read at once: the records the closure added, and what is known about them all by id.
   const wantedMemories = all.filter((id) => !isEvent(id));
@@ -147,21 +164,24 @@ export async function buildAccessPackageBody(
   const events = [...read.events, ...moreEvents];
   const memories = [...read.memories, ...moreMemories];
   const reach = (id: string): PackagedRecord['reach'] => (locatedSet.has(id) ? 'located' : 'derived');
-  const all_ = [
-    ...events.map((e) => packagedEvent(e, reach(e._id))),
-    ...memories.map((m) => packagedMemory(m, reach(m._id))),
-  ];
-  // A derived record about none of the located records' subjects holds other people's data: it is listed, and
-  // its content and subjects are withheld for the DPO to decide on (Art. 15(4)).
-  const locatedSubjects = new Set(all_.filter((r) => r.reach === 'located').flatMap((r) => r.subjects));
-  const records = all_
-    .map((r) => (r.reach === 'derived' && !r.subjects.some((s) => locatedSubjects.has(s)) ? withheld(r) : r))
-    .sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.id.localeCompare(b.id));
+  const judged = [
+    ...events.map((e) => ({ record: packagedEvent(e, reach(e._id)), asProcessed: eventAsProcessed(e) })),
+    ...memories.map((m) => ({ record: packagedMemory(m, reach(m._id)), asProcessed: m })),
+  ].map(({ record, asProcessed }) => ({ record, verdict: mayProcess('export', asProcessed, ctx) }));
+  // Given in full: what the judge lets the request export, with the record's own subjects (holds match on them).
+  const given = judged.filter((j) => j.verdict.allowed).map((j) => j.record);
+  // Kept back: records about none of the subjects asked for; one of another tenant is never even listed.
+  const kept = judged.filter((j) => !j.verdict.allowed && j.verdict.rule !== 'tenant').map((j) => withheld(j.record));
+  const records = [...given.map((r) => givenTo(r, about)), ...kept].sort(
+    (a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.id.localeCompare(b.id),
+  );
   // A memory erased between the closure and the read is not in the package, and neither is what is known of it.
-  const memoryIdSet = new Set(memories.map((m) => m._id));
+  // Disputes and recipients name records and principals, never a subject: a withheld record's are listed too.
+  const memoryIdSet = new Set(records.filter((r) => r.type === 'memory').map((r) => r.id));
 
   const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, tenant, subject);
-  const heldRecords = records.filter((r) => holds.some((h) => holdCovers(h, r, subjectHashes)));
+  // Holds match a record given in full on all its subjects, one withheld on its id and namespace only.
+  const heldRecords = [...given, ...kept].filter((r) => holds.some((h) => holdCovers(h, r, subjectHashes)));
   const recipients: PackagedRecipient[] = exposures
     .filter((r) => memoryIdSet.has(r.memoryId))
     .map((r) => ({

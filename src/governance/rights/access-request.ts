@@ -10,13 +10,52 @@ import { plainString } from '../../shared/plain-text.js';
 import type { CertificateSigner } from '../certificates/signing.js';
 import { signDocument, verifyDocument, type Signed } from '../certificates/signed-document.js';
 import { SelectorSchema, type Selector } from '../erasure/erasure-request.js';
+import type { ProcessingContext } from '../read/processing-judge.js';
+import { NO_RESTRICTIONS } from './restriction.js';
 
-export const AccessFilingSchema = z.strictObject({
-  selector: SelectorSchema,
-  /** The client's idempotency key: filing again with it returns the same request. */
-  requestKey: plainString(128),
-});
+/** The data subject a request answers; a subject selector names its own, and another may not be named beside it. */
+const answeredSubject = z.string().min(1).max(256).optional();
+
+function sameSubject(v: { selector: Selector; subjectId?: string | undefined }, ctx: z.RefinementCtx): void {
+  if (v.subjectId !== undefined && 'subjectId' in v.selector && v.selector.subjectId !== v.subjectId)
+    ctx.addIssue({ code: 'custom', path: ['subjectId'], message: 'must be the subject the selector names' });
+}
+
+export const AccessFilingSchema = z
+  .strictObject({
+    selector: SelectorSchema,
+    /**
+     * The data subject the request answers. A subject selector names it; for the other kinds (ids, time ranges, a
+     * fingerprint) the package gives in full only the records about this subject, and without it none.
+     */
+    subjectId: answeredSubject,
+    /** The client's idempotency key: filing again with it returns the same request. */
+    requestKey: plainString(128),
+  })
+  .superRefine(sameSubject);
 export type AccessFiling = z.output<typeof AccessFilingSchema>;
+
+/** A selector and the subject it is filed for, as a preview or a request takes them. */
+export const SelectorForSubjectSchema = z
+  .strictObject({ selector: SelectorSchema, subjectId: answeredSubject })
+  .superRefine(sameSubject);
+
+/**
+ * The data subjects a request answers for, and whose records it may give (Art. 15(4)): the subject a subject
+ * selector names, or the one filed beside another kind of selector; none otherwise.
+ */
+export function subjectsAnswered(selector: Selector, subjectId?: string | null): string[] {
+  if ('subjectId' in selector) return [selector.subjectId];
+  return subjectId ? [subjectId] : [];
+}
+
+/**
+ * What the processing judge is asked when a request exports records about `about`: the DPO answers for the whole
+ * tenant (a duty), so of the judge's rules only the tenant and the subject bind the act.
+ */
+export function exportContext(tenant: string, about: readonly string[], now: Date): ProcessingContext {
+  return { tenant, scopes: 'all', purposes: 'any', restrictions: NO_RESTRICTIONS, now, about };
+}
 
 export const ACCESS_STATES = ['received', 'building', 'ready', 'expired', 'failed'] as const;
 export type AccessState = (typeof ACCESS_STATES)[number];
@@ -70,12 +109,16 @@ export interface PackagedRecord {
   /** `located` (named by the selector) or `derived` (reached by lineage from a located record). */
   reach: 'located' | 'derived';
   namespace: string;
+  /** The requested subjects among the record's: another subject's id is never named (see `otherSubjects`). */
   subjects: string[];
-  /** Null when withheld: a derived record about other data subjects only (see `withheld`). */
+  /** How many other data subjects the record is also about, when any: counted, never named. */
+  otherSubjects?: number;
+  /** Null when withheld: a record about none of the subjects the request answers for (see `withheld`). */
   content: string | null;
   /**
-   * Why the record is listed without its content: it was derived from the subject's records but is about none of
-   * the subjects located (another person's data, Art. 15(4)). The DPO decides whether to release it.
+   * Why the record is listed without its content or subjects: the selector or the lineage closure reached it, but it
+   * is about none of the subjects the request answers for (another person's data, Art. 15(4)). The DPO decides
+   * whether to release it.
    */
   withheld?: 'about-others';
   purpose: string | null;

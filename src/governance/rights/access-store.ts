@@ -5,7 +5,13 @@ import type { Fingerprinter } from '../../substrate/fingerprint.js';
 import { Collections, insertOnce } from '../../substrate/mongo/collections.js';
 import type { AccessPackage, AccessRequest, Selector } from './access-request.js';
 
-/** The request as stored: its clear selector sealed under a key of its own, shredded with the package. */
+/** What a request was filed for: its selector, and the subject it answers when the selector names none. */
+export interface SealedFiling {
+  selector: Selector;
+  subjectId: string | null;
+}
+
+/** The request as stored: its clear filing sealed under a key of its own, shredded with the package. */
 interface StoredAccessRequest extends AccessRequest {
   selectorSealed: string;
 }
@@ -66,13 +72,22 @@ export function pieces(text: string, size: number): string[] {
 
 export interface AccessStore {
   ensureIndexes(): Promise<void>;
-  /** Stores a new request; filing the same id again returns the stored one and `created: false`. */
-  create(request: AccessRequest, selector: Selector): Promise<{ request: AccessRequest; created: boolean }>;
+  /**
+   * Stores a new request with its selector and the subject it answers (both sealed); filing the same id again
+   * returns the stored one and `created: false`.
+   */
+  create(
+    request: AccessRequest,
+    selector: Selector,
+    subjectId?: string,
+  ): Promise<{ request: AccessRequest; created: boolean }>;
   get(tenant: string, id: string): Promise<AccessRequest | null>;
   /** The tenant's requests, newest first. */
   list(tenant: string, limit: number): Promise<AccessRequest[]>;
   /** The clear selector, while the request is open; null once its key is shredded. */
   selectorOf(tenant: string, id: string): Promise<Selector | null>;
+  /** The clear selector and the subject filed beside it (null: none), while the request is open. */
+  filingOf(tenant: string, id: string): Promise<SealedFiling | null>;
   update(tenant: string, id: string, patch: Partial<Omit<AccessRequest, '_id' | 'tenant'>>): Promise<void>;
   countDownload(tenant: string, id: string): Promise<void>;
   /** Stores the signed package, sealed; idempotent (a retry replaces it with the same ids). */
@@ -108,6 +123,15 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
     return deletedCount > 0;
   };
   const erasePackage = (tenant: string, id: string) => removePackage(tenant, id, [selectorKey(id)]);
+  const filingOf = async (tenant: string, id: string): Promise<SealedFiling | null> => {
+    const found = await requests.findOne({ _id: id });
+    if (!found || found.tenant !== tenant) return null;
+    const opened = await cipher.openOne({ _id: selectorKey(id), tenant, content: found.selectorSealed });
+    if (!opened) return null;
+    const parsed = JSON.parse(opened.content) as SealedFiling | Selector;
+    // Requests filed before the subject was sealed beside the selector hold the selector alone.
+    return 'selector' in parsed ? parsed : { selector: parsed, subjectId: null };
+  };
   return {
     async ensureIndexes() {
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
@@ -115,9 +139,10 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
       await parts.createIndex({ tenant: 1, requestId: 1 });
       await notes.createIndex({ tenant: 1, at: 1 });
     },
-    async create(request, selector) {
+    async create(request, selector, subjectId) {
+      const filing: SealedFiling = { selector, subjectId: subjectId ?? null };
       const [sealed] = await cipher.sealAll([
-        { _id: selectorKey(request._id), tenant: request.tenant, content: JSON.stringify(selector) },
+        { _id: selectorKey(request._id), tenant: request.tenant, content: JSON.stringify(filing) },
       ]);
       const { doc, created } = await insertOnce(requests, { ...request, selectorSealed: sealed!.content });
       return { request: created ? request : strip(doc), created };
@@ -130,12 +155,8 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
       const found = await requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();
       return found.map(strip);
     },
-    async selectorOf(tenant, id) {
-      const found = await requests.findOne({ _id: id });
-      if (!found || found.tenant !== tenant) return null;
-      const opened = await cipher.openOne({ _id: selectorKey(id), tenant, content: found.selectorSealed });
-      return opened ? (JSON.parse(opened.content) as Selector) : null;
-    },
+    selectorOf: async (tenant, id) => (await filingOf(tenant, id))?.selector ?? null,
+    filingOf,
     async update(tenant, id, patch) {
       await requests.updateOne({ _id: id, tenant }, { $set: { ...patch, updatedAt: new Date() } });
     },

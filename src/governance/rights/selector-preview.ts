@@ -7,6 +7,8 @@ import { isEvent, locateRecordIds } from '../erasure/locate.js';
 import type { HoldStore } from '../holds/hold-store.js';
 import { holdSubjectHashes } from '../holds/hold-store.js';
 import { holdCovers } from '../holds/legal-hold.js';
+import { mayProcess } from '../read/processing-judge.js';
+import { exportContext, subjectsAnswered } from './access-request.js';
 
 /** A principal that read some of the records: its id, how often, whether they reached its prompts, and when last. */
 export interface ReaderOfRecords {
@@ -30,7 +32,11 @@ export const PREVIEW_ID_LIMIT = 1_000;
 
 export interface SelectorPreview {
   located: { events: number; memories: number };
-  /** Records derived from the located ones by lineage (transitively), and those of them about no located subject. */
+  /**
+   * Records derived from the located ones by lineage (transitively), and those of them about none of the subjects the
+   * request answers for (the selector's subject, or the one filed beside it; else the located records' subjects):
+   * what an access package of the selector withholds of them.
+   */
   derived: { total: number; collateral: number };
   /** Memories of the closure by status; events are counted apart (they have no lifecycle). */
   memoriesByStatus: Record<string, number>;
@@ -66,6 +72,7 @@ export async function previewSelector(
   deps: SelectorPreviewDeps,
   tenant: string,
   selector: Selector,
+  subjectId?: string,
 ): Promise<SelectorPreview> {
   const { locatedSet, wanted } = await selectorReach(deps, tenant, selector);
   const [events, memories] = await Promise.all([
@@ -76,12 +83,16 @@ export async function previewSelector(
     ),
   ]);
   const records = [
-    ...events.map((e) => ({ id: e._id, subjects: e.subjects, namespace: e.namespace })),
-    ...memories.map((m) => ({ id: m._id, subjects: m.subjects, namespace: m.namespace })),
+    ...events.map((e) => ({ id: e._id, tenant: e.tenant, subjects: e.subjects, namespace: e.namespace })),
+    ...memories.map((m) => ({ id: m._id, tenant: m.tenant, subjects: m.subjects, namespace: m.namespace })),
   ];
-  const locatedSubjects = new Set(records.filter((r) => locatedSet.has(r.id)).flatMap((r) => r.subjects));
+  const named = subjectsAnswered(selector, subjectId);
+  const about =
+    named.length > 0 ? named : [...new Set(records.filter((r) => locatedSet.has(r.id)).flatMap((r) => r.subjects))];
   const derived = records.filter((r) => !locatedSet.has(r.id));
-  const collateral = derived.filter((r) => !r.subjects.some((s) => locatedSubjects.has(s)));
+  // What the access package withholds, as the same judge decides it (Art. 15(4)).
+  const ctx = exportContext(tenant, about, new Date());
+  const collateral = derived.filter((r) => !mayProcess('export', { ...r, _id: r.id }, ctx).allowed);
   const holds = await deps.holds.active(tenant);
   const subjectHashes = (subject: string) => holdSubjectHashes(deps.fingerprints, tenant, subject);
   const heldBy = new Map<string, string>();
