@@ -16,15 +16,56 @@
  */
 import type { EventOrigin, TaintReason } from '../substrate/model/records.js';
 import type { Claim } from '../substrate/memories/claim-lookup.js';
+import { isWhitespace } from '../governance/derivation/text-cues.js';
+import { compileWordWindow, isWordCode, wordsOf, type Word, type WordWindow } from './word-window.js';
 
 /** The lowest trust tier (unverified source). */
 export const LOWEST_TRUST_TIER = 0;
 
+const SENDING = ['send', 'forward', 'post', 'upload', 'email', 'e-mail', 'transmit'];
+
+/**
+ * Up to four words, then `to`, whitespace and an e-mail address (`[\w.+-]+@[\w-]+\.[\w.]+`), each word separated
+ * from the one before by whitespace; `next` is the index of the first of those words.
+ */
+function toAnAddress(text: string, words: readonly Word[], next: number): boolean {
+  for (let to = next; to <= next + 4; to++) {
+    const word = words[to];
+    if (word?.spaced !== true) return false;
+    if (word.text === 'to' && addressAfter(text, word.end)) return true;
+  }
+  return false;
+}
+
+const isLocalPartCode = (c: number) => isWordCode(c) || c === 0x2e || c === 0x2b || c === 0x2d; // [\w.+-]
+const isDomainCode = (c: number) => isWordCode(c) || c === 0x2d; // [\w-]
+
+/** Where the run of code units that `accepts` takes, starting at `from`, ends. */
+function runEnd(text: string, from: number, accepts: (c: number) => boolean): number {
+  let at = from;
+  while (at < text.length && accepts(text.charCodeAt(at))) at++;
+  return at;
+}
+
+/** Whether whitespace, then an address (`[\w.+-]+@[\w-]+\.[\w.]`), starts at `from`. */
+function addressAfter(text: string, from: number): boolean {
+  const local = runEnd(text, from, isWhitespace);
+  if (local === from) return false;
+  const at = runEnd(text, local, isLocalPartCode);
+  if (at === local || text[at] !== '@') return false;
+  const dot = runEnd(text, at + 1, isDomainCode);
+  if (dot === at + 1 || text[dot] !== '.') return false;
+  const c = text.charCodeAt(dot + 1);
+  return isWordCode(c) || c === 0x2e;
+}
+
 // Every pattern runs over untrusted text of up to 32 KB, so each must match in linear time: no two parts of a pattern
 // may match the same run of characters (`\s+…\s*` over a run of spaces costs the square of its length), and every
 // repetition that can follow another is either bounded or starts with a character the other cannot match.
-// `npm run check:redos` holds every regular expression in src/ to this.
-const INSTRUCTION_PATTERNS: readonly { kind: string; patterns: readonly RegExp[] }[] = [
+// `npm run check:redos` holds every regular expression in src/ to this. A verb followed within a few words by its
+// object (`send … to https://`, `disable … policy`) is a word window instead: `(?:\w+\s+){0,N}` in a pattern
+// backtracks over every run of words, and a checker cannot show it linear.
+const INSTRUCTION_SCAN: readonly { kind: string; patterns: readonly RegExp[]; windows?: readonly WordWindow[] }[] = [
   {
     kind: 'instruction-override',
     patterns: [
@@ -51,23 +92,68 @@ const INSTRUCTION_PATTERNS: readonly { kind: string; patterns: readonly RegExp[]
     // Sending anything to a web endpoint, or everything (or what an agent holds: data, conversations, memories,
     // credentials) to an address. An ordinary errand to an address ("forward the invoice to accounts@…") is not.
     kind: 'exfiltration',
-    patterns: [
-      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:\w+\s+){0,5}?(?:to\s+)?https?:\/\//i,
-      /\b(?:send|forward|post|upload|email|e-mail|transmit)\s+(?:\w+\s+){0,4}?(?:all|every|everything|entire|whole|full|data|details|conversations?|chats?|history|memor(?:y|ies)|credentials?|passwords?|keys?|tokens?|contacts?|customer\s+list)\b(?:\s+\w+){0,4}?\s+to\s+[\w.+-]+@[\w-]+\.[\w.]+/i,
+    patterns: [],
+    windows: [
+      // send … (to) https://
+      {
+        verbs: SENDING,
+        within: 5,
+        trailing: ['to'],
+        objects: ['http', 'https'],
+        followedBy: (text, words, next) => text.startsWith('://', words[next - 1]!.end),
+      },
+      // send … everything … to someone@example.org
+      {
+        verbs: SENDING,
+        within: 4,
+        objects: [
+          ...['all', 'every', 'everything', 'entire', 'whole', 'full', 'data', 'details', 'history'],
+          ...['conversation', 'conversations', 'chat', 'chats', 'memory', 'memories', 'credential', 'credentials'],
+          ...['password', 'passwords', 'key', 'keys', 'token', 'tokens', 'contact', 'contacts', 'customer list'],
+        ],
+        followedBy: toAnAddress,
+      },
     ],
   },
   {
     kind: 'policy-change',
-    patterns: [
-      /\b(?:disable|turn\s+off|bypass|override)\s+(?:the\s+|your\s+|all\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|retention|permissions?|safety|guardrails?|filters?|security|audit(?:ing)?|logging)\b/i,
-      /\b(?:change|set|lower|raise|update)\s+(?:the\s+|your\s+)?(?:\w+\s+){0,2}(?:polic(?:y|ies)|permissions?|guardrails?)\s+to\b/i,
+    patterns: [],
+    windows: [
+      // disable … policy
+      {
+        verbs: ['disable', 'turn off', 'bypass', 'override'],
+        within: 2,
+        leading: ['the', 'your', 'all'],
+        objects: [
+          ...['policy', 'policies', 'retention', 'permission', 'permissions', 'safety', 'guardrail', 'guardrails'],
+          ...['filter', 'filters', 'security', 'audit', 'auditing', 'logging'],
+        ],
+      },
+      // set … policy to
+      {
+        verbs: ['change', 'set', 'lower', 'raise', 'update'],
+        within: 2,
+        leading: ['the', 'your'],
+        objects: ['policy', 'policies', 'permission', 'permissions', 'guardrail', 'guardrails'],
+        followedBy: (_, words, next) => words[next]?.text === 'to' && words[next].spaced,
+      },
     ],
   },
 ];
 
+const COMPILED_SCAN = INSTRUCTION_SCAN.map(({ kind, patterns, windows = [] }) => ({
+  kind,
+  patterns,
+  windows: windows.map(compileWordWindow),
+}));
+
 /** Kinds of instruction-like text in `text`, in the list's order (empty when none). */
 export function instructionLikeKinds(text: string): string[] {
-  return INSTRUCTION_PATTERNS.filter(({ patterns }) => patterns.some((p) => p.test(text))).map(({ kind }) => kind);
+  let words: Word[] | undefined;
+  return COMPILED_SCAN.filter(
+    ({ patterns, windows }) =>
+      patterns.some((p) => p.test(text)) || windows.some((w) => w.test(text, (words ??= wordsOf(text)))),
+  ).map(({ kind }) => kind);
 }
 
 /** What admission knows of one input of a memory. */
