@@ -45,7 +45,17 @@ export const ACT_RULES: Readonly<Record<Act, readonly Rule[]>> = {
     'contested',
     'stale',
   ],
-  evidence: ['tenant', 'owner-scope', 'erased', 'quarantined', 'lifecycle', 'held', 'restricted', 'objected'],
+  evidence: [
+    'tenant',
+    'owner-scope',
+    'erased',
+    'quarantined',
+    'lifecycle',
+    'held',
+    'restricted',
+    'objected',
+    'contested',
+  ],
   consolidate: [
     'tenant',
     'owner-scope',
@@ -71,7 +81,6 @@ export const RULE_EXEMPTIONS: Readonly<Partial<Record<Act, Partial<Record<Rule, 
   },
   evidence: {
     'valid-time': 'what was said before the write is evidence of it, whenever it stopped being true',
-    contested: 'events are never contested; cited memories are checked as citations',
     stale: 'events are never stale; cited memories are checked as citations',
     'about-subject': 'the history searched is already the memory’s own subjects’',
   },
@@ -111,7 +120,7 @@ export const RULE_MEANING: Readonly<Record<Rule, string>> = {
   restricted: 'no subject of the record, or of a record it derives from, restricted processing (Art. 18)',
   objected: 'no subject of the record objected to a purpose the actor may process for (Art. 21)',
   'valid-time': 'the fact’s valid time has not ended',
-  contested: 'no open rectification contests the record’s accuracy',
+  contested: 'no rectification contests the record’s accuracy (for an event: found a value derived from it wrong)',
   stale: 'the record was not derived from a value since corrected',
   quarantined: 'the record is not waiting in quarantine for a reviewer',
   'about-subject': 'the record is about a data subject the request names',
@@ -143,7 +152,11 @@ export type ProcessedRecord = Pick<MemoryRecord, '_id' | 'tenant'> &
     >
   >;
 
-/** An event as the rules see it: live until an erasure marks it deleted; no valid time, contest or stale mark. */
+/**
+ * An event as the rules see it: live until an erasure marks it deleted; contested once a rectification found a value
+ * derived from it inaccurate (`correctedBy`), so it is no evidence and no source for new records; no valid time or
+ * stale mark.
+ */
 export function eventAsProcessed(event: EventRecord): ProcessedRecord {
   return {
     _id: event._id,
@@ -152,6 +165,7 @@ export function eventAsProcessed(event: EventRecord): ProcessedRecord {
     subjects: event.subjects,
     status: event.deleted === false ? 'active' : 'deleted',
     ...(event.restrictedBy !== undefined ? { restrictedBy: event.restrictedBy } : {}),
+    ...(event.correctedBy !== undefined ? { contestedBy: event.correctedBy } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   ACT_RULES,
   RULES,
   RULE_EXEMPTIONS,
+  eventAsProcessed,
   mayProcess,
   type Act,
   type ProcessedRecord,
@@ -12,6 +13,7 @@ import {
   type Rule,
 } from '../../../src/governance/read/processing-judge.js';
 import { restrictionSnapshot } from '../../../src/governance/rights/restriction.js';
+import type { EventRecord } from '../../../src/substrate/model/records.js';
 
 const hashesOf = (s: string) => [`h:${s}`];
 const now = new Date('2026-06-01T00:00:00Z');
@@ -124,6 +126,24 @@ describe('the processing judge', () => {
     expect(mayProcess('cite', about('mem_other'), c)).toEqual({ allowed: true });
     expect(following.bars(['dora'], 'support', 'mem_view_of_ann')).toBe(true);
     expect(following.bars(['dora'], 'support')).toBe(false);
+  });
+
+  it('reads no event a rectification found wrong as evidence, nor lets a write cite it', () => {
+    const event = {
+      _id: 'evt_1',
+      tenant: 't1',
+      scope: 'principal:agent-7',
+      subjects: ['cleo'],
+      deleted: false,
+    } as unknown as EventRecord;
+    expect(mayProcess('evidence', eventAsProcessed(event), ctx())).toEqual({ allowed: true });
+    const corrected = eventAsProcessed({ ...event, correctedBy: ['rct_1'] });
+    expect(mayProcess('evidence', corrected, ctx())).toEqual({ allowed: false, rule: 'contested' });
+    expect(mayProcess('cite', corrected, ctx())).toEqual({ allowed: false, rule: 'contested' });
+    expect(mayProcess('evidence', eventAsProcessed({ ...event, deleted: true }), ctx())).toEqual({
+      allowed: false,
+      rule: 'erased',
+    });
   });
 
   it('fails closed on governance it cannot read', () => {
