@@ -3,6 +3,7 @@ import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js'
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
+import { addToListUntilKept } from '../mongo/list-mark.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
@@ -268,9 +269,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return results.reduce((n, r) => n + r.modifiedCount, 0);
     },
     async restrict(tenant, ids, holdId) {
-      await mapBounded([...ids], 32, (id) =>
-        events.updateOne({ _id: id, tenant }, { $addToSet: { restrictedBy: holdId } }),
-      );
+      await addToListUntilKept(events, tenant, ids, 'restrictedBy', holdId, 'hold restriction');
     },
     markCorrected: (tenant, ids, requestId) => markCorrected(events, tenant, ids, requestId),
     async purge(tenant, ids) {
@@ -284,27 +283,11 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
   };
 }
 
-/** Rounds of `markCorrected` before it gives up on events that other writes keep rewriting. */
-const MARK_ROUNDS = 10;
-
-async function markCorrected(
+function markCorrected(
   events: Collection<EventRecord>,
   tenant: string,
   ids: readonly string[],
   requestId: string,
 ): Promise<number> {
-  let pending = [...new Set(ids)];
-  let marked = 0;
-  // The local server loses concurrent `$addToSet`s on one document: read back, and add again what is missing.
-  for (let round = 0; pending.length > 0; round++) {
-    if (round === MARK_ROUNDS) throw new Error(`${pending.length} events kept losing their correction mark`);
-    await mapBounded(pending, 32, (id) =>
-      events.updateOne({ _id: id, tenant }, { $addToSet: { correctedBy: requestId } }),
-    );
-    const rows = await findByIds(events, tenant, pending, { projection: { correctedBy: 1 } });
-    const missing = rows.filter((r) => !(r.correctedBy ?? []).includes(requestId)).map((r) => r._id);
-    marked += rows.length - missing.length;
-    pending = missing;
-  }
-  return marked;
+  return addToListUntilKept(events, tenant, ids, 'correctedBy', requestId, 'correction mark');
 }

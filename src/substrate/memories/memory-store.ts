@@ -1,3 +1,4 @@
+import { addToListUntilKept } from '../mongo/list-mark.js';
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
@@ -414,9 +415,10 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       await marks.close(tenant, requestId);
     },
     async restrict(tenant, ids, holdId) {
-      const update = { $addToSet: { restrictedBy: holdId } } as unknown as UpdateFilter<MemoryRecord>;
-      await mapBounded([...ids], 32, (id) => memories.updateOne({ _id: id, tenant }, update));
-      await settle(tenant, ids);
+      // Kept against a concurrent whole-row rewrite from an older read, and each round's status moves settled.
+      await addToListUntilKept(memories, tenant, ids, 'restrictedBy', holdId, 'hold restriction', (round) =>
+        settle(tenant, round),
+      );
     },
     async flagQualifierDrift(tenant, id, drift) {
       await memories.updateOne({ _id: id, tenant }, { $set: { qualifierDrift: drift } });
