@@ -69,7 +69,10 @@ const readers = [...sources('src'), ...sources('activities')].filter((f) =>
 
 describe('the registry of code that reads records', () => {
   it('lists every module that reads records, and only those', () => {
-    expect(readers.filter((f) => !(f in REGISTRY)), 'read records but are not registered').toEqual([]);
+    expect(
+      readers.filter((f) => !(f in REGISTRY)),
+      'read records but are not registered',
+    ).toEqual([]);
     expect(
       Object.keys(REGISTRY).filter((f) => !readers.includes(f)),
       'registered but read no records',
