@@ -1,11 +1,16 @@
 /**
  * Fails when a regular expression in the source can backtrack super-linearly (ReDoS): every regex literal and every
  * `new RegExp(…)` / `RegExp(…)` whose pattern is a literal, found with the TypeScript parser, is checked with recheck
- * (its pure-JavaScript backend, so no native binary or JVM is needed). A pattern built at run time cannot be checked
- * here; it is listed so that a reader can judge it. Arguments: files or folders to check (default `src`).
+ * (its pure-JavaScript backend, so no native binary or JVM is needed, on a worker thread per core). A pattern built
+ * at run time cannot be checked here; it is listed so that a reader can judge it. Arguments: files or folders to
+ * check (default `src`).
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import ts from 'typescript';
 import type { check as recheck } from 'recheck';
 
@@ -69,25 +74,126 @@ export function patternsIn(file: string, text: string): { found: FoundPattern[];
   return { found, dynamic };
 }
 
-type Check = typeof recheck;
+/** What recheck concluded about one pattern, and which of its checkers concluded it. */
+export type Verdict =
+  | { status: 'safe'; checker: string }
+  | { status: 'vulnerable'; checker: string; complexity: string; attack: string }
+  | { status: 'unknown'; checker: string | null; error: string };
+
+type CheckParams = NonNullable<Parameters<typeof recheck>[2]>;
+type CheckInWorker = (source: string, flags: string, params: CheckParams) => Promise<Verdict>;
+
+// recheck's pure-JavaScript backend computes on the thread that calls it: each worker thread checks one pattern at a
+// time, so the patterns are checked in parallel on every core.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+process.env.RECHECK_BACKEND = 'pure';
+const { check } = require(workerData.recheck);
+parentPort.on('message', async ({ source, flags, params }) => {
+  try {
+    const d = await check(source, flags, params);
+    parentPort.postMessage(
+      d.status === 'vulnerable'
+        ? { status: d.status, checker: d.checker, complexity: d.complexity.summary, attack: d.attack.pattern }
+        : d.status === 'unknown'
+          ? { status: d.status, checker: d.checker, error: d.error.kind }
+          : { status: d.status, checker: d.checker },
+    );
+  } catch (e) {
+    parentPort.postMessage({ status: 'unknown', checker: null, error: String(e) });
+  }
+});
+`;
+
+/** Runs `run` on every item, `threads` at a time, each with its own recheck worker thread. */
+async function inWorkers<T, R>(
+  items: readonly T[],
+  threads: number,
+  run: (check: CheckInWorker, item: T) => Promise<R>,
+) {
+  const recheckPath = createRequire(import.meta.url).resolve('recheck');
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const loop = async () => {
+    const worker = new Worker(WORKER, { eval: true, workerData: { recheck: recheckPath } });
+    const check: CheckInWorker = (source, flags, params) =>
+      new Promise<Verdict>((resolve, reject) => {
+        const settle = () => {
+          worker.off('message', answered);
+          worker.off('error', failed);
+          worker.off('exit', exited);
+        };
+        const answered = (verdict: Verdict) => (settle(), resolve(verdict));
+        const failed = (error: Error) => (settle(), reject(error));
+        const exited = (code: number) => failed(new Error(`recheck worker exited (${code})`));
+        worker.on('message', answered);
+        worker.on('error', failed);
+        worker.on('exit', exited);
+        worker.postMessage({ source, flags, params });
+      });
+    try {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await run(check, items[i]!);
+      }
+    } finally {
+      await worker.terminate();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(threads, items.length)) }, loop));
+  return results;
+}
 
 /**
- * The automaton checker proves a pattern linear (or finds its attack) but can take minutes on a long alternation of
- * words under `\\b` and `/i`; past a few seconds the fuzzing checker, with static seeding, judges it instead.
+ * The automaton checker proves a pattern linear (or finds its attack), but takes minutes on some patterns (a long
+ * alternation of words under `\\b` and `/i`, a bounded repetition such as `{1,32}`) and does not support lookbehind.
+ * When it cannot conclude within a few seconds, the fuzzing checker judges the pattern by running it on attack
+ * strings it evolves, with acceleration off: acceleration counts a bounded repetition (`(?:\\w+\\s+){0,4}`) as if it
+ * were unbounded and reports it polynomial.
  */
-async function verdictOn(check: Check, source: string, flags: string) {
-  const proven = await check(source, flags, { timeout: AUTOMATON_MS });
-  if (proven.status !== 'unknown' || proven.error.kind !== 'timeout') return proven;
-  // Acceleration counts a bounded repetition (`(?:\\w+\\s+){0,4}`) as if it were unbounded and reports it polynomial.
+async function verdictOn(check: CheckInWorker, source: string, flags: string): Promise<Verdict> {
+  const proven = await check(source, flags, { checker: 'automaton', timeout: AUTOMATON_MS });
+  if (proven.status !== 'unknown') return proven;
   return check(source, flags, { checker: 'fuzz', accelerationMode: 'off', timeout: FUZZ_MS });
 }
 
-const AUTOMATON_MS = 1_000;
-const FUZZ_MS = 30_000;
+const AUTOMATON_MS = 3_000;
+const FUZZ_MS = 10_000;
+
+export interface RedosReport {
+  /** One line per pattern that can backtrack super-linearly or could not be judged, naming file and line. */
+  failures: string[];
+  distinct: number;
+  /** Distinct patterns the fuzzing checker judged, the automaton checker not concluding. */
+  fuzzed: number;
+}
+
+/** Checks every pattern (each distinct one once), on `threads` worker threads. */
+export async function checkPatterns(
+  found: readonly FoundPattern[],
+  threads = os.availableParallelism(),
+): Promise<RedosReport> {
+  const distinct = [...new Map(found.map((p) => [`${p.flags}/${p.source}`, p])).values()];
+  const verdicts = new Map<string, Verdict>();
+  await inWorkers(distinct, threads, async (check, p) => {
+    verdicts.set(`${p.flags}/${p.source}`, await verdictOn(check, p.source, p.flags));
+  });
+  const failures: string[] = [];
+  for (const p of found) {
+    const verdict = verdicts.get(`${p.flags}/${p.source}`)!;
+    if (verdict.status === 'vulnerable') {
+      failures.push(
+        `${p.file}:${p.line}: /${p.source}/${p.flags} backtracks in ${verdict.complexity} time, e.g. on ${verdict.attack}`,
+      );
+    } else if (verdict.status === 'unknown') {
+      failures.push(`${p.file}:${p.line}: /${p.source}/${p.flags} could not be shown safe (${verdict.error})`);
+    }
+  }
+  const fuzzed = [...verdicts.values()].filter((v) => v.checker === 'fuzz').length;
+  return { failures, distinct: distinct.length, fuzzed };
+}
 
 async function main(): Promise<void> {
-  process.env.RECHECK_BACKEND ??= 'pure';
-  const { check } = await import('recheck');
   const entries = process.argv.slice(2);
   const files = (entries.length > 0 ? entries : ['src']).flatMap(sourceFiles).sort();
   const found: FoundPattern[] = [];
@@ -99,27 +205,11 @@ async function main(): Promise<void> {
   }
 
   const started = Date.now();
-  const verdicts = new Map<string, Awaited<ReturnType<typeof check>>>();
-  const failures: string[] = [];
-  for (const p of found) {
-    const key = `${p.flags}/${p.source}`;
-    let verdict = verdicts.get(key);
-    if (verdict === undefined) {
-      verdict = await verdictOn(check, p.source, p.flags);
-      verdicts.set(key, verdict);
-    }
-    if (verdict.status === 'vulnerable') {
-      failures.push(
-        `${p.file}:${p.line}: /${p.source}/${p.flags} backtracks in ${verdict.complexity.summary} time,` +
-          ` e.g. on ${verdict.attack.pattern}`,
-      );
-    } else if (verdict.status === 'unknown') {
-      failures.push(`${p.file}:${p.line}: /${p.source}/${p.flags} could not be shown safe (${verdict.error.kind})`);
-    }
-  }
-
+  const { failures, distinct, fuzzed } = await checkPatterns(found);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const summary = `${found.length} regular expressions (${verdicts.size} distinct) in ${files.length} files checked in ${seconds} s`;
+  const summary =
+    `${found.length} regular expressions (${distinct} distinct, ${fuzzed} judged by fuzzing) in ${files.length} files` +
+    ` checked in ${seconds} s`;
   if (dynamic.length > 0) console.log(`built at run time, not checked: ${dynamic.join(', ')}`);
   if (failures.length > 0) {
     console.error(`redos check failed: ${failures.length} of ${summary}`);
@@ -129,4 +219,5 @@ async function main(): Promise<void> {
   console.log(`redos check ok: ${summary}`);
 }
 
-await main();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href)
+  await main();
