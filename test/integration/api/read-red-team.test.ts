@@ -77,16 +77,20 @@ interface Stored {
   validTo?: Date | null;
 }
 
+/** A read by id that names no intent: `current` for a context grant, `history` for a duty. */
+const BY_ID_DEFAULT = 'by-id-default';
+
 function mayRead(
   r: Stored,
   who: { principal: string; roles: Role[] },
   purpose: string | undefined,
-  intent: Intent,
+  asked: Intent | typeof BY_ID_DEFAULT,
 ): boolean {
   const purposes = purpose !== undefined ? [purpose] : who.roles.map((role) => DUTY[role]);
   return purposes.some((p) => {
     const g = GRANTS[p];
     if (!g || !who.roles.includes(g.role)) return false;
+    const intent: Intent = asked === BY_ID_DEFAULT ? (g.duty ? 'history' : 'current') : asked;
     if (!g.sensitivities.includes(r.sensitivity)) return false;
     if (!g.tenantWide && r.scope !== `principal:${who.principal}` && r.scope !== 'tenant') return false;
     if (r.held && !g.readsHeld) return false;
@@ -422,7 +426,7 @@ describe('every route under a red team', () => {
     const calls = fc.sample(call, { numRuns: CALLS, seed: 2424 });
 
     const allowedCache = new Map<string, Set<string>>();
-    const allowed = (caller: Caller, p: string | undefined, i: Intent) => {
+    const allowed = (caller: Caller, p: string | undefined, i: Intent | typeof BY_ID_DEFAULT) => {
       const key = `${caller.name}|${p}|${i}`;
       let set = allowedCache.get(key);
       if (!set) {
@@ -496,9 +500,16 @@ describe('every route under a red team', () => {
           expect(response.statusCode, `${method} ${urlPath}: ${response.body.slice(0, 200)}`).toBeLessThan(500);
           const found = response.body.match(CANARY);
           if (!found) continue;
-          // Intent as the route reads it: by id, history unless named; search and retrieval, current unless named.
-          const routeIntent: Intent =
-            c.intent && (search || path.endsWith('/memories/{id}')) ? c.intent : search ? 'current' : 'history';
+          // Intent as the route reads it: a memory by id, current for a context grant and history for a duty unless
+          // named; search and retrieval, current unless named; other routes, history.
+          const routeIntent: Intent | typeof BY_ID_DEFAULT =
+            c.intent && (search || path.endsWith('/memories/{id}'))
+              ? c.intent
+              : search
+                ? 'current'
+                : path.endsWith('/memories/{id}')
+                  ? BY_ID_DEFAULT
+                  : 'history';
           const declared = search || /\/(memories|events)\/\{id\}$/.test(path) ? c.purpose : undefined;
           const may = allowed(caller, declared, routeIntent);
           for (const canary of new Set(found)) {

@@ -127,7 +127,7 @@ describe('consolidation into views', { timeout: 240_000 }, () => {
     for (const id of [summary, dedup]) {
       const stranger = await app.request({
         method: 'GET',
-        url: `/v1/tenants/${tenant}/memories/${id}`,
+        url: `/v1/tenants/${tenant}/memories/${id}?intent=history`,
         token: await token(['agent'], 'agent-2'),
       });
       expect(stranger.statusCode).toBe(404);

@@ -132,7 +132,7 @@ describe('an erasure between its marking and its purge', () => {
       for (const id of erased) {
         const response = await app.request({
           method: 'GET',
-          url: `/v1/tenants/${tenant}/memories/${id}`,
+          url: `/v1/tenants/${tenant}/memories/${id}?intent=history`,
           token: agent,
         });
         expect(response.statusCode, `${id}: ${response.body}`).toBe(404);

@@ -91,8 +91,13 @@ describe('provable erasure of a data subject', () => {
     const reader = await app.token(graph.tenant, ['agent'], graph.writer);
     for (const id of graph.memories) {
       expect(
-        (await app.request({ method: 'GET', url: `/v1/tenants/${graph.tenant}/memories/${id}`, token: reader }))
-          .statusCode,
+        (
+          await app.request({
+            method: 'GET',
+            url: `/v1/tenants/${graph.tenant}/memories/${id}?intent=history`,
+            token: reader,
+          })
+        ).statusCode,
       ).toBe(404);
     }
     expect((await searchAsWriter(app, graph, graph.canary)).filter((id) => closure.includes(id))).toEqual([]);

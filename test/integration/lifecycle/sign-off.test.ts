@@ -72,7 +72,7 @@ describe('human sign-off for high-impact writes', () => {
     // Agents never get it, not even its writer by id; a reviewer sees it, with its status.
     const agentRead = await app.request({
       method: 'GET',
-      url: `/v1/tenants/${tenant}/memories/${id}`,
+      url: `/v1/tenants/${tenant}/memories/${id}?intent=history`,
       token: await app.token(tenant, ['agent'], 'agent-1'),
     });
     expect(agentRead.statusCode).toBe(404);
