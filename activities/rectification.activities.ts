@@ -10,6 +10,7 @@ import {
   correctedRecordId,
   type RectificationDecision,
   type RectificationRequest,
+  contestedBy,
 } from '../src/governance/rights/rectification.js';
 import {
   correctionVerdict,
@@ -165,7 +166,7 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
   async function close(request: RectificationRequest, to: 'rejected' | 'void', patch = {}) {
     await deps.rectifications.close(request.tenant, request._id, to, patch);
     await deps.rectifications.forgetContent(request.tenant, request._id);
-    await release(request, [request.memoryId, ...(request.siblings ?? [])]);
+    await release(request, contestedBy(request));
   }
 
   const rejected: RectificationOutcome = { state: 'rejected', correctedId: null, siblings: 0, stale: 0, toErase: [] };
@@ -281,6 +282,13 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
       (decision.outcome === 'erase' ? erase : stale).push(view._id);
     }
     await deps.memories.flagStale(tenant, stale, { because: `rectification:${request._id}`, since: at });
+    // What derives from the value was contested from filing: flagged stale now, it leaves the contest; what goes to
+    // the erasure stays contested (not served as current) until the erasure reaches it.
+    const toErase = new Set(erase);
+    await release(
+      request,
+      (request.contestedDerived ?? []).filter((id) => !toErase.has(id)),
+    );
     const patch = {
       decidedBy: reviewer,
       decidedAt: at,

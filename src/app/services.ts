@@ -228,6 +228,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       memories,
       claims,
       tombstones,
+      lineage,
       audit,
       client: temporalClient,
       taskQueue,

@@ -4,7 +4,16 @@ import type { AuditLog } from '../governance/audit/audit-log.port.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import { isoDurationToMs } from '../governance/policy/iso-duration.js';
-import { dueDateOf, type RectificationFiling, type RectificationRequest } from '../governance/rights/rectification.js';
+import {
+  contestedBy,
+  dueDateOf,
+  MAX_CONTESTED_DERIVED,
+  type RectificationFiling,
+  type RectificationRequest,
+} from '../governance/rights/rectification.js';
+import { isEvent } from '../governance/erasure/locate.js';
+import type { LineageStore } from '../substrate/lineage/lineage-store.js';
+import { mapBounded } from '../substrate/mongo/collections.js';
 import type { RectificationStore } from '../governance/rights/rectification-store.js';
 import {
   correctionContext,
@@ -38,6 +47,7 @@ export function createRectificationGateway(deps: {
   memories: MemoryStore;
   claims: ClaimLookup;
   tombstones: Pick<TombstoneStore, 'findTombstoned'>;
+  lineage: Pick<LineageStore, 'closure'>;
   audit: AuditLog;
   client: Client;
   taskQueue: string;
@@ -107,6 +117,20 @@ export function createRectificationGateway(deps: {
     throw new DomainError(ErrorType.Conflict, `memoryId: memory ${memoryId} ${why}`, 'memoryId');
   }
 
+  /** The memories derived by lineage from these records, themselves excluded; refused past the bound by count. */
+  async function derivedFrom(tenant: string, ids: string[]): Promise<string[]> {
+    const own = new Set(ids);
+    const { derived } = await deps.lineage.closure(tenant, ids);
+    const memories = derived.filter((id) => !own.has(id) && !isEvent(id)).sort();
+    if (memories.length > MAX_CONTESTED_DERIVED)
+      throw new DomainError(
+        ErrorType.Conflict,
+        `memoryId: ${memories.length} records derive from the value of this memory; one correction contests at most ${MAX_CONTESTED_DERIVED}`,
+        'memoryId',
+      );
+    return memories;
+  }
+
   /** The named record's siblings to contest with it: refused past the bound, by their count only. */
   async function siblingsOf(memoryId: string, record: MemoryRecord): Promise<MemoryRecord[]> {
     const found = await findRectificationSiblings(deps, record, new Date());
@@ -144,6 +168,9 @@ export function createRectificationGateway(deps: {
         requireCorrectable(memoryId, record);
       }
       const siblings = existing ? [] : await siblingsOf(memoryId, record!);
+      const contestedDerived = existing
+        ? []
+        : await derivedFrom(principal.tenant, [memoryId, ...siblings.map((s) => s._id)]);
       const receivedAt = new Date();
       const dueAt = dueDateOf(receivedAt, 0);
       const { request, created } = existing
@@ -154,6 +181,7 @@ export function createRectificationGateway(deps: {
               tenant: principal.tenant,
               memoryId,
               siblings: siblings.map((s) => s._id),
+              contestedDerived,
               contentHash: sha256Hex(filing.content),
               eraseInaccurate: filing.eraseInaccurate,
               requester: principal.id,
@@ -183,9 +211,11 @@ export function createRectificationGateway(deps: {
         // The same key names one filing: another record or correction under it is a mistake, not a retry.
         throw new DomainError(ErrorType.Conflict, 'requestKey: already used for another correction', 'requestKey');
       if (request.state === 'awaiting-review') {
-        // Marked before the workflow starts, and again on a retry: from filing, the value is not served as current.
-        for (const id of [request.memoryId, ...(request.siblings ?? [])])
-          await deps.memories.contest(principal.tenant, id, request._id, true);
+        // Marked before the workflow starts, and again on a retry: from filing, the value is not served as current,
+        // nor any view that repeats it.
+        await mapBounded(contestedBy(request), 8, (id) =>
+          deps.memories.contest(principal.tenant, id, request._id, true),
+        );
       }
       await deps.audit.append({
         tenant: principal.tenant,
@@ -196,6 +226,7 @@ export function createRectificationGateway(deps: {
         details: {
           memoryId: request.memoryId,
           siblings: String(request.siblings?.length ?? 0),
+          contestedDerived: String(request.contestedDerived?.length ?? 0),
           eraseInaccurate: String(request.eraseInaccurate),
         },
         idempotencyKey: `rectification:${request._id}:filed`,

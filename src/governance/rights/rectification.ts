@@ -82,6 +82,12 @@ export interface RectificationRequest {
    * superseded. Absent on requests filed before corrections reached copies.
    */
   siblings?: string[];
+  /**
+   * Records derived by lineage from the named record and its copies when it was filed: contested with them, since a
+   * view repeats what its inputs say, and released with them (on approval they are flagged stale or erased instead).
+   * Absent on requests filed before contests followed lineage.
+   */
+  contestedDerived?: string[];
   /** SHA-256 of the corrected content (the content itself is sealed beside the request until it is applied). */
   contentHash: string;
   eraseInaccurate: boolean;
@@ -119,4 +125,12 @@ export function correctedRecordId(requestId: string): string {
 /** The id of the record that holds the corrected value in place of a sibling copy: one per request and copy. */
 export function correctedCopyId(requestId: string, copyId: string): string {
   return `mem_${requestId}_${sha256Hex(copyId).slice(0, 16)}`;
+}
+
+/** Derived records one filing contests at most: more is refused, naming the count (nothing is marked). */
+export const MAX_CONTESTED_DERIVED = 10_000;
+
+/** Every record a request marks contested while it is open: the named one, its copies, what derives from them. */
+export function contestedBy(request: Pick<RectificationRequest, 'memoryId' | 'siblings' | 'contestedDerived'>) {
+  return [...new Set([request.memoryId, ...(request.siblings ?? []), ...(request.contestedDerived ?? [])])];
 }

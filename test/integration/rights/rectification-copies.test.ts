@@ -147,8 +147,11 @@ describe('a rectification of a value stated by several records', () => {
     expect(view.siblings?.map((s) => s.memoryId)).toEqual([copies.copy, copies.rebuilt].sort());
     for (const id of [named, copies.copy, copies.rebuilt])
       expect((await stored(tenant, id)).contestedBy, id).toEqual([requestId]);
-    for (const id of [copies.otherAttribute, copies.builtOnCopy, graph.memories[0]!])
+    for (const id of [copies.otherAttribute, graph.memories[0]!])
       expect((await stored(tenant, id)).contestedBy ?? [], id).toEqual([]);
+    // What was built on a copy repeats the value: contested with it from filing, so not served as current either.
+    expect((await stored(tenant, copies.builtOnCopy)).contestedBy).toEqual([requestId]);
+    expect((await read(tenant, 'memories', copies.builtOnCopy, ['agent'], SECOND)).statusCode).toBe(404);
     // The second agent is not served its copy as current any more.
     expect((await read(tenant, 'memories', copies.copy, ['agent'], SECOND, '?intent=current')).statusCode).toBe(404);
     // Whoever wrote a copy may not decide the correction.
@@ -184,6 +187,8 @@ describe('a rectification of a value stated by several records', () => {
     // What was built on the second agent's copy is stale, as what was built on the named record is.
     expect(view.derived.stale).toEqual(expect.arrayContaining([copies.builtOnCopy, graph.memories[2]!]));
     expect((await stored(tenant, copies.builtOnCopy)).stale?.because).toBe(`rectification:${requestId}`);
+    // Stale now, it leaves the contest: the mark that keeps it from being current is the stale flag.
+    expect((await stored(tenant, copies.builtOnCopy)).contestedBy ?? []).toEqual([]);
     // The same words under another attribute are not a copy of this value.
     expect(await stored(tenant, copies.otherAttribute)).toMatchObject({ status: 'active' });
     expect((await stored(tenant, copies.otherAttribute)).stale).toBeUndefined();
@@ -261,15 +266,19 @@ describe('a rectification of a value stated by several records', () => {
     expect(view.memoryId).toBe(otherGraph.memories[1]);
     expect(view.siblings?.map((s) => s.memoryId)).toEqual([otherCopies.copy, otherCopies.rebuilt].sort());
     const all = [otherGraph.memories[1]!, otherCopies.copy, otherCopies.rebuilt];
-    for (const id of all) expect((await stored(other, id)).contestedBy, id).toEqual([view.id]);
+    for (const id of [...all, otherCopies.builtOnCopy])
+      expect((await stored(other, id)).contestedBy, id).toEqual([view.id]);
+    expect((await read(other, 'memories', otherCopies.builtOnCopy, ['agent'], SECOND)).statusCode).toBe(404);
     const rejected = await decide(other, view.id, 'reject');
     expect(rejected.statusCode, rejected.body).toBe(200);
-    for (const id of all) {
+    for (const id of [...all, otherCopies.builtOnCopy]) {
       const record = await stored(other, id);
       expect(record.contestedBy ?? [], id).toEqual([]);
       expect(record.status).toBe('active');
     }
     expect((await read(other, 'memories', otherCopies.copy, ['agent'], SECOND)).statusCode).toBe(200);
+    // What was built on the copy is current again too.
+    expect((await read(other, 'memories', otherCopies.builtOnCopy, ['agent'], SECOND)).statusCode).toBe(200);
     for (const event of otherGraph.events)
       expect((await app.services.events.get(other, event))?.correctedBy).toBeUndefined();
   }, 240_000);
