@@ -14,7 +14,7 @@ import type { ProcessingContext } from '../read/processing-judge.js';
 import { NO_RESTRICTIONS } from './restriction.js';
 
 /** The data subject a request answers; a subject selector names its own, and another may not be named beside it. */
-const answeredSubject = z.string().min(1).max(256).optional();
+const answeredSubject = plainString(256).optional();
 
 function sameSubject(v: { selector: Selector; subjectId?: string | undefined }, ctx: z.RefinementCtx): void {
   if (v.subjectId !== undefined && 'subjectId' in v.selector && v.selector.subjectId !== v.subjectId)

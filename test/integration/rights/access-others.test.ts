@@ -219,6 +219,21 @@ describe("an access package for one subject of records shared with another's", (
     expect(filed.json<{ error: { field: string } }>().error.field).toBe('subjectId');
   });
 
+  it('refuses a subjectId with a NUL byte, a control character or 300 KB, naming the field, and files nothing', async () => {
+    const before = await app.runtime.db.collection(Collections.accessRequests).countDocuments({ tenant });
+    for (const subjectId of [`${alice}\u0000`, `a\u0007b`, 'x'.repeat(300_000), '']) {
+      const filed = await fileAccess({
+        selector: { validTime: { from: '2026-01-01T00:00:00Z', to: '2027-01-01T00:00:00Z' } },
+        subjectId,
+        requestKey: `acc-${randomUUID()}`,
+      });
+      expect(filed.statusCode, filed.body.slice(0, 200)).toBe(400);
+      expect(filed.body).toContain('subjectId');
+      expect(filed.body).not.toMatch(/\bat \S+\.(ts|js):\d+/);
+    }
+    expect(await app.runtime.db.collection(Collections.accessRequests).countDocuments({ tenant })).toBe(before);
+  });
+
   it('names one filing by its key: the same selector for another subject under it is refused, and nobody is named', async () => {
     const requestKey = `acc-${randomUUID()}`;
     const selector = TIME_SELECTORS[1][1](startedAt);
