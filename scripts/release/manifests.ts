@@ -13,6 +13,8 @@ export interface Manifest {
 export interface LockEntry {
   dev?: boolean;
   devOptional?: boolean;
+  link?: boolean;
+  resolved?: string;
   [field: string]: unknown;
 }
 
@@ -35,10 +37,13 @@ export function productionManifest(manifest: Manifest): Manifest {
   };
 }
 
+const isDevOnly = (entry: LockEntry | undefined) => Boolean(entry?.dev || entry?.devOptional);
+
 /**
  * The checkout's lockfile without what only development needs: `npm ci` refuses a lockfile whose root entry
  * disagrees with package.json, and the entries npm marked `dev` are exactly the packages no production dependency
- * reaches. So the release installs the same versions, resolved and hashed, that the checkout was tested with.
+ * reaches. So the release installs the same versions, resolved and hashed, that the checkout was tested with. A
+ * link to a package in the checkout (the Node the scripts run on, scripts/node-runtime) goes with its target.
  */
 export function productionLockfile(lock: Lockfile): Lockfile {
   if (lock.lockfileVersion < 2)
@@ -49,7 +54,7 @@ export function productionLockfile(lock: Lockfile): Lockfile {
       const root = { ...entry };
       delete root.devDependencies;
       packages[key] = { ...root, bin: RELEASE_BINS };
-    } else if (!entry.dev && !entry.devOptional) {
+    } else if (!isDevOnly(entry) && !(entry.link && entry.resolved && isDevOnly(lock.packages[entry.resolved]))) {
       packages[key] = entry;
     }
   }
