@@ -10,12 +10,17 @@
 # lockfile, the same `node bin/…` from that directory alone, the same fetch.sh with its pinned sha256. A step
 # added here and not there is unproven; change both together.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node.js 24, the major .nvmrc names (and engines, and the Node npm scripts run on): `npm run check:node` and the
+# release check fail if this names another.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: the checkout's dependencies (dev included), then the release directory ---------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
+# And the manifest of scripts/node-runtime, which package.json links: the Node npm scripts run on, so the build runs
+# on it too. The runtime stage installs no such package and runs on the image's own Node.
 COPY package.json package-lock.json .npmrc ./
+COPY scripts/node-runtime/package.json scripts/node-runtime/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build:release -- --out /release

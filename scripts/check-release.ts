@@ -1,11 +1,12 @@
 /**
- * Builds the release into a directory outside the checkout, installs its production dependencies from its own
- * lockfile, and runs the API and the worker from that directory alone (cwd there, plain `node`, an environment
- * built from nothing, LETHE_ENV=production) against the running local stack. It waits for /healthz and /readyz and
- * for the worker to start on the prebuilt workflow bundle, mints a token with the release's CLI, and writes one event
- * through the API (a workflow on the worker, MongoDB, Elasticsearch and the embedding model). Both processes are
- * stopped by pid, on failure too, and the check's tenant is removed from the stack. Exits non-zero naming the step
- * that failed.
+ * Checks that the Dockerfile's image, `.nvmrc`, engines and the Node running this check name one major (the release
+ * runs on this process's Node, so on the image's major). Builds the release into a directory outside the checkout,
+ * installs its production dependencies from its own lockfile, and runs the API and the worker from that directory
+ * alone (cwd there, plain `node`, an environment built from nothing, LETHE_ENV=production) against the running local
+ * stack. It waits for /healthz and /readyz and for the worker to start on the prebuilt workflow bundle, mints a token
+ * with the release's CLI, and writes one event through the API (a workflow on the worker, MongoDB, Elasticsearch and
+ * the embedding model). Both processes are stopped by pid, on failure too, and the check's tenant is removed from the
+ * stack. Exits non-zero naming the step that failed.
  *
  * `LETHE_RELEASE_CHECK_PORT` (default 18080) is the API's port; the task queue, database and index prefix are the
  * check's own. `--keep` leaves the directory (release, keys, logs) for inspection.
@@ -17,6 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readStackManifest } from '../stack/stack-config.js';
+import type { Manifest } from './release/manifests.js';
+import { imageNodeMajor, nodeMajorProblems } from './release/node-major.js';
 import { CHECK_DATABASE, CHECK_INDEX_PREFIX, makeKeys, releaseEnvironment } from './release/check-environment.js';
 import { removeCheckTenant } from './release/check-cleanup.js';
 import { rssMiB, runCli, startBin, stop, tail, waitFor, type Started } from './release/release-processes.js';
@@ -69,6 +72,10 @@ try {
   );
   if (inUse) throw new Error(`port ${apiPort} already answers: set LETHE_RELEASE_CHECK_PORT`);
   assertNoParentModules(releaseDir);
+  await timed('node major', () => {
+    const found = nodeMajorProblems(repoDir);
+    if (found.length > 0) throw new Error(found.join('; '));
+  });
 
   await timed('build', () =>
     execFileSync(path.join(repoDir, 'node_modules', '.bin', 'tsx'), ['scripts/build-release.ts', '--out', releaseDir], {
@@ -76,6 +83,10 @@ try {
       stdio: 'inherit',
     }),
   );
+  step = "the release's engines";
+  const engines = (JSON.parse(fs.readFileSync(path.join(releaseDir, 'package.json'), 'utf8')) as Manifest).engines;
+  if (engines?.node !== `^${imageNodeMajor(repoDir)}`)
+    throw new Error(`the release's engines.node is ${engines?.node}`);
   await timed('npm ci --omit=dev', () =>
     execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
       cwd: releaseDir,
@@ -168,5 +179,5 @@ try {
 
 const size = (dir: string) => execFileSync('du', ['-sh', dir], { encoding: 'utf8' }).split('\t')[0];
 if (failed) process.exit(1);
-console.log(`release check ok: ${timings.join(', ')}; RSS after one write: ${memory}`);
+console.log(`release check ok on Node ${process.version}: ${timings.join(', ')}; RSS after one write: ${memory}`);
 if (keep) console.log(`release directory: ${size(releaseDir)} with its dependencies`);
