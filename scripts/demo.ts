@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     indexSettings: { 'index.soft_deletes.retention_lease.sync_interval': '1s' },
   });
   const tenant = `demo-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
+  say(`Lethe's demo on Node.js ${process.version} (${process.execPath})`);
 
   step('1. Every dependency answers');
   const readiness = await checkReadiness(runtime.probes);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `lethe` — the command line for agents' operators, DPOs, reviewers and auditors. */
+import fs from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/config.js';
 import { createCliContext, type CliContext } from './context.js';
@@ -24,8 +25,14 @@ import { registerIndexCommands, registerReembedCommand } from './commands/reembe
 /** `--json` anywhere on the line: a failure is then one JSON object on stderr, as its success is on stdout. */
 const jsonRequested = process.argv.slice(2).includes('--json');
 
+/** The checkout's or the release's package.json: two levels above this file in both. */
+const { version } = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
 const program = new Command('lethe')
   .description('Lethe: governed memory and provable erasure for AI agents')
+  .version(`lethe ${version} on Node.js ${process.version}`, '-V, --version', 'the version, and the Node.js it runs on')
   .option('--api <url>', 'API base URL (LETHE_API_URL)')
   .option('--token <token>', 'bearer token (LETHE_TOKEN)')
   .option('--tenant <tenant>', 'tenant (defaults to the token’s)')

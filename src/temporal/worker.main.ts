@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
   started.running = worker.run();
   runtime.log.info(
-    { taskQueue: config.temporal.taskQueue, retentionSchedules: schedules, workflows },
+    { taskQueue: config.temporal.taskQueue, retentionSchedules: schedules, workflows, node: process.version },
     'worker started',
   );
   await started.running;
