@@ -52,6 +52,17 @@ function assertNoParentModules(dir: string): void {
   }
 }
 
+/**
+ * The npm configuration files the checkout's npm read (registry, CA file), which npm names to the scripts it runs: npm
+ * on the project's Node would otherwise look for its global one beside that Node, in node_modules.
+ */
+const npmConfigFiles = Object.fromEntries(
+  ['npm_config_globalconfig', 'npm_config_userconfig'].flatMap((name) => {
+    const value = process.env[name];
+    return value ? [[name, value]] : [];
+  }),
+);
+
 const started: Started[] = [];
 const stack = readStackManifest();
 const keys = makeKeys(path.join(workDir, 'keys'));
@@ -91,7 +102,7 @@ try {
     execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
       cwd: releaseDir,
       stdio: 'inherit',
-      env: { PATH: env.PATH!, HOME: env.HOME! },
+      env: { PATH: env.PATH!, HOME: env.HOME!, ...npmConfigFiles },
     }),
   );
 
