@@ -3,7 +3,7 @@ import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js'
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
-import { addToListUntilKept } from '../mongo/list-mark.js';
+import { createRecordMarks } from '../mongo/record-marks.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
@@ -66,8 +66,8 @@ export interface EventStore {
   markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   /**
-   * Marks events as contradicted by a rectification (`correctedBy`); idempotent, read back and written again while
-   * another write's older read put the row back. Returns how many of `ids` carry the mark (missing ones do not).
+   * Marks events as contradicted by a rectification (`correctedBy`); idempotent, a mark document beside the row that
+   * no row rewrite can drop. Returns how many of `ids` carry the mark (missing ones do not).
    */
   markCorrected(tenant: string, ids: readonly string[], requestId: string): Promise<number>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
@@ -151,6 +151,12 @@ async function* latestFirst(cursors: readonly FindCursor<EventRecord>[]): AsyncG
  */
 export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentCipher): EventStore {
   const events = db.collection<EventRecord>(Collections.events);
+  // Holds and correction marks are documents of their own, laid over the rows as they are read (`record-marks.ts`).
+  const marks = createRecordMarks(db);
+  const readable = async (tenant: string, found: EventRecord[]) => cipher.openAll(await marks.overlay(tenant, found));
+  /** The ids of `ids` that are the tenant's events (a mark is never left on a record that is not there). */
+  const present = async (tenant: string, ids: readonly string[]) =>
+    (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
   /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
     (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
@@ -160,6 +166,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       await events.createIndex({ tenant: 1, source: 1, externalId: 1 });
       await events.createIndex({ tenant: 1, subjects: 1 });
       await events.createIndex({ tenant: 1, contentHash: 1 });
+      await marks.ensureIndexes();
     },
     async record(input) {
       const contentHash = sha256Hex(input.content);
@@ -191,14 +198,14 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       ),
     async get(tenant, id) {
       const event = await events.findOne({ _id: id });
-      return event && event.tenant === tenant ? cipher.openOne(event) : null;
+      return event && event.tenant === tenant ? ((await readable(tenant, [event]))[0] ?? null) : null;
     },
     async idsBySubject(tenant, subject, options = {}) {
       const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();
       return docs.filter((d) => options.includeDeleted || !d.deleted).map((d) => d._id);
     },
     async allBySubject(tenant, subject) {
-      return cipher.openAll(await events.find({ tenant, subjects: subject }).toArray());
+      return readable(tenant, await events.find({ tenant, subjects: subject }).toArray());
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await events.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
@@ -218,7 +225,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     },
     getMany: async (tenant, ids) => {
       const found = await findByIds(events, tenant, ids);
-      return cipher.openAll(found);
+      return readable(tenant, found);
     },
     factsOf: (tenant, ids) =>
       findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
@@ -259,7 +266,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       } finally {
         await Promise.all(cursors.map((c) => c.close()));
       }
-      const live = docs.filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
+      const live = (await marks.overlay(tenant, docs)).filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
       return { events: live, truncated };
     },
     async markDeleted(tenant, ids) {
@@ -269,25 +276,25 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return results.reduce((n, r) => n + r.modifiedCount, 0);
     },
     async restrict(tenant, ids, holdId) {
-      await addToListUntilKept(events, tenant, ids, 'restrictedBy', holdId, 'hold restriction');
+      await marks.add(tenant, await present(tenant, ids), 'hold', holdId);
     },
-    markCorrected: (tenant, ids, requestId) => markCorrected(events, tenant, ids, requestId),
+    async markCorrected(tenant, ids, requestId) {
+      const marked = await present(tenant, ids);
+      await marks.add(tenant, marked, 'corrected', requestId);
+      return marked.length;
+    },
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));
+      await marks.purge(tenant, ids);
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
     async purgeRecordedBy(tenant, stageId, ids) {
       const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, stageId }));
+      await marks.purge(
+        tenant,
+        ids.filter((_, i) => results[i]!.deletedCount > 0),
+      );
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
   };
-}
-
-function markCorrected(
-  events: Collection<EventRecord>,
-  tenant: string,
-  ids: readonly string[],
-  requestId: string,
-): Promise<number> {
-  return addToListUntilKept(events, tenant, ids, 'correctedBy', requestId, 'correction mark');
 }
