@@ -290,7 +290,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       if (await fenced()) {
         // The erasure's fence rose while the event was written; it either reaches the event through the lineage
         // edge registered first, or the event is taken back here. Either way no decision is made.
-        if (recorded !== 'duplicate') await deps.events.purge(tenant, [event._id]);
+        if (recorded !== 'duplicate') await deps.events.withdraw(tenant, [event._id]);
         await deps.lineage.forget(tenant, [event._id]);
         throw erasedUnderDecision(disputeId);
       }

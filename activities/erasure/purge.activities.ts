@@ -345,7 +345,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           };
           const sealing = await deps.cipher.vault.state();
           await deps.requests.update(ref.tenant, ref.requestId, {
-            shredding: { ...sealing, at: new Date() },
+            // Shredding is recorded only where a key was destroyed: rows written before sealing had none.
+            ...(totals.keys > 0 ? { shredding: { ...sealing, at: new Date() } } : {}),
             [`purgeRounds.${ref.round}`]: counts,
             [`indexReach.${ref.round}.purge`]: [...reached.values()],
             indexName: await deps.index.indexOf(ref.tenant),

@@ -354,6 +354,8 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           probes,
           compacted: COMPACTED.filter((c) => compacted.has(c)),
           ...(req.shredding ? { shredding: req.shredding } : {}),
+          // Records the purges found no data key for (written before sealing): their copies are in clear.
+          sealing: { records: sum('records') + sum('indexOrphans'), keys: sum('keys') },
         }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
         ...certifiedFindings(req.findings, new Set(ids)),
@@ -411,6 +413,8 @@ export function assuranceClaims(facts: {
   statedFindings?: number;
   /** The purge's crypto-shredding, when it destroyed data keys. */
   shredding?: ShreddingRecord;
+  /** How many records the purges erased, and how many data keys they found to destroy. */
+  sealing?: { records: number; keys: number };
 }): AssuranceClaim[] {
   const { probes } = facts;
   // The destroyed keys' table has a claim of its own (below): the records' place names the record collections.
@@ -481,7 +485,7 @@ export function assuranceClaims(facts: {
           } satisfies AssuranceClaim,
         ]
       : []),
-    ...copiesClaims(facts.backend, facts.shredding),
+    ...copiesClaims(facts.backend, facts.shredding, facts.sealing),
     {
       place: 'temporal:history',
       level: 'L3',
@@ -498,7 +502,11 @@ export function assuranceClaims(facts: {
  * the content is beyond reach once that epoch is destroyed by a rotation (`lethe keys rotate`). Fields kept in clear
  * for queries (ids, subjects, content hashes, times) stay in those copies until recycled or expired.
  */
-function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | undefined): AssuranceClaim[] {
+function copiesClaims(
+  backend: StorageBackend,
+  shredding: ShreddingRecord | undefined,
+  sealing: { records: number; keys: number } | undefined,
+): AssuranceClaim[] {
   const log = backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal';
   const recycled = {
     condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)',
@@ -508,7 +516,8 @@ function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | unde
     'rewritten; records, lineage, index documents, staged batches, review and dispute reasons, exposures, probes ' +
     'and facts erased again; for a complete request, selector cleared, fences lowered and the holds of its partial ' +
     'certificates released. Drilled with backups from before the erasure, after its closure and after its marking';
-  if (!shredding) {
+  // Without a key destroyed there is no shredding to speak of, whatever was recorded.
+  if (!shredding || (sealing !== undefined && sealing.keys === 0)) {
     return [
       {
         place: log,
@@ -536,13 +545,33 @@ function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | unde
   const epochGone = {
     condition: `KEK epoch ${shredding.epoch} is destroyed by a rotation (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
   };
+  // Records written before sealing had no key to destroy: the sealed claims below do not cover them.
+  const unsealed = sealing ? Math.max(0, sealing.records - sealing.keys) : 0;
+  const inClear: AssuranceClaim[] =
+    unsealed === 0
+      ? []
+      : [
+          {
+            place: `${log}:unsealed`,
+            level: 'L3',
+            statement: `${unsealed} of the ${sealing!.records} erased records were written before sealing and had no data key: write-ahead records of their rows remain in clear until recycled`,
+            lapses: recycled,
+          },
+          {
+            place: 'backups:unsealed',
+            level: 'L3',
+            statement: `copies taken before the erasure keep the rows of those ${unsealed} records in clear; lethe restore reapply-erasures erases them again before a restored copy serves (runbooks/restore-backup.md)`,
+            lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
+          },
+        ];
   return [
     {
       place: log,
       level: 'L3',
-      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}`,
+      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}${unsealed > 0 ? ` (the ${sealing!.keys} records that had a key)` : ''}`,
       lapses: epochGone,
     },
+    ...inClear,
     {
       place: 'backups',
       level: 'L3',

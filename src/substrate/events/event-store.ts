@@ -71,8 +71,14 @@ export interface EventStore {
    */
   markCorrected(tenant: string, ids: readonly string[], requestId: string): Promise<number>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
-  /** Purges those of `ids` that the stage's admission recorded (not an equal event another write recorded first). */
-  purgeRecordedBy(tenant: string, stageId: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Takes back those of `ids` that the stage's admission recorded (not an equal event another write recorded first),
+   * because the write met an erasure's fence: their data keys destroyed first, then their rows, so that no copy of
+   * the row kept elsewhere (the WAL, a backup) opens. Idempotent; returns the rows deleted.
+   */
+  withdrawRecordedBy(tenant: string, stageId: string, ids: readonly string[]): Promise<number>;
+  /** `withdrawRecordedBy` for events a write recorded itself (it did not find them recorded already). */
+  withdraw(tenant: string, ids: readonly string[]): Promise<number>;
 }
 
 /** An event's fields that scope, hold and tombstone decisions need: no content. */
@@ -154,6 +160,13 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
   // Holds and correction marks are documents of their own, laid over the rows as they are read (`record-marks.ts`).
   const marks = createRecordMarks(db);
   const readable = async (tenant: string, found: EventRecord[]) => cipher.openAll(await marks.overlay(tenant, found));
+  const withdraw = async (tenant: string, ids: readonly string[], only: { stageId?: string } = {}) => {
+    if (ids.length === 0) return 0;
+    await cipher.shred(tenant, ids);
+    const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, ...only }));
+    await marks.purge(tenant, ids);
+    return results.reduce((n, r) => n + r.deletedCount, 0);
+  };
   /** The ids of `ids` that are the tenant's events (a mark is never left on a record that is not there). */
   const present = async (tenant: string, ids: readonly string[]) =>
     (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
@@ -288,13 +301,16 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       await marks.purge(tenant, ids);
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
-    async purgeRecordedBy(tenant, stageId, ids) {
-      const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, stageId }));
-      await marks.purge(
-        tenant,
-        ids.filter((_, i) => results[i]!.deletedCount > 0),
+    async withdrawRecordedBy(tenant, stageId, ids) {
+      const recorded = (await findByIds(events, tenant, ids, { projection: { _id: 1, stageId: 1 } })).filter(
+        (e) => e.stageId === stageId,
       );
-      return results.reduce((n, r) => n + r.deletedCount, 0);
+      return withdraw(
+        tenant,
+        recorded.map((e) => e._id),
+        { stageId },
+      );
     },
+    withdraw: (tenant, ids) => withdraw(tenant, ids),
   };
 }

@@ -95,6 +95,12 @@ export interface MemoryStore {
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   /** Physically deletes records by id (bounded parallel `_id` deletes). */
   purge(tenant: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Takes back records a write made and then found fenced by an erasure: their data keys are destroyed first, then
+   * their rows deleted. A copy of a row kept anywhere (the WAL, a replica, a backup taken meanwhile) no longer opens,
+   * and a crash between the two leaves a row that reads as erased. Idempotent; returns the rows deleted.
+   */
+  withdraw(tenant: string, ids: readonly string[]): Promise<number>;
   /** Flags a superseding record that dropped qualifiers of the one it replaced (idempotent; not a status move). */
   flagQualifierDrift(tenant: string, id: string, drift: { from: string; dropped: string[] }): Promise<void>;
   /**
@@ -487,6 +493,10 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       const results = await mapBounded([...ids], 32, (id) => memories.deleteOne({ _id: id, tenant }));
       await recordMarks.purge(tenant, ids);
       return results.reduce((n, r) => n + r.deletedCount, 0);
+    },
+    async withdraw(tenant, ids) {
+      await cipher.shred(tenant, ids);
+      return store.purge(tenant, ids);
     },
   };
   return store;
