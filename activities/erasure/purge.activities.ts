@@ -184,19 +184,11 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // Sentences of collateral records (other subjects' records swept in by lineage) are not probed: they
           // repeat what those subjects' own records rightly keep, and would be found as copies that are none.
           const collateral = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'collateral')).ids);
-          const vectorsWanted = Math.max(0, VECTOR_SAMPLE - (earlier?.vectors.length ?? 0));
-          const sampled = await keepSentences(
-            ref,
-            memories.filter((m) => !collateral.has(m._id)).map((m) => m._id),
-            events.filter((e) => !collateral.has(e._id)).map((e) => e._id),
-            vectorsWanted,
-          );
-          const freshVectors = sampled.length > 0 ? await deps.embedder.embed(sampled) : [];
-          await deps.probes.put(ref.tenant, ref.requestId, {
+          const probes = {
             ids: [...new Set([...(earlier?.ids ?? []), ...ids])],
             // Sentences an earlier round kept here, before every sentence was kept in batches of its own.
             texts: earlier?.texts ?? [],
-            vectors: [...(earlier?.vectors ?? []), ...freshVectors],
+            vectors: earlier?.vectors ?? [],
             contentHashes: [
               ...new Set([
                 ...(earlier?.contentHashes ?? []),
@@ -211,7 +203,20 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
                 ...events.flatMap((e) => e.subjects),
               ]),
             ],
-          });
+          };
+          // The probe document before its batches of sentences: whatever finds it (the verification, a restore's
+          // reapply) destroys them with it, even after a crash in between.
+          await deps.probes.put(ref.tenant, ref.requestId, probes);
+          const sampled = await keepSentences(
+            ref,
+            memories.filter((m) => !collateral.has(m._id)).map((m) => m._id),
+            events.filter((e) => !collateral.has(e._id)).map((e) => e._id),
+            Math.max(0, VECTOR_SAMPLE - probes.vectors.length),
+          );
+          if (sampled.length > 0) {
+            const vectors = [...probes.vectors, ...(await deps.embedder.embed(sampled))];
+            await deps.probes.put(ref.tenant, ref.requestId, { ...probes, vectors });
+          }
           const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
           const memoryIds = memories.map((m) => m._id);
           // MongoDB is marked and the index documents are deleted side by side: nothing orders the two (each only
