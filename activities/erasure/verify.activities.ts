@@ -12,7 +12,7 @@ import { Collections, mapBounded } from '../../src/substrate/mongo/collections.j
 import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
-import { COMPACTED, forgetSelector, REQUEST_RECORDS } from './purge.activities.js';
+import { COMPACTED, forgetSelector, REQUEST_RECORDS, sentenceDigest } from './purge.activities.js';
 import { checkedOn, otherIndices } from './index-reach.js';
 import { probeReader } from '../../src/governance/read/reader.js';
 import {
@@ -20,6 +20,7 @@ import {
   mergeFindings,
   openFindings,
   repeats,
+  repeatsAnyOf,
   type CopyFinding,
   type FindingProbe,
 } from '../../src/governance/erasure/copy-findings.js';
@@ -29,6 +30,13 @@ const STATED_WITHOUT_DPO: ReadonlySet<string> = new Set(['retention-expiry', 'co
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
 const PROBE_CONCURRENCY = 4;
+/** Erased sentences looked for as phrases in one Elasticsearch query (a `bool` of `match_phrase` clauses). */
+const PHRASES_PER_QUERY = 64;
+/**
+ * Erased sentences probed together: the tenant's stored contents are read once per window, and only a window's
+ * sentences (and the digests of those already probed) are held at once.
+ */
+const SENTENCE_WINDOW = 5_000;
 
 export interface Verdict {
   ok: boolean;
@@ -100,42 +108,67 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           };
           const outsideOf = (ids: readonly string[]) => ids.filter((id) => !erased.has(id));
 
-          const texts = probes?.texts ?? [];
-          const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
-            const probed = await deps.index.probe(ref.tenant, { text });
-            probed.ranOn.text.forEach((index) => ranOn.text.add(index));
-            const direct = probed.byText;
-            // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
-            // the erased sentence is served erased content, whatever its id.
-            const served = await deps.search.search(
-              ref.tenant,
-              { query: text.slice(0, 2048), k: 20, intent: 'history' },
-              probeReader(ref.tenant, new Date()),
-              { traced: false },
-            );
-            const api = served.filter((r) => repeats(r.memory.record.content, text)).map((r) => r.memory.record._id);
-            return { direct, api };
-          });
-          const directHits = byText.flatMap((r) => r.direct);
-          const apiHits = byText.flatMap((r) => r.api);
+          // Every erased sentence, a window at a time: as phrases in the index (many to a query), through the
+          // governed search, and in every stored content of the tenant (events are not indexed, and a memory may not
+          // be yet). Hits are ids only.
+          const hits = { direct: new Set<string>(), api: new Set<string>(), stored: new Set<string>() };
+          const probeWindow = async (window: readonly string[]) => {
+            const phrases: string[][] = [];
+            for (let at = 0; at < window.length; at += PHRASES_PER_QUERY)
+              phrases.push(window.slice(at, at + PHRASES_PER_QUERY));
+            const direct = await mapBounded(phrases, PROBE_CONCURRENCY, async (texts) => {
+              const probed = await deps.index.probe(ref.tenant, { texts });
+              probed.ranOn.text.forEach((index) => ranOn.text.add(index));
+              return probed.byText;
+            });
+            direct.flat().forEach((id) => hits.direct.add(id));
+            const api = await mapBounded(window, PROBE_CONCURRENCY, async (text) => {
+              // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
+              // the erased sentence is served erased content, whatever its id.
+              const served = await deps.search.search(
+                ref.tenant,
+                { query: text.slice(0, 2048), k: 20, intent: 'history' },
+                probeReader(ref.tenant, new Date()),
+                { traced: false },
+              );
+              return served.filter((r) => repeats(r.memory.record.content, text)).map((r) => r.memory.record._id);
+            });
+            api.flat().forEach((id) => hits.api.add(id));
+            const repeatsAny = repeatsAnyOf(window);
+            for (const collection of [Collections.events, Collections.memories]) {
+              const stored = await idsWithContent(deps.db, deps.cipher, collection, ref.tenant, repeatsAny);
+              stored.forEach((id) => hits.stored.add(id));
+            }
+          };
+          // Batches may repeat a sentence (two rounds', two attempts'): each is probed once.
+          const probed = new Set<string>();
+          let window: string[] = [];
+          for await (const batch of deps.probes.sentences(ref.tenant, ref.requestId)) {
+            for (const text of batch) {
+              const digest = sentenceDigest(text);
+              if (probed.has(digest)) continue;
+              probed.add(digest);
+              window.push(text);
+            }
+            if (window.length >= SENTENCE_WINDOW) {
+              await probeWindow(window);
+              window = [];
+            }
+          }
+          if (window.length > 0) await probeWindow(window);
+          const sentences = probed.size;
+          const directHits = [...hits.direct];
+          const apiHits = [...hits.api];
+          const storedHits = [...hits.stored];
           reach(directHits, 'text:elasticsearch');
           reach(apiHits, 'text:api');
-          // Events are not indexed, and a memory may not be yet: the tenant's stored contents are read for the
-          // sentences too, in one pass per collection.
-          const repeatsAny = (content: string) => texts.some((text) => repeats(content, text));
-          const storedHits =
-            texts.length === 0
-              ? []
-              : [
-                  ...(await idsWithContent(deps.db, deps.cipher, Collections.events, ref.tenant, repeatsAny)),
-                  ...(await idsWithContent(deps.db, deps.cipher, Collections.memories, ref.tenant, repeatsAny)),
-                ];
           reach(storedHits, 'text:mongodb');
           results.push(
             {
               kind: 'text',
               target: 'mongodb',
-              checked: texts.length,
+              checked: sentences,
+              sentences,
               found: storedHits.filter((id) => erased.has(id)).length,
               outside: outsideOf(storedHits).length,
             },
@@ -143,16 +176,18 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
               kind: 'text',
               target: 'elasticsearch',
               indices: [...ranOn.text],
-              checked: texts.length,
+              checked: sentences,
+              sentences,
               found: directHits.filter((id) => erased.has(id)).length,
-              outside: new Set(outsideOf(directHits)).size,
+              outside: outsideOf(directHits).length,
             },
             {
               kind: 'text',
               target: 'api',
-              checked: texts.length,
+              checked: sentences,
+              sentences,
               found: apiHits.filter((id) => erased.has(id)).length,
-              outside: new Set(outsideOf(apiHits)).size,
+              outside: outsideOf(apiHits).length,
             },
           );
 
@@ -186,18 +221,24 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             },
           );
 
+          // A sample of the sentences, embedded: a record outside the closure this close to one is a copy too (the
+          // same text re-embedded, or all but re-worded). The certificate says what fraction of the sentences it is.
           const vectors = probes?.vectors ?? [];
           const byVector = await mapBounded(vectors, PROBE_CONCURRENCY, async (vector) => {
             const probed = await deps.index.probe(ref.tenant, { vector });
             probed.ranOn.vector.forEach((index) => ranOn.vector.add(index));
-            return probed.byVector.filter((id) => erased.has(id)).length;
+            return probed.byVector;
           });
+          const vectorHits = [...new Set(byVector.flat())];
+          reach(vectorHits, 'vector:elasticsearch');
           results.push({
             kind: 'vector',
             target: 'elasticsearch',
             indices: [...ranOn.vector],
-            checked: vectors.length,
-            found: byVector.reduce((n, f) => n + f, 0),
+            checked: Math.min(vectors.length, sentences),
+            sentences,
+            found: vectorHits.filter((id) => erased.has(id)).length,
+            outside: outsideOf(vectorHits).length,
           });
 
           // Locate again after the purge: the selector, and lineage out of everything erased or held.
@@ -465,7 +506,7 @@ export function assuranceClaims(facts: {
     ...[facts.indexName, ...(facts.otherIndices ?? [])].map((index): AssuranceClaim => ({
       place: `elasticsearch:${index}`,
       level: 'L2',
-      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checkedOn(probes, 'id', index)} id, ${checkedOn(probes, 'text', index)} text, ${checkedOn(probes, 'vector', index)} vector and ${checkedOn(probes, 'subject', index)} subject probes ran on this index and found no erased record; ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
+      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checkedOn(probes, 'id', index)} id, ${checkedOn(probes, 'text', index)} text, ${checkedOn(probes, 'vector', index)} vector and ${checkedOn(probes, 'subject', index)} subject probes ran on this index and found no erased record; these text and vector probes and ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
     })),
     mongoClaim,
     probeClaim,
