@@ -1,4 +1,4 @@
-import type { ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
+import { lapseEpochs, type ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
 import type {
   AssuranceClaim,
   CertificateFinding,
@@ -574,17 +574,20 @@ function copiesClaims(
       },
     ];
   }
+  // Every epoch live at the purge: a copy of a key in the log or a backup may be wrapped under any of them.
+  const epochs = lapseEpochs(shredding);
+  const named = epochs.length === 1 ? `KEK epoch ${epochs[0]}` : `KEK epochs ${epochs.join(', ')}`;
   const sealed =
     `content sealed under per-record data keys (AES-256-GCM), destroyed at ${shredding.at.toISOString()} and ` +
-    `forgotten by every process within ${shredding.boundMs} ms; the keys' own copies are wrapped under KEK epoch ` +
-    `${shredding.epoch} (${shredding.kek})`;
+    `forgotten by every process within ${shredding.boundMs} ms; the keys' own copies are wrapped under ${named} ` +
+    `(${shredding.kek})`;
   // A KMS disables a destroyed key at once but keeps its material for a waiting period: the condition says so.
   const kmsWindow =
     shredding.kek === 'aws-kms'
       ? ' (the KMS disables the key at once and deletes its material after its 7–30-day waiting period, which only a KMS administrator can cancel)'
       : '';
   const epochGone = {
-    condition: `KEK epoch ${shredding.epoch} is destroyed by a rotation (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
+    condition: `${named} ${epochs.length === 1 ? 'is' : 'are all'} destroyed by rotations (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
   };
   // Records written before sealing had no key to destroy: the sealed claims below do not cover them.
   const unsealed = sealing ? Math.max(0, sealing.records - sealing.keys) : 0;
@@ -605,7 +608,21 @@ function copiesClaims(
             lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
           },
         ];
+  // The local keyring is a file on the database's host: one snapshot of that filesystem can hold both the copies and
+  // the epochs that open them.
+  const keyring: AssuranceClaim[] =
+    shredding.kek === 'local-file'
+      ? [
+          {
+            place: 'keyring:local-file',
+            level: 'L3',
+            statement: `the KEKs are a file on this host, not a KMS: a filesystem snapshot or backup holding that file beside the database's data opens its copies of the erased content until ${named} ${epochs.length === 1 ? 'is' : 'are'} destroyed in it too; keep the file on another volume, out of the database's backups (docs/deploy.md)`,
+            lapses: epochGone,
+          },
+        ]
+      : [];
   return [
+    ...keyring,
     {
       place: log,
       level: 'L3',

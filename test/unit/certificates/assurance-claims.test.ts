@@ -77,4 +77,32 @@ describe('assurance claims', () => {
       condition: expect.stringContaining('KEK epoch 3'),
     });
   });
+
+  it('names every epoch live at the purge in the lapse, and gives the local keyring its caveat', () => {
+    const claims = assuranceClaims({
+      backend: 'postgresql',
+      indexName: 'i',
+      probes,
+      compacted: COMPACTED,
+      shredding: { ...shredding, epoch: 5, liveEpochs: [2, 5] },
+      sealing: { records: 3, keys: 3 },
+    });
+    const wal = claims.find((a) => a.place === 'postgresql:wal')!;
+    expect(wal.statement).toContain('wrapped under KEK epochs 2, 5 (local-file)');
+    expect(wal.lapses).toMatchObject({ condition: expect.stringMatching(/^KEK epochs 2, 5 are all destroyed/) });
+    expect(claims.find((a) => a.place === 'keyring:local-file')).toMatchObject({
+      level: 'L3',
+      statement: expect.stringContaining('filesystem snapshot'),
+    });
+    const kms = assuranceClaims({
+      backend: 'postgresql',
+      indexName: 'i',
+      probes,
+      compacted: COMPACTED,
+      shredding: { ...shredding, kek: 'aws-kms' },
+      sealing: { records: 3, keys: 3 },
+    });
+    expect(kms.some((a) => a.place.startsWith('keyring:'))).toBe(false);
+    expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: claims })).not.toThrow();
+  });
 });
