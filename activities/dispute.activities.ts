@@ -20,7 +20,7 @@ import { sha256Hex } from '../src/substrate/fingerprint.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
-import type { MemoryRecord, Sensitivity } from '../src/substrate/model/records.js';
+import type { EventRecord, MemoryRecord, Sensitivity } from '../src/substrate/model/records.js';
 import { principalScope, SENSITIVITIES } from '../src/substrate/model/records.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
 import { canTransition, type MemoryStatus } from '../src/shared/lifecycle.js';
@@ -286,13 +286,24 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // will give it, so that an erasure of either record reaches the reason and subjects it carries.
       const resolutionKey = idempotencyKeyOf(resolution.source, resolution.externalId, sha256Hex(resolution.content));
       await deps.lineage.register(tenant, deps.events.idOf(tenant, resolutionKey), dispute.memoryIds);
-      const { event, outcome: recorded } = await deps.events.record(resolution);
-      if (await fenced()) {
-        // The erasure's fence rose while the event was written; it either reaches the event through the lineage
-        // edge registered first, or the event is taken back here. Either way no decision is made.
-        if (recorded !== 'duplicate') await deps.events.purge(tenant, [event._id]);
-        await deps.lineage.forget(tenant, [event._id]);
-        throw erasedUnderDecision(disputeId);
+      // Written under a lease, as an admission is: an erasure that lowers its fence first waits for this write to
+      // end (or revokes it), so the event is either seen by that erasure or taken back here.
+      const lease = `dispute:${disputeId}`;
+      await deps.fences.admissions.open(tenant, lease);
+      let event: EventRecord;
+      try {
+        const written = await deps.events.record(resolution);
+        event = written.event;
+        const standing = await deps.fences.admissions.standing(tenant, lease);
+        if ((await fenced()) || standing.state !== 'open') {
+          // The erasure's fence rose while the event was written; it either reaches the event through the lineage
+          // edge registered first, or the event is taken back here (shredded). Either way no decision is made.
+          if (written.outcome !== 'duplicate') await deps.events.withdraw(tenant, [event._id]);
+          await deps.lineage.forget(tenant, [event._id]);
+          throw erasedUnderDecision(disputeId);
+        }
+      } finally {
+        await deps.fences.admissions.close(tenant, lease);
       }
       const targets = adjudicationTargets(dispute.memoryIds, input.outcome, input.memoryId);
       const winner = records.find((r) => targets.get(r._id) === 'active');

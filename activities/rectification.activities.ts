@@ -239,7 +239,7 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
       const after = await deps.fences.firstFenced(tenant, keys);
       const standing = await deps.fences.admissions.standing(tenant, lease);
       if (after || standing.state !== 'open') {
-        await deps.memories.purge(tenant, correctedIds);
+        await deps.memories.withdraw(tenant, correctedIds);
         await deps.index.purge(tenant, correctedIds);
         throw fencedOut(request._id, after?.requestId ?? (standing.state === 'revoked' ? standing.requestId : '?'));
       }

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { sentenceSamples } from '../../src/governance/erasure/copy-findings.js';
+import { sampleKey, sentenceSamples } from '../../src/governance/erasure/copy-findings.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
@@ -27,10 +28,15 @@ interface PurgeTotals {
 
 /** Well inside the long profile's heartbeat timeout (30 s), as `beating` does. */
 const HEARTBEAT_EVERY_MS = 5000;
-/** Samples of erased text kept as probes (per request, across rounds). */
-const PROBE_SAMPLE = 25;
-/** Of which embedded as vector probes. */
+/** Erased records read with their content at once, to be split into sentences. */
+const SENTENCE_READ = 200;
+/** Erased sentences kept per probe batch (one sealed document). */
+export const SENTENCE_BATCH = 500;
+/** Of the erased sentences, those embedded as vector probes (per request, across rounds). */
 const VECTOR_SAMPLE = 10;
+
+/** What tells two erased sentences apart as the probes compare them, kept short: a digest, never the sentence. */
+export const sentenceDigest = (text: string) => createHash('sha256').update(sampleKey(text)).digest('base64');
 /** The collections that may hold erased bytes; compacted after the purge. */
 export const COMPACTED = [
   Collections.memories,
@@ -85,23 +91,53 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
   }
 
   /**
-   * Texts of the first records (memories, then events) to sample as probes: only these are read with their content.
-   * Twice the sample is read, so that texts an earlier round already keeps do not leave the sample short.
+   * Keeps every sentence of the records (those of five words or more; a text without one as itself) as probes, in
+   * sealed batches: the records are read a few hundred at a time, in id order, and only each sentence's digest is
+   * held, to leave out those already kept (by an earlier round, or an attempt of this one that died). Each attempt
+   * writes batches of its own, so a retry never overwrites what a dead attempt kept of records it can no longer
+   * read. Returns the first sentences read (kept or not), as many as `wanted`, to embed as vector probes.
    */
-  async function sampleTexts(tenant: string, memories: readonly { _id: string }[], events: readonly { _id: string }[]) {
-    const take = 2 * PROBE_SAMPLE;
-    const [m, e] = await Promise.all([
-      deps.memories.getMany(
-        tenant,
-        memories.slice(0, take).map((r) => r._id),
-      ),
-      deps.events.getMany(
-        tenant,
-        events.slice(0, take).map((r) => r._id),
-      ),
-    ]);
-    // By sentence: a copy elsewhere in the tenant repeats a sentence of the erased text, not always all of it.
-    return [...new Set([...m, ...e].flatMap((r) => sentenceSamples(r.content)))];
+  async function keepSentences(
+    ref: ErasureRef & { round?: number },
+    memoryIds: readonly string[],
+    eventIds: readonly string[],
+    wanted: number,
+  ): Promise<string[]> {
+    const seen = new Set<string>();
+    for await (const batch of deps.probes.sentences(ref.tenant, ref.requestId)) {
+      for (const text of batch) seen.add(sentenceDigest(text));
+    }
+    const batch = { round: ref.round ?? 1, attempt: Context.current().info.attempt, seq: 0 };
+    let pending: string[] = [];
+    const flush = async () => {
+      await deps.probes.putSentences(ref.tenant, ref.requestId, batch, pending);
+      batch.seq += 1;
+      pending = [];
+    };
+    const sample: string[] = [];
+    const ids = [...[...memoryIds].sort(), ...[...eventIds].sort()];
+    for (let at = 0; at < ids.length; at += SENTENCE_READ) {
+      const slice = ids.slice(at, at + SENTENCE_READ);
+      const [m, e] = await Promise.all([
+        deps.memories.getMany(
+          ref.tenant,
+          slice.filter((id) => !isEvent(id)),
+        ),
+        deps.events.getMany(ref.tenant, slice.filter(isEvent)),
+      ]);
+      const records = [...m, ...e].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+      // By sentence: a copy elsewhere in the tenant repeats a sentence of the erased text, not always all of it.
+      for (const text of records.flatMap((r) => sentenceSamples(r.content))) {
+        if (sample.length < wanted && !sample.includes(text)) sample.push(text);
+        const digest = sentenceDigest(text);
+        if (seen.has(digest)) continue;
+        seen.add(digest);
+        pending.push(text);
+        if (pending.length >= SENTENCE_BATCH) await flush();
+      }
+    }
+    if (pending.length > 0) await flush();
+    return sample;
   }
 
   return {
@@ -143,27 +179,16 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             ]),
           ];
           // Probes first: once the records are purged their content is gone. A later round (a released hold, a
-          // record that raced the fence) adds its own samples to those of earlier rounds not yet verified.
+          // record that raced the fence) adds its own sentences to those of earlier rounds not yet verified.
           const earlier = await deps.probes.get(ref.tenant, ref.requestId);
-          // Sentences of collateral records (other subjects' records swept in by lineage) are not sampled: they
+          // Sentences of collateral records (other subjects' records swept in by lineage) are not probed: they
           // repeat what those subjects' own records rightly keep, and would be found as copies that are none.
           const collateral = new Set((await deps.sets.get(ref.tenant, ref.requestId, 'collateral')).ids);
-          const fresh = (
-            await sampleTexts(
-              ref.tenant,
-              memories.filter((m) => !collateral.has(m._id)),
-              events.filter((e) => !collateral.has(e._id)),
-            )
-          ).filter((t) => !earlier?.texts.includes(t));
-          const texts = [...(earlier?.texts ?? []), ...fresh.slice(0, PROBE_SAMPLE)];
-          const freshVectors =
-            earlier && earlier.vectors.length >= VECTOR_SAMPLE
-              ? []
-              : await deps.embedder.embed(fresh.slice(0, VECTOR_SAMPLE - (earlier?.vectors.length ?? 0)));
-          await deps.probes.put(ref.tenant, ref.requestId, {
+          const probes = {
             ids: [...new Set([...(earlier?.ids ?? []), ...ids])],
-            texts,
-            vectors: [...(earlier?.vectors ?? []), ...freshVectors],
+            // Sentences an earlier round kept here, before every sentence was kept in batches of its own.
+            texts: earlier?.texts ?? [],
+            vectors: earlier?.vectors ?? [],
             contentHashes: [
               ...new Set([
                 ...(earlier?.contentHashes ?? []),
@@ -178,7 +203,20 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
                 ...events.flatMap((e) => e.subjects),
               ]),
             ],
-          });
+          };
+          // The probe document before its batches of sentences: whatever finds it (the verification, a restore's
+          // reapply) destroys them with it, even after a crash in between.
+          await deps.probes.put(ref.tenant, ref.requestId, probes);
+          const sampled = await keepSentences(
+            ref,
+            memories.filter((m) => !collateral.has(m._id)).map((m) => m._id),
+            events.filter((e) => !collateral.has(e._id)).map((e) => e._id),
+            Math.max(0, VECTOR_SAMPLE - probes.vectors.length),
+          );
+          if (sampled.length > 0) {
+            const vectors = [...probes.vectors, ...(await deps.embedder.embed(sampled))];
+            await deps.probes.put(ref.tenant, ref.requestId, { ...probes, vectors });
+          }
           const tombstones = await deps.tombstones.write(ref.tenant, ref.requestId, specs);
           const memoryIds = memories.map((m) => m._id);
           // MongoDB is marked and the index documents are deleted side by side: nothing orders the two (each only
@@ -345,7 +383,8 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           };
           const sealing = await deps.cipher.vault.state();
           await deps.requests.update(ref.tenant, ref.requestId, {
-            shredding: { ...sealing, at: new Date() },
+            // Shredding is recorded only where a key was destroyed: rows written before sealing had none.
+            ...(totals.keys > 0 ? { shredding: { ...sealing, at: new Date() } } : {}),
             [`purgeRounds.${ref.round}`]: counts,
             [`indexReach.${ref.round}.purge`]: [...reached.values()],
             indexName: await deps.index.indexOf(ref.tenant),

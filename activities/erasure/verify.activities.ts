@@ -1,4 +1,4 @@
-import type { ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
+import { lapseEpochs, type ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
 import type {
   AssuranceClaim,
   CertificateFinding,
@@ -12,7 +12,7 @@ import { Collections, mapBounded } from '../../src/substrate/mongo/collections.j
 import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
-import { COMPACTED, forgetSelector, REQUEST_RECORDS } from './purge.activities.js';
+import { COMPACTED, forgetSelector, REQUEST_RECORDS, sentenceDigest } from './purge.activities.js';
 import { checkedOn, otherIndices } from './index-reach.js';
 import { probeReader } from '../../src/governance/read/reader.js';
 import {
@@ -20,6 +20,7 @@ import {
   mergeFindings,
   openFindings,
   repeats,
+  repeatsAnyOf,
   type CopyFinding,
   type FindingProbe,
 } from '../../src/governance/erasure/copy-findings.js';
@@ -29,6 +30,13 @@ const STATED_WITHOUT_DPO: ReadonlySet<string> = new Set(['retention-expiry', 'co
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
 const PROBE_CONCURRENCY = 4;
+/** Erased sentences looked for as phrases in one Elasticsearch query (a `bool` of `match_phrase` clauses). */
+const PHRASES_PER_QUERY = 64;
+/**
+ * Erased sentences probed together: the tenant's stored contents are read once per window, and only a window's
+ * sentences (and the digests of those already probed) are held at once.
+ */
+const SENTENCE_WINDOW = 5_000;
 
 export interface Verdict {
   ok: boolean;
@@ -100,42 +108,67 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           };
           const outsideOf = (ids: readonly string[]) => ids.filter((id) => !erased.has(id));
 
-          const texts = probes?.texts ?? [];
-          const byText = await mapBounded(texts, PROBE_CONCURRENCY, async (text) => {
-            const probed = await deps.index.probe(ref.tenant, { text });
-            probed.ranOn.text.forEach((index) => ranOn.text.add(index));
-            const direct = probed.byText;
-            // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
-            // the erased sentence is served erased content, whatever its id.
-            const served = await deps.search.search(
-              ref.tenant,
-              { query: text.slice(0, 2048), k: 20, intent: 'history' },
-              probeReader(ref.tenant, new Date()),
-              { traced: false },
-            );
-            const api = served.filter((r) => repeats(r.memory.record.content, text)).map((r) => r.memory.record._id);
-            return { direct, api };
-          });
-          const directHits = byText.flatMap((r) => r.direct);
-          const apiHits = byText.flatMap((r) => r.api);
+          // Every erased sentence, a window at a time: as phrases in the index (many to a query), through the
+          // governed search, and in every stored content of the tenant (events are not indexed, and a memory may not
+          // be yet). Hits are ids only.
+          const hits = { direct: new Set<string>(), api: new Set<string>(), stored: new Set<string>() };
+          const probeWindow = async (window: readonly string[]) => {
+            const phrases: string[][] = [];
+            for (let at = 0; at < window.length; at += PHRASES_PER_QUERY)
+              phrases.push(window.slice(at, at + PHRASES_PER_QUERY));
+            const direct = await mapBounded(phrases, PROBE_CONCURRENCY, async (texts) => {
+              const probed = await deps.index.probe(ref.tenant, { texts });
+              probed.ranOn.text.forEach((index) => ranOn.text.add(index));
+              return probed.byText;
+            });
+            direct.flat().forEach((id) => hits.direct.add(id));
+            const api = await mapBounded(window, PROBE_CONCURRENCY, async (text) => {
+              // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
+              // the erased sentence is served erased content, whatever its id.
+              const served = await deps.search.search(
+                ref.tenant,
+                { query: text.slice(0, 2048), k: 20, intent: 'history' },
+                probeReader(ref.tenant, new Date()),
+                { traced: false },
+              );
+              return served.filter((r) => repeats(r.memory.record.content, text)).map((r) => r.memory.record._id);
+            });
+            api.flat().forEach((id) => hits.api.add(id));
+            const repeatsAny = repeatsAnyOf(window);
+            for (const collection of [Collections.events, Collections.memories]) {
+              const stored = await idsWithContent(deps.db, deps.cipher, collection, ref.tenant, repeatsAny);
+              stored.forEach((id) => hits.stored.add(id));
+            }
+          };
+          // Batches may repeat a sentence (two rounds', two attempts'): each is probed once.
+          const probed = new Set<string>();
+          let window: string[] = [];
+          for await (const batch of deps.probes.sentences(ref.tenant, ref.requestId)) {
+            for (const text of batch) {
+              const digest = sentenceDigest(text);
+              if (probed.has(digest)) continue;
+              probed.add(digest);
+              window.push(text);
+            }
+            if (window.length >= SENTENCE_WINDOW) {
+              await probeWindow(window);
+              window = [];
+            }
+          }
+          if (window.length > 0) await probeWindow(window);
+          const sentences = probed.size;
+          const directHits = [...hits.direct];
+          const apiHits = [...hits.api];
+          const storedHits = [...hits.stored];
           reach(directHits, 'text:elasticsearch');
           reach(apiHits, 'text:api');
-          // Events are not indexed, and a memory may not be yet: the tenant's stored contents are read for the
-          // sentences too, in one pass per collection.
-          const repeatsAny = (content: string) => texts.some((text) => repeats(content, text));
-          const storedHits =
-            texts.length === 0
-              ? []
-              : [
-                  ...(await idsWithContent(deps.db, deps.cipher, Collections.events, ref.tenant, repeatsAny)),
-                  ...(await idsWithContent(deps.db, deps.cipher, Collections.memories, ref.tenant, repeatsAny)),
-                ];
           reach(storedHits, 'text:mongodb');
           results.push(
             {
               kind: 'text',
               target: 'mongodb',
-              checked: texts.length,
+              checked: sentences,
+              sentences,
               found: storedHits.filter((id) => erased.has(id)).length,
               outside: outsideOf(storedHits).length,
             },
@@ -143,16 +176,18 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
               kind: 'text',
               target: 'elasticsearch',
               indices: [...ranOn.text],
-              checked: texts.length,
+              checked: sentences,
+              sentences,
               found: directHits.filter((id) => erased.has(id)).length,
-              outside: new Set(outsideOf(directHits)).size,
+              outside: outsideOf(directHits).length,
             },
             {
               kind: 'text',
               target: 'api',
-              checked: texts.length,
+              checked: sentences,
+              sentences,
               found: apiHits.filter((id) => erased.has(id)).length,
-              outside: new Set(outsideOf(apiHits)).size,
+              outside: outsideOf(apiHits).length,
             },
           );
 
@@ -186,18 +221,24 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             },
           );
 
+          // A sample of the sentences, embedded: a record outside the closure this close to one is a copy too (the
+          // same text re-embedded, or all but re-worded). The certificate says what fraction of the sentences it is.
           const vectors = probes?.vectors ?? [];
           const byVector = await mapBounded(vectors, PROBE_CONCURRENCY, async (vector) => {
             const probed = await deps.index.probe(ref.tenant, { vector });
             probed.ranOn.vector.forEach((index) => ranOn.vector.add(index));
-            return probed.byVector.filter((id) => erased.has(id)).length;
+            return probed.byVector;
           });
+          const vectorHits = [...new Set(byVector.flat())];
+          reach(vectorHits, 'vector:elasticsearch');
           results.push({
             kind: 'vector',
             target: 'elasticsearch',
             indices: [...ranOn.vector],
-            checked: vectors.length,
-            found: byVector.reduce((n, f) => n + f, 0),
+            checked: Math.min(vectors.length, sentences),
+            sentences,
+            found: vectorHits.filter((id) => erased.has(id)).length,
+            outside: outsideOf(vectorHits).length,
           });
 
           // Locate again after the purge: the selector, and lineage out of everything erased or held.
@@ -354,6 +395,8 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           probes,
           compacted: COMPACTED.filter((c) => compacted.has(c)),
           ...(req.shredding ? { shredding: req.shredding } : {}),
+          // Records the purges found no data key for (written before sealing): their copies are in clear.
+          sealing: { records: sum('records') + sum('indexOrphans'), keys: sum('keys') },
         }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
         ...certifiedFindings(req.findings, new Set(ids)),
@@ -411,6 +454,8 @@ export function assuranceClaims(facts: {
   statedFindings?: number;
   /** The purge's crypto-shredding, when it destroyed data keys. */
   shredding?: ShreddingRecord;
+  /** How many records the purges erased, and how many data keys they found to destroy. */
+  sealing?: { records: number; keys: number };
 }): AssuranceClaim[] {
   const { probes } = facts;
   // The destroyed keys' table has a claim of its own (below): the records' place names the record collections.
@@ -461,7 +506,7 @@ export function assuranceClaims(facts: {
     ...[facts.indexName, ...(facts.otherIndices ?? [])].map((index): AssuranceClaim => ({
       place: `elasticsearch:${index}`,
       level: 'L2',
-      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checkedOn(probes, 'id', index)} id, ${checkedOn(probes, 'text', index)} text, ${checkedOn(probes, 'vector', index)} vector and ${checkedOn(probes, 'subject', index)} subject probes ran on this index and found no erased record; ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
+      statement: `documents deleted by id; force merge with only_expunge_deletes and flush; _segments read afterwards without a merge reports 0 deleted docs; ${checkedOn(probes, 'id', index)} id, ${checkedOn(probes, 'text', index)} text, ${checkedOn(probes, 'vector', index)} vector and ${checkedOn(probes, 'subject', index)} subject probes ran on this index and found no erased record; these text and vector probes and ${checked(probes, 'content-hash', 'elasticsearch')} content-hash probes across the tenant found ${copies}`,
     })),
     mongoClaim,
     probeClaim,
@@ -481,7 +526,7 @@ export function assuranceClaims(facts: {
           } satisfies AssuranceClaim,
         ]
       : []),
-    ...copiesClaims(facts.backend, facts.shredding),
+    ...copiesClaims(facts.backend, facts.shredding, facts.sealing),
     {
       place: 'temporal:history',
       level: 'L3',
@@ -498,7 +543,11 @@ export function assuranceClaims(facts: {
  * the content is beyond reach once that epoch is destroyed by a rotation (`lethe keys rotate`). Fields kept in clear
  * for queries (ids, subjects, content hashes, times) stay in those copies until recycled or expired.
  */
-function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | undefined): AssuranceClaim[] {
+function copiesClaims(
+  backend: StorageBackend,
+  shredding: ShreddingRecord | undefined,
+  sealing: { records: number; keys: number } | undefined,
+): AssuranceClaim[] {
   const log = backend === 'postgresql' ? 'postgresql:wal' : 'mongodb:oplog+journal';
   const recycled = {
     condition: 'WAL/oplog segments recycled after the next checkpoints (bounded by max_wal_size / oplog window)',
@@ -508,7 +557,8 @@ function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | unde
     'rewritten; records, lineage, index documents, staged batches, review and dispute reasons, exposures, probes ' +
     'and facts erased again; for a complete request, selector cleared, fences lowered and the holds of its partial ' +
     'certificates released. Drilled with backups from before the erasure, after its closure and after its marking';
-  if (!shredding) {
+  // Without a key destroyed there is no shredding to speak of, whatever was recorded.
+  if (!shredding || (sealing !== undefined && sealing.keys === 0)) {
     return [
       {
         place: log,
@@ -524,25 +574,62 @@ function copiesClaims(backend: StorageBackend, shredding: ShreddingRecord | unde
       },
     ];
   }
+  // Every epoch live at the purge: a copy of a key in the log or a backup may be wrapped under any of them.
+  const epochs = lapseEpochs(shredding);
+  const named = epochs.length === 1 ? `KEK epoch ${epochs[0]}` : `KEK epochs ${epochs.join(', ')}`;
   const sealed =
     `content sealed under per-record data keys (AES-256-GCM), destroyed at ${shredding.at.toISOString()} and ` +
-    `forgotten by every process within ${shredding.boundMs} ms; the keys' own copies are wrapped under KEK epoch ` +
-    `${shredding.epoch} (${shredding.kek})`;
+    `forgotten by every process within ${shredding.boundMs} ms; the keys' own copies are wrapped under ${named} ` +
+    `(${shredding.kek})`;
   // A KMS disables a destroyed key at once but keeps its material for a waiting period: the condition says so.
   const kmsWindow =
     shredding.kek === 'aws-kms'
       ? ' (the KMS disables the key at once and deletes its material after its 7–30-day waiting period, which only a KMS administrator can cancel)'
       : '';
   const epochGone = {
-    condition: `KEK epoch ${shredding.epoch} is destroyed by a rotation (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
+    condition: `${named} ${epochs.length === 1 ? 'is' : 'are all'} destroyed by rotations (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
   };
+  // Records written before sealing had no key to destroy: the sealed claims below do not cover them.
+  const unsealed = sealing ? Math.max(0, sealing.records - sealing.keys) : 0;
+  const inClear: AssuranceClaim[] =
+    unsealed === 0
+      ? []
+      : [
+          {
+            place: `${log}:unsealed`,
+            level: 'L3',
+            statement: `${unsealed} of the ${sealing!.records} erased records were written before sealing and had no data key: write-ahead records of their rows remain in clear until recycled`,
+            lapses: recycled,
+          },
+          {
+            place: 'backups:unsealed',
+            level: 'L3',
+            statement: `copies taken before the erasure keep the rows of those ${unsealed} records in clear; lethe restore reapply-erasures erases them again before a restored copy serves (runbooks/restore-backup.md)`,
+            lapses: { condition: 'backup and snapshot retention period expires (runbooks/restore-backup.md)' },
+          },
+        ];
+  // The local keyring is a file on the database's host: one snapshot of that filesystem can hold both the copies and
+  // the epochs that open them.
+  const keyring: AssuranceClaim[] =
+    shredding.kek === 'local-file'
+      ? [
+          {
+            place: 'keyring:local-file',
+            level: 'L3',
+            statement: `the KEKs are a file on this host, not a KMS: a filesystem snapshot or backup holding that file beside the database's data opens its copies of the erased content until ${named} ${epochs.length === 1 ? 'is' : 'are'} destroyed in it too; keep the file on another volume, out of the database's backups (docs/deploy.md)`,
+            lapses: epochGone,
+          },
+        ]
+      : [];
   return [
+    ...keyring,
     {
       place: log,
       level: 'L3',
-      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}`,
+      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}${unsealed > 0 ? ` (the ${sealing!.keys} records that had a key)` : ''}`,
       lapses: epochGone,
     },
+    ...inClear,
     {
       place: 'backups',
       level: 'L3',

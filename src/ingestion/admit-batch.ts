@@ -229,13 +229,13 @@ function derivationRefusal(index: number, audit: DerivationOutcome): Refusal {
 async function takeBack(deps: AdmissionDeps, tenant: string, stageId: string, batch: StagedBatch): Promise<void> {
   const memoryIds = batch.memories.map((m) => m.id);
   if (memoryIds.length > 0) {
-    await deps.memories.purge(tenant, memoryIds);
+    await deps.memories.withdraw(tenant, memoryIds);
     await deps.lineage.forget(tenant, memoryIds);
   }
   const eventIds = batch.events.map((e) =>
     deps.events.idOf(tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content))),
   );
-  if (eventIds.length > 0) await deps.events.purgeRecordedBy(tenant, stageId, eventIds);
+  if (eventIds.length > 0) await deps.events.withdrawRecordedBy(tenant, stageId, eventIds);
 }
 
 async function refuse(

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
 import type { ErasureRequestStore } from '../../governance/erasure/erasure-request-store.js';
-import { ErasureFilingSchema, type ErasureRequest } from '../../governance/erasure/erasure-request.js';
+import { ErasureFilingSchema, lapseEpochs, type ErasureRequest } from '../../governance/erasure/erasure-request.js';
 import { FINDINGS_DECISIONS } from '../../governance/erasure/copy-findings.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
@@ -140,8 +140,14 @@ export function registerErasureRoutes(
       const found = await deps.requests.get(principalOf(request).tenant, id);
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
       if (!found.shredding || !deps.kekEpochs) return presentErasure(found);
-      // From when the request's content in the database's log and backups is beyond reach: its epoch's destruction.
-      const epoch = (await deps.kekEpochs()).find((e) => e.epoch === found.shredding!.epoch);
+      // From when the request's content in the database's log and backups is beyond reach: the destruction of the
+      // last of the epochs live at its purge (null while any of them lives).
+      const all = await deps.kekEpochs();
+      const epoch = all.find((e) => e.epoch === found.shredding!.epoch);
+      const waited = lapseEpochs(found.shredding).map((n) => all.find((e) => e.epoch === n)?.destroyedAt ?? null);
+      const lapsedAt = waited.every((d) => d !== null)
+        ? new Date(Math.max(...waited.map((d) => d.getTime()))).toISOString()
+        : null;
       return {
         ...presentErasure(found),
         shredding: {
@@ -149,6 +155,8 @@ export function registerErasureRoutes(
           boundMs: found.shredding.boundMs,
           kek: found.shredding.kek,
           epoch: found.shredding.epoch,
+          epochs: lapseEpochs(found.shredding),
+          lapsedAt,
           epochDestroyedAt: epoch?.destroyedAt?.toISOString() ?? null,
           ...(epoch?.materialDeletedBy ? { epochMaterialDeletedBy: epoch.materialDeletedBy.toISOString() } : {}),
         },

@@ -75,6 +75,7 @@ const probe = z.strictObject({
   target: z.enum(['api', 'mongodb', 'elasticsearch']),
   indices: uniqueIds(100).optional(),
   checked: count,
+  sentences: count.optional(),
   found: count,
   outside: count.optional(),
 });
@@ -168,6 +169,10 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
       issue(['findings', i, 'id'], 'an extended finding must be in the closure');
     if (f.resolution === 'stated' && inClosure.has(f.id))
       issue(['findings', i, 'id'], 'a stated finding was not erased, so it is not in the closure');
+  });
+  c.probes.forEach((p, i) => {
+    if (p.sentences !== undefined && p.checked > p.sentences)
+      issue(['probes', i, 'checked'], 'must not exceed the sentences there were to probe');
   });
   c.assurance.forEach((a, i) => {
     if (a.level === 'L3' && !a.lapses)

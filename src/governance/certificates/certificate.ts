@@ -107,6 +107,12 @@ export interface ProbeResult {
    */
   indices?: string[];
   checked: number;
+  /**
+   * Text and vector probes: the distinct erased sentences there were to look for (those of five words or more of the
+   * closure's own records); `checked` says how many of them the probe looked for. Absent on certificates issued
+   * before every sentence was probed.
+   */
+  sentences?: number;
   /** Erased records the probe still reached. */
   found: number;
   /**

@@ -8,7 +8,12 @@
 
 /** Which probe reached a copy: `kind:target`, as in the certificate's probe results. */
 export type FindingProbe =
-  'content-hash:mongodb' | 'content-hash:elasticsearch' | 'text:mongodb' | 'text:elasticsearch' | 'text:api';
+  | 'content-hash:mongodb'
+  | 'content-hash:elasticsearch'
+  | 'text:mongodb'
+  | 'text:elasticsearch'
+  | 'text:api'
+  | 'vector:elasticsearch';
 
 export interface CopyFinding {
   id: string;
@@ -68,9 +73,46 @@ export function sentenceSamples(text: string, minWords = 5): string[] {
   return sentences.length > 0 ? sentences : [collapsed];
 }
 
+/** A text as samples are compared: runs of whitespace collapsed, case ignored. */
+const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+
 /** Whether `text` repeats `sample`, compared as the samples are made (case and runs of whitespace ignored). */
 export function repeats(text: string, sample: string): boolean {
-  const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
   const needle = norm(sample);
   return needle !== '' && norm(text).includes(needle);
+}
+
+/** What two samples that `repeats` cannot tell apart have in common: one erased sentence, however often it occurs. */
+export const sampleKey = norm;
+
+/**
+ * `repeats` for many samples at once: whether `text` repeats any of them. Each sample of three words or more is
+ * looked up by its longest inner word (one with a space on each side, so a copy of the sample holds it as a word of
+ * its own), and compared only with texts holding that word: the cost grows with the words of the text, not with
+ * the number of samples. Shorter samples are compared with every text.
+ */
+export function repeatsAnyOf(samples: Iterable<string>): (text: string) => boolean {
+  const byWord = new Map<string, string[]>();
+  const short: string[] = [];
+  for (const sample of samples) {
+    const needle = norm(sample);
+    if (needle === '') continue;
+    const inner = needle.split(' ').slice(1, -1);
+    if (inner.length === 0) {
+      short.push(needle);
+      continue;
+    }
+    const anchor = inner.reduce((a, b) => (b.length > a.length ? b : a));
+    const group = byWord.get(anchor);
+    if (group) group.push(needle);
+    else byWord.set(anchor, [needle]);
+  }
+  return (text) => {
+    const haystack = norm(text);
+    if (short.some((needle) => haystack.includes(needle))) return true;
+    for (const word of new Set(haystack.split(' '))) {
+      if (byWord.get(word)?.some((needle) => haystack.includes(needle))) return true;
+    }
+    return false;
+  };
 }

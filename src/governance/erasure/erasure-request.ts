@@ -151,6 +151,17 @@ export interface ShreddingRecord {
   /** The KEK service (`local-file`, …). */
   kek: string;
   epoch: number;
+  /**
+   * Every epoch not destroyed at the purge (the current one among them): the log's and backups' copies of the
+   * destroyed keys are wrapped under these. Absent on requests purged before it was recorded (then `epoch` alone).
+   */
+  liveEpochs?: number[];
   /** The longest a destroyed key can still open content in any process, in ms. */
   boundMs: number;
+}
+
+/** The epochs whose destruction the copies' lapse waits for: every one live at the purge (older requests: its own). */
+export function lapseEpochs(shredding: Pick<ShreddingRecord, 'epoch' | 'liveEpochs'>): number[] {
+  const live = shredding.liveEpochs ?? [];
+  return [...new Set([...live, shredding.epoch])].sort((a, b) => a - b);
 }

@@ -84,8 +84,12 @@ export interface DataKeyVault {
   idsWithKeys(tenant: string, ids: readonly string[]): Promise<string[]>;
   /** The KEK service's epochs (when each began, and was destroyed). */
   readonly keks: KeyEncryptionKeys;
-  /** The KEK service and its current epoch: what a certificate names of the shredding. */
-  state(): Promise<{ kek: string; epoch: number; boundMs: number }>;
+  /**
+   * The KEK service, its current epoch and every epoch not yet destroyed (`liveEpochs`, oldest first): what a
+   * certificate names of the shredding. A copy of a destroyed data key kept in the log or a backup is wrapped under
+   * one of the epochs live when it was written, so it lapses only once all of those are destroyed.
+   */
+  state(): Promise<{ kek: string; epoch: number; liveEpochs: number[]; boundMs: number }>;
   /**
    * Destroys every key of the records (idempotent); returns how many of the records had one before this call.
    * `beforeDestroy` is given that count once it is known and before any key is destroyed.
@@ -322,7 +326,12 @@ export function createDataKeyVault(
     },
     async state() {
       const epochs = await keks.epochs();
-      return { kek: keks.kind, epoch: epochs[epochs.length - 1]!.epoch, boundMs: timing.boundMs };
+      return {
+        kek: keks.kind,
+        epoch: epochs[epochs.length - 1]!.epoch,
+        liveEpochs: epochs.filter((e) => e.destroyedAt === null).map((e) => e.epoch),
+        boundMs: timing.boundMs,
+      };
     },
     async keysFor(tenant, ids) {
       // A key this process holds is used as it is (a page's before a record's own); the others are made new.

@@ -3,7 +3,7 @@ import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js'
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
-import { addToListUntilKept } from '../mongo/list-mark.js';
+import { createRecordMarks } from '../mongo/record-marks.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
@@ -66,13 +66,19 @@ export interface EventStore {
   markDeleted(tenant: string, ids: readonly string[]): Promise<number>;
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   /**
-   * Marks events as contradicted by a rectification (`correctedBy`); idempotent, read back and written again while
-   * another write's older read put the row back. Returns how many of `ids` carry the mark (missing ones do not).
+   * Marks events as contradicted by a rectification (`correctedBy`); idempotent, a mark document beside the row that
+   * no row rewrite can drop. Returns how many of `ids` carry the mark (missing ones do not).
    */
   markCorrected(tenant: string, ids: readonly string[], requestId: string): Promise<number>;
   purge(tenant: string, ids: readonly string[]): Promise<number>;
-  /** Purges those of `ids` that the stage's admission recorded (not an equal event another write recorded first). */
-  purgeRecordedBy(tenant: string, stageId: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Takes back those of `ids` that the stage's admission recorded (not an equal event another write recorded first),
+   * because the write met an erasure's fence: their data keys destroyed first, then their rows, so that no copy of
+   * the row kept elsewhere (the WAL, a backup) opens. Idempotent; returns the rows deleted.
+   */
+  withdrawRecordedBy(tenant: string, stageId: string, ids: readonly string[]): Promise<number>;
+  /** `withdrawRecordedBy` for events a write recorded itself (it did not find them recorded already). */
+  withdraw(tenant: string, ids: readonly string[]): Promise<number>;
 }
 
 /** An event's fields that scope, hold and tombstone decisions need: no content. */
@@ -151,6 +157,19 @@ async function* latestFirst(cursors: readonly FindCursor<EventRecord>[]): AsyncG
  */
 export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentCipher): EventStore {
   const events = db.collection<EventRecord>(Collections.events);
+  // Holds and correction marks are documents of their own, laid over the rows as they are read (`record-marks.ts`).
+  const marks = createRecordMarks(db);
+  const readable = async (tenant: string, found: EventRecord[]) => cipher.openAll(await marks.overlay(tenant, found));
+  const withdraw = async (tenant: string, ids: readonly string[], only: { stageId?: string } = {}) => {
+    if (ids.length === 0) return 0;
+    await cipher.shred(tenant, ids);
+    const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, ...only }));
+    await marks.purge(tenant, ids);
+    return results.reduce((n, r) => n + r.deletedCount, 0);
+  };
+  /** The ids of `ids` that are the tenant's events (a mark is never left on a record that is not there). */
+  const present = async (tenant: string, ids: readonly string[]) =>
+    (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
   /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
     (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
@@ -160,6 +179,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       await events.createIndex({ tenant: 1, source: 1, externalId: 1 });
       await events.createIndex({ tenant: 1, subjects: 1 });
       await events.createIndex({ tenant: 1, contentHash: 1 });
+      await marks.ensureIndexes();
     },
     async record(input) {
       const contentHash = sha256Hex(input.content);
@@ -191,14 +211,14 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       ),
     async get(tenant, id) {
       const event = await events.findOne({ _id: id });
-      return event && event.tenant === tenant ? cipher.openOne(event) : null;
+      return event && event.tenant === tenant ? ((await readable(tenant, [event]))[0] ?? null) : null;
     },
     async idsBySubject(tenant, subject, options = {}) {
       const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();
       return docs.filter((d) => options.includeDeleted || !d.deleted).map((d) => d._id);
     },
     async allBySubject(tenant, subject) {
-      return cipher.openAll(await events.find({ tenant, subjects: subject }).toArray());
+      return readable(tenant, await events.find({ tenant, subjects: subject }).toArray());
     },
     async idsByContentHash(tenant, contentHash) {
       const docs = await events.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
@@ -218,7 +238,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     },
     getMany: async (tenant, ids) => {
       const found = await findByIds(events, tenant, ids);
-      return cipher.openAll(found);
+      return readable(tenant, found);
     },
     factsOf: (tenant, ids) =>
       findByIds(events as unknown as Collection<EventFacts>, tenant, ids, { projection: FACT_FIELDS }),
@@ -259,7 +279,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       } finally {
         await Promise.all(cursors.map((c) => c.close()));
       }
-      const live = docs.filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
+      const live = (await marks.overlay(tenant, docs)).filter((e) => !e.deleted && (e.restrictedBy?.length ?? 0) === 0);
       return { events: live, truncated };
     },
     async markDeleted(tenant, ids) {
@@ -269,25 +289,28 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return results.reduce((n, r) => n + r.modifiedCount, 0);
     },
     async restrict(tenant, ids, holdId) {
-      await addToListUntilKept(events, tenant, ids, 'restrictedBy', holdId, 'hold restriction');
+      await marks.add(tenant, await present(tenant, ids), 'hold', holdId);
     },
-    markCorrected: (tenant, ids, requestId) => markCorrected(events, tenant, ids, requestId),
+    async markCorrected(tenant, ids, requestId) {
+      const marked = await present(tenant, ids);
+      await marks.add(tenant, marked, 'corrected', requestId);
+      return marked.length;
+    },
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));
+      await marks.purge(tenant, ids);
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },
-    async purgeRecordedBy(tenant, stageId, ids) {
-      const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, stageId }));
-      return results.reduce((n, r) => n + r.deletedCount, 0);
+    async withdrawRecordedBy(tenant, stageId, ids) {
+      const recorded = (await findByIds(events, tenant, ids, { projection: { _id: 1, stageId: 1 } })).filter(
+        (e) => e.stageId === stageId,
+      );
+      return withdraw(
+        tenant,
+        recorded.map((e) => e._id),
+        { stageId },
+      );
     },
+    withdraw: (tenant, ids) => withdraw(tenant, ids),
   };
-}
-
-function markCorrected(
-  events: Collection<EventRecord>,
-  tenant: string,
-  ids: readonly string[],
-  requestId: string,
-): Promise<number> {
-  return addToListUntilKept(events, tenant, ids, 'correctedBy', requestId, 'correction mark');
 }

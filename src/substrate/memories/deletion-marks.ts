@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
@@ -19,8 +20,11 @@ export interface TransitionGuard {
 export const guardIdOf = (record: Pick<MemoryRecord, '_id' | 'version'>) => `${record._id}:${record.version}`;
 
 /**
- * An erasure's marking whose rows are rewritten only by the purge (see `MemoryStore.markDeleted`'s `rowsAtPurge`):
- * while one is open for a tenant, reads of the tenant's records look up the guards of their current versions.
+ * A move in flight: opened before its guard is claimed and closed once its row is written and settled, or, for an
+ * erasure's marking whose rows are rewritten only by the purge (see `MemoryStore.markDeleted`'s `rowsAtPurge`), once
+ * the rows are gone. While one is open for a tenant, reads of the tenant's records follow the guards of their
+ * versions, so a move whose writer died between its claim and its row (or whose row a stale rewrite put back) still
+ * reads as made. A writer that dies leaves its mark open: reads keep following guards, slower but right.
  */
 interface DeletionMark {
   _id: string;
@@ -31,7 +35,10 @@ interface DeletionMark {
 
 type Standing = Pick<MemoryRecord, '_id' | 'version' | 'status' | 'statusReason'>;
 
-/** Open deletion marks, and records read as they stand under them. */
+/** Guards followed from one version to the next before a read gives up on a record that keeps moving. */
+const CHAIN_LIMIT = 16;
+
+/** Open marks of moves in flight, and records read as they stand under them. */
 export interface DeletionMarks {
   ensureIndexes(): Promise<void>;
   /** Opens a request's mark; idempotent. Open it before any guard of the marking is claimed. */
@@ -39,8 +46,14 @@ export interface DeletionMarks {
   /** Closes it once the marked records' rows are gone; idempotent. */
   close(tenant: string, requestId: string): Promise<void>;
   /**
-   * The records as they stand: one whose current version a `deleted` guard has claimed, while a mark is open for the
-   * tenant, reads as that move made. One indexed lookup when the tenant has no open mark.
+   * Runs one claim-and-write of moves under a mark of its own: opened before, closed after `write` returns. A write
+   * that throws leaves its mark open, since its claims may stand with their rows unwritten.
+   */
+  inFlight<T>(tenant: string, write: () => Promise<T>): Promise<T>;
+  /**
+   * The records as they stand: while any mark is open for the tenant, each record's chain of claimed guards from its
+   * row's version is followed, and the moves they claim read as made (status, reason, the fields each move set).
+   * One indexed lookup when the tenant has no open mark.
    */
   standing<R extends Standing>(tenant: string, records: R[]): Promise<R[]>;
 }
@@ -49,35 +62,61 @@ export function createDeletionMarks(db: Db): DeletionMarks {
   const marks = db.collection<DeletionMark>(Collections.deletionMarks);
   const guards = db.collection<TransitionGuard>(Collections.transitions);
   const markId = (tenant: string, requestId: string) => `${tenant}:${requestId}`;
+  const open = async (tenant: string, requestId: string) => {
+    try {
+      await marks.insertOne({ _id: markId(tenant, requestId), tenant, requestId, at: new Date() });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  };
+  const close = async (tenant: string, requestId: string) => {
+    await marks.deleteOne({ _id: markId(tenant, requestId), tenant });
+  };
   return {
     async ensureIndexes() {
       await marks.createIndex({ tenant: 1 });
     },
-    async open(tenant, requestId) {
-      try {
-        await marks.insertOne({ _id: markId(tenant, requestId), tenant, requestId, at: new Date() });
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-    },
-    async close(tenant, requestId) {
-      await marks.deleteOne({ _id: markId(tenant, requestId), tenant });
+    open,
+    close,
+    async inFlight(tenant, write) {
+      const id = `move:${randomUUID()}`;
+      await open(tenant, id);
+      const result = await write();
+      await close(tenant, id);
+      return result;
     },
     async standing(tenant, records) {
       if (records.length === 0) return records;
       if (!(await marks.findOne({ tenant }, { projection: { _id: 1 } }))) return records;
+      const out = [...records];
       // Guards are many per tenant (every move ever made): look them up by `_id`, never by a pass over the tenant.
-      const claimed = new Map<string, TransitionGuard>(
-        (await findByIds(guards, tenant, records.map(guardIdOf), { scan: false }))
-          .filter((g) => g.to === 'deleted')
-          .map((g) => [g._id, g]),
-      );
-      return records.map((record) => {
-        const guard = claimed.get(guardIdOf(record));
-        return guard
-          ? { ...record, status: guard.to, statusReason: guard.reason, version: record.version + 1 }
-          : record;
-      });
+      let pending = out.map((_, i) => i);
+      for (let step = 0; pending.length > 0 && step < CHAIN_LIMIT; step++) {
+        const claimed = new Map<string, TransitionGuard>(
+          (
+            await findByIds(
+              guards,
+              tenant,
+              pending.map((i) => guardIdOf(out[i]!)),
+              { scan: false },
+            )
+          ).map((g) => [g._id, g]),
+        );
+        pending = pending.filter((i) => {
+          const record = out[i]!;
+          const guard = claimed.get(guardIdOf(record));
+          if (!guard) return false;
+          out[i] = {
+            ...record,
+            ...(guard.patch ?? {}),
+            status: guard.to,
+            statusReason: guard.reason,
+            version: record.version + 1,
+          };
+          return true;
+        });
+      }
+      return out;
     },
   };
 }

@@ -1,4 +1,3 @@
-import { addToListUntilKept } from '../mongo/list-mark.js';
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
@@ -7,6 +6,7 @@ import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 import { createDeletionMarks, guardIdOf, type TransitionGuard } from './deletion-marks.js';
 import { keysetPage, type Page, type PageKey } from '../mongo/keyset-page.js';
+import { createRecordMarks } from '../mongo/record-marks.js';
 
 /** Memory records with their governance fields. Status changes are compare-and-set, for workflows only. */
 export interface MemoryStore {
@@ -88,19 +88,27 @@ export interface MemoryStore {
   ): Promise<number>;
   /** Closes a request's deletion mark (its marked records are purged); idempotent. */
   closeDeletionMark(tenant: string, requestId: string): Promise<void>;
-  /** Records held by a legal hold: readable only by the legal role until the hold is released. */
+  /**
+   * Records held by a legal hold: readable only by the legal role until the hold is released. The hold and the marks
+   * below are documents of their own beside the row (`record-marks.ts`), never a row rewrite.
+   */
   restrict(tenant: string, ids: readonly string[], holdId: string): Promise<void>;
   /** Physically deletes records by id (bounded parallel `_id` deletes). */
   purge(tenant: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Takes back records a write made and then found fenced by an erasure: their data keys are destroyed first, then
+   * their rows deleted. A copy of a row kept anywhere (the WAL, a replica, a backup taken meanwhile) no longer opens,
+   * and a crash between the two leaves a row that reads as erased. Idempotent; returns the rows deleted.
+   */
+  withdraw(tenant: string, ids: readonly string[]): Promise<number>;
   /** Flags a superseding record that dropped qualifiers of the one it replaced (idempotent; not a status move). */
   flagQualifierDrift(tenant: string, id: string, drift: { from: string; dropped: string[] }): Promise<void>;
   /**
    * Marks a record's accuracy contested by a rectification request, or takes the mark back (`open: false`);
-   * idempotent, not a status move. Read back after writing: a write that another writer's older read put back is made
-   * again. False when the record is not there.
+   * idempotent, not a status move. False when the record is not there.
    */
   contest(tenant: string, id: string, requestId: string, open: boolean): Promise<boolean>;
-  /** Flags records derived from a rectified one as stale (idempotent; the first flag stays). Read back like `contest`. */
+  /** Flags records derived from a rectified one as stale (idempotent; the first flag stays). */
   flagStale(tenant: string, ids: readonly string[], stale: { because: string; since: Date }): Promise<void>;
   /**
    * Finishes forward every claimed move a concurrent write undid on these records' rows. Every write of a memory row
@@ -143,14 +151,16 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
   const memories = db.collection<MemoryRecord>(Collections.memories);
   const guards = db.collection<TransitionGuard>(Collections.transitions);
   const marks = createDeletionMarks(db);
+  const recordMarks = createRecordMarks(db);
   const effective = marks.standing;
   const apply = (record: MoveFrom, to: MemoryStatus, reason: string | null, patch: Record<string, unknown>) =>
     memories.updateOne(
       { _id: record._id, tenant: record.tenant, version: record.version },
       { $set: { status: to, statusReason: reason, updatedAt: new Date(), version: record.version + 1, ...patch } },
     );
-  /** Records as every content read sees them: claimed moves applied, content opened. */
-  const readable = async (tenant: string, found: MemoryRecord[]) => cipher.openAll(await effective(tenant, found));
+  /** Records as every content read sees them: claimed moves applied, marks laid over, content opened. */
+  const readable = async (tenant: string, found: MemoryRecord[]) =>
+    cipher.openAll(await recordMarks.overlay(tenant, await effective(tenant, found)));
   const getMany = async (tenant: string, ids: readonly string[]) => {
     const found = await findByIds(memories, tenant, ids);
     return readable(tenant, found);
@@ -192,6 +202,15 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     reason: string,
     patch: Record<string, unknown> = {},
     rows: 'now' | 'at-purge' = 'now',
+  ): Promise<{ moved: number; retry: string[]; movedIds: string[]; finishedIds: string[] }> =>
+    marks.inFlight(tenant, () => claimAndApplyInFlight(tenant, records, to, reason, patch, rows));
+  const claimAndApplyInFlight = async (
+    tenant: string,
+    records: readonly MoveFrom[],
+    to: MemoryStatus,
+    reason: string,
+    patch: Record<string, unknown>,
+    rows: 'now' | 'at-purge',
   ): Promise<{ moved: number; retry: string[]; movedIds: string[]; finishedIds: string[] }> => {
     const at = new Date();
     const claims = records.map((record) => ({
@@ -253,6 +272,42 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     };
   };
 
+  /** One guarded move from the version `record` was read at (see `transition`). */
+  const claimOne = async (
+    record: MemoryRecord,
+    from: MemoryStatus,
+    to: MemoryStatus,
+    reason: string | null,
+    patch: Partial<Pick<MemoryRecord, 'validTo'>>,
+  ): Promise<boolean> => {
+    const { _id: id, tenant } = record;
+    // The local server does not make a conditional update atomic under concurrency, but a unique _id is:
+    // the one insert of (id, version) that succeeds owns the move from that version.
+    const guard: TransitionGuard = {
+      _id: `${id}:${record.version}`,
+      tenant,
+      from,
+      to,
+      reason,
+      at: new Date(),
+      ...(Object.keys(patch).length > 0 ? { patch } : {}),
+    };
+    try {
+      await guards.insertOne(guard);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const winner = await guards.findOne({ _id: guard._id });
+      if (!winner) throw error;
+      // The winner may have crashed before applying its move: finish it (recover forward).
+      await apply(record, winner.to, winner.reason, winner.patch ?? {});
+      await settle(tenant, [id]);
+      return winner.to === to && winner.reason === reason;
+    }
+    await apply(record, to, reason, patch);
+    await settle(tenant, [id]);
+    return true;
+  };
+
   /** Inserts guards unordered; returns the indexes (within `docs`) that another mover already holds. */
   const insertGuards = async (docs: TransitionGuard[]): Promise<number[]> => {
     try {
@@ -272,6 +327,7 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       await memories.createIndex({ tenant: 1, expiresAt: 1 });
       await memories.createIndex({ tenant: 1, contentHash: 1 });
       await marks.ensureIndexes();
+      await recordMarks.ensureIndexes();
     },
     async insert(record) {
       try {
@@ -312,33 +368,10 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       return (await guards.findOne({ _id: `${id}:${version - 1}` }))?.from ?? null;
     },
     async transition(tenant, id, from, to, reason, patch = {}) {
+      // The row as written, not as it stands: a claimed move still unwritten is finished forward by the claim below.
       const record = await memories.findOne({ _id: id });
       if (!record || record.tenant !== tenant || record.status !== from) return false;
-      // The local server does not make a conditional update atomic under concurrency, but a unique _id is:
-      // the one insert of (id, version) that succeeds owns the move from that version.
-      const guard: TransitionGuard = {
-        _id: `${id}:${record.version}`,
-        tenant,
-        from,
-        to,
-        reason,
-        at: new Date(),
-        ...(Object.keys(patch).length > 0 ? { patch } : {}),
-      };
-      try {
-        await guards.insertOne(guard);
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        const winner = await guards.findOne({ _id: guard._id });
-        if (!winner) throw error;
-        // The winner may have crashed before applying its move: finish it (recover forward).
-        await apply(record, winner.to, winner.reason, winner.patch ?? {});
-        await settle(tenant, [id]);
-        return winner.to === to && winner.reason === reason;
-      }
-      await apply(record, to, reason, patch);
-      await settle(tenant, [id]);
-      return true;
+      return marks.inFlight(tenant, () => claimOne(record, from, to, reason, patch));
     },
     async transitionMany(tenant, records, to, reason, patch = {}) {
       const mine = records.filter((r) => r.tenant === tenant);
@@ -415,9 +448,13 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       await marks.close(tenant, requestId);
     },
     async restrict(tenant, ids, holdId) {
-      // Kept against a concurrent whole-row rewrite from an older read, and each round's status moves settled.
-      await addToListUntilKept(memories, tenant, ids, 'restrictedBy', holdId, 'hold restriction', (round) =>
-        settle(tenant, round),
+      // A mark of its own: no row rewrite from an older read can drop it (see `record-marks.ts`).
+      const present = await findByIds(memories, tenant, ids, { projection: { _id: 1 } });
+      await recordMarks.add(
+        tenant,
+        present.map((r) => r._id),
+        'hold',
+        holdId,
       );
     },
     async flagQualifierDrift(tenant, id, drift) {
@@ -425,34 +462,41 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       await settle(tenant, [id]);
     },
     async contest(tenant, id, requestId, open) {
-      const update = (open
-        ? { $addToSet: { contestedBy: requestId } }
-        : { $pull: { contestedBy: requestId } }) as unknown as UpdateFilter<MemoryRecord>;
-      for (let round = 0; round < SETTLE_ROUNDS; round++) {
-        await memories.updateOne({ _id: id, tenant }, update);
-        await settle(tenant, [id]);
-        const row = await memories.findOne({ _id: id, tenant }, { projection: { contestedBy: 1 } });
-        if (!row) return false;
-        if ((row.contestedBy ?? []).includes(requestId) === open) return true;
+      const row = await memories.findOne({ _id: id, tenant }, { projection: { contestedBy: 1 } });
+      if (!row) return false;
+      if (open) {
+        await recordMarks.add(tenant, [id], 'contest', requestId);
+      } else {
+        await recordMarks.remove(tenant, [id], 'contest', requestId);
+        // A row written before marks had their own documents may carry the mark itself.
+        if ((row.contestedBy ?? []).includes(requestId)) {
+          await memories.updateOne({ _id: id, tenant }, {
+            $pull: { contestedBy: requestId },
+          } as unknown as UpdateFilter<MemoryRecord>);
+          await settle(tenant, [id]);
+        }
       }
-      throw new Error(`memory ${id}: its contest mark kept losing to other writes`);
+      return true;
     },
     async flagStale(tenant, ids, stale) {
-      let pending = [...new Set(ids)];
-      for (let round = 0; pending.length > 0; round++) {
-        if (round === SETTLE_ROUNDS) throw new Error(`${pending.length} memories kept losing their stale flag`);
-        await mapBounded(pending, 32, (id) =>
-          memories.updateOne({ _id: id, tenant, stale: { $exists: false } }, { $set: { stale } }),
-        );
-        await settle(tenant, pending);
-        const rows = await findByIds(memories, tenant, pending, { projection: { stale: 1 } });
-        pending = rows.filter((r) => r.stale === undefined).map((r) => r._id);
-      }
+      const present = await findByIds(memories, tenant, ids, { projection: { _id: 1 } });
+      await recordMarks.add(
+        tenant,
+        present.map((r) => r._id),
+        'stale',
+        stale.because,
+        stale.since,
+      );
     },
     settle,
     async purge(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) => memories.deleteOne({ _id: id, tenant }));
+      await recordMarks.purge(tenant, ids);
       return results.reduce((n, r) => n + r.deletedCount, 0);
+    },
+    async withdraw(tenant, ids) {
+      await cipher.shred(tenant, ids);
+      return store.purge(tenant, ids);
     },
   };
   return store;

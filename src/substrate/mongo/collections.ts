@@ -42,6 +42,8 @@ export const Collections = {
   erasureFences: 'erasure_fences',
   admissionLeases: 'admission_leases',
   deletionMarks: 'memory_deletion_marks',
+  /** Holds, contests, stale flags and correction marks of memories and events, one document each (ids only). */
+  recordMarks: 'record_marks',
   erasureFacts: 'erasure_facts',
   /** Per-tenant quota counters (writes of a day, bytes stored): counts only. */
   tenantUsage: 'tenant_usage',

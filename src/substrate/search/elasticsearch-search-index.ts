@@ -463,18 +463,35 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
       }
 
       const byText: string[] = [];
-      const text = request.text;
-      if (text !== undefined && text.trim() !== '') {
+      const phrases = [request.text, ...(request.texts ?? [])].filter(
+        (t): t is string => t !== undefined && t.trim() !== '',
+      );
+      // Any of the phrases, one query for all of them; a query that fills its page is split, so no hit is left out.
+      const phraseHits = async (batch: string[]): Promise<void> => {
         const response = await guarded('probe', () =>
           client.search({
             index: everywhere,
             size: PROBE_LIMIT,
             _source: false,
-            query: { bool: { must: [{ match_phrase: { content: text } }], filter: [tenantFilter] } },
+            query: {
+              bool: {
+                should: batch.map((phrase) => ({ match_phrase: { content: phrase } })),
+                minimum_should_match: 1,
+                filter: [tenantFilter],
+              },
+            },
           }),
         );
-        byText.push(...hitIds(response.hits.hits));
-      }
+        const hits = hitIds(response.hits.hits);
+        if (hits.length < PROBE_LIMIT || batch.length === 1) {
+          byText.push(...hits);
+          return;
+        }
+        const half = Math.ceil(batch.length / 2);
+        await phraseHits(batch.slice(0, half));
+        await phraseHits(batch.slice(half));
+      };
+      if (phrases.length > 0) await phraseHits(phrases);
 
       const byVector: string[] = [];
       const vector = request.vector;
@@ -536,7 +553,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
         byContentHash: unique(byContentHash),
         ranOn: {
           id: request.ids?.length ? targets : [],
-          text: text !== undefined && text.trim() !== '' ? targets : [],
+          text: phrases.length > 0 ? targets : [],
           vector: vector !== undefined && !isZeroVector(vector) && vectorTarget !== null ? [vectorTarget] : [],
           subject: subjects.length > 0 ? targets : [],
         },

@@ -16,7 +16,8 @@ const LEASE_WAIT: ExpungeWait = { attempts: 30, intervalMs: 2000 };
  * Deletes documents written after an erasure marked their records, then expunges them. The erasure that marked
  * them may have finished (its expunge and verification done) before this write landed: without an expunge of
  * its own, the withdrawn document would stay in the segments as a deleted document, content included, until the
- * tenant's next erasure. Returns the deleted documents `_segments` still reports (0 once physical).
+ * tenant's next erasure. Returns the segment figures once `_segments` reports no deleted document; throws
+ * `ExpungeIncomplete` if it still does after the wait.
  */
 export async function withdrawLate(
   index: SearchIndex,
@@ -30,7 +31,18 @@ export async function withdrawLate(
     await new Promise((resolve) => setTimeout(resolve, wait.intervalMs));
     stats = await index.expungeDeleted(tenant);
   }
+  // The figures are checked, not only read: a withdrawal whose documents are still in the segments fails, and the
+  // activity that made it retries (every step above is idempotent) instead of reporting content gone that is not.
+  if (stats.deletedDocs > 0) throw new ExpungeIncomplete(stats.deletedDocs);
   return stats;
+}
+
+/** Deleted documents still in the index's segments after a withdrawal waited for them: a count, never content. */
+export class ExpungeIncomplete extends Error {
+  override readonly name = 'ExpungeIncomplete';
+  constructor(readonly deletedDocs: number) {
+    super(`index withdrawal: ${deletedDocs} deleted documents still in the segments after the expunge`);
+  }
 }
 
 /**

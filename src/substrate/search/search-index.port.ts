@@ -96,6 +96,8 @@ export interface ProbeRequest {
   ids?: string[];
   /** Matched as a phrase against the content. */
   text?: string;
+  /** Each matched as a phrase against the content, in one query: `byText` holds documents matching any of them. */
+  texts?: string[];
   vector?: number[];
   /** Minimum cosine similarity for a vector hit; defaults to `DEFAULT_PROBE_SIMILARITY`. */
   similarity?: number;

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { withStoredMarks } from '../../support/stored-marks.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { EventRecord, MemoryRecord } from '../../../src/substrate/model/records.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
@@ -296,10 +297,16 @@ describe('every route under a red team', () => {
 
     // What is stored now, read straight from MongoDB (content opened under each row's data key): the oracle's input.
     const memories = await app.runtime.cipher.openAll(
-      await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray(),
+      await withStoredMarks(
+        app.runtime.db,
+        await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray(),
+      ),
     );
     const events = await app.runtime.cipher.openAll(
-      await app.runtime.db.collection<EventRecord>(Collections.events).find({ tenant }).toArray(),
+      await withStoredMarks(
+        app.runtime.db,
+        await app.runtime.db.collection<EventRecord>(Collections.events).find({ tenant }).toArray(),
+      ),
     );
     for (const m of memories)
       for (const c of m.content.match(CANARY) ?? [])

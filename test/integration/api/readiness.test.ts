@@ -65,15 +65,28 @@ describe("the operators' readiness names every dependency and the schedules, to 
   });
 
   it('reports each dependency, mail included, and the retention schedules to an admin', async () => {
+    // This tenant is registered and has its schedule: the count of scheduled tenants includes it.
+    await app.services.retentionScheduler.ensure(tenant);
     const answer = await app.request({
       method: 'GET',
       url: `/v1/tenants/${tenant}/readiness`,
       token: await app.token(tenant, ['admin']),
     });
     expect(answer.statusCode, answer.body).toBe(200);
-    const report = answer.json<ReadinessReport & { retentionSchedules: unknown }>();
+    const report = answer.json<
+      ReadinessReport & { retentionSchedules: { registered: number; scheduled: number; missing: number } }
+    >();
     expect(Object.keys(report.dependencies).sort()).toEqual(['elasticsearch', 'mongodb', 'smtp', 'temporal']);
-    expect(report.retentionSchedules).toBeDefined();
+    // Counts of the schedules, not an error in their place.
+    expect(report.retentionSchedules).toEqual({
+      registered: expect.any(Number),
+      scheduled: expect.any(Number),
+      missing: expect.any(Number),
+    });
+    expect(report.retentionSchedules.scheduled).toBeGreaterThanOrEqual(1);
+    expect(report.retentionSchedules.registered).toBe(
+      report.retentionSchedules.scheduled + report.retentionSchedules.missing,
+    );
   });
 
   it('refuses other roles and callers without a token', async () => {

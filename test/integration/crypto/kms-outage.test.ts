@@ -224,23 +224,50 @@ describe('a KMS that is down or silent', () => {
 
     // The KMS goes away after the rotation has begun its epoch and re-wrapped some keys: once 15 wraps are answered.
     let wraps = 0;
+    let faulted = false;
+    /** Every KMS call of the rotation: whether it began after the fault, and how it ended. */
+    const calls: { afterFault: boolean; ended: Promise<'answered' | 'refused'> }[] = [];
+    const tracked = <T>(call: Promise<T>): Promise<T> => {
+      calls.push({
+        afterFault: faulted,
+        ended: call.then(
+          () => 'answered' as const,
+          () => 'refused' as const,
+        ),
+      });
+      return call;
+    };
     const failing: KeyEncryptionKeys = {
       kind: keks.kind,
-      wrap: async (key, context) => {
-        const wrapped = await keks.wrap(key, context);
-        if (++wraps === 15) proxy.mode('refuse');
-        return wrapped;
-      },
-      unwrap: (epoch, wrapped, context) => keks.unwrap(epoch, wrapped, context),
-      epochs: () => keks.epochs(),
-      beginEpoch: () => keks.beginEpoch(),
-      destroyEpoch: (epoch) => keks.destroyEpoch(epoch),
+      wrap: (key, context) =>
+        tracked(
+          keks.wrap(key, context).then((wrapped) => {
+            if (++wraps === 15) {
+              proxy.mode('refuse');
+              faulted = true;
+            }
+            return wrapped;
+          }),
+        ),
+      unwrap: (epoch, wrapped, context) => tracked(keks.unwrap(epoch, wrapped, context)),
+      epochs: () => tracked(keks.epochs()),
+      beginEpoch: () => tracked(keks.beginEpoch()),
+      destroyEpoch: (epoch) => tracked(keks.destroyEpoch(epoch)),
     };
     const rotator = createDataKeyVault(app.runtime.db, failing);
     try {
       await expect(rotateKeks(rotator, failing, { settleMs: 0 })).rejects.toMatchObject({ type: 'Unavailable' });
-      // The re-wraps under way when the first failed meet the outage too before the KMS is back.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // The re-wraps under way when the first failed meet the outage too before the KMS is back: every KMS call the
+      // rotation made has ended, with none begun since (a page's next call begins as its last one ends), and each
+      // one begun after the fault was refused.
+      for (let seen = -1; seen !== calls.length;) {
+        seen = calls.length;
+        await Promise.all(calls.map((c) => c.ended));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const afterFault = await Promise.all(calls.filter((c) => c.afterFault).map((c) => c.ended));
+      expect(afterFault.length).toBeGreaterThan(0);
+      expect(afterFault.filter((ended) => ended === 'answered')).toEqual([]);
     } finally {
       proxy.mode('pass');
       rotator.close();

@@ -14,6 +14,10 @@ import { startChatCompletionsStub, type ChatCompletionsStub } from '../../suppor
 import { admitBatch, type AdmissionDeps, type StagedBatch } from '../../../src/ingestion/admit-batch.js';
 import { EventInputSchema, MemoryInputSchema } from '../../../src/ingestion/write-schemas.js';
 import type { MemoryStore } from '../../../src/substrate/memories/memory-store.js';
+import type { EventStore } from '../../../src/substrate/events/event-store.js';
+import type { EventRecord, MemoryRecord } from '../../../src/substrate/model/records.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { isSealed } from '../../../src/substrate/crypto/content-seal.js';
 import type { DerivationVerifier } from '../../../src/governance/derivation/verifier.port.js';
 import type { CertificateBody } from '../../../src/governance/certificates/certificate.js';
 import { createMongoAdmissionLeaseStore } from '../../../src/governance/erasure/admission-lease-store.js';
@@ -223,7 +227,7 @@ describe('a refused admission takes back what any attempt of its stage wrote', (
     expect(await leases.standing(tenant, stageId)).toEqual({ state: 'missing' });
   }, 60_000);
 
-  it('an admission still running when the lowering stops waiting is revoked, and its check after writing takes its writes back', async () => {
+  it('an admission still running when the lowering stops waiting is revoked, and its check after writing takes its writes back, shredded', async () => {
     const s = app.services;
     // A lowering that waits only briefly for a lease that stays renewed.
     const leases = createMongoAdmissionLeaseStore(app.runtime.db, s.fingerprints, {
@@ -246,8 +250,31 @@ describe('a refused admission takes back what any attempt of its stage wrote', (
         throw new Error('verifier unavailable');
       },
     };
+    // A backup taken at the last moment before the take-back: the batch's rows as stored, sealed.
+    const backup: { memories: MemoryRecord[]; events: EventRecord[] } = { memories: [], events: [] };
+    const rowsOf = async <T>(name: string, ids: readonly string[]) =>
+      app.runtime.db
+        .collection<T & { _id: string }>(name)
+        .find({ _id: { $in: [...ids] } } as never)
+        .toArray() as Promise<T[]>;
+    const memories: MemoryStore = {
+      ...s.memories,
+      async withdraw(tenant, ids) {
+        backup.memories.push(...(await rowsOf<MemoryRecord>(Collections.memories, ids)));
+        return s.memories.withdraw(tenant, ids);
+      },
+    };
+    const events: EventStore = {
+      ...s.events,
+      async withdrawRecordedBy(tenant, stageId, ids) {
+        backup.events.push(...(await rowsOf<EventRecord>(Collections.events, ids)));
+        return s.events.withdrawRecordedBy(tenant, stageId, ids);
+      },
+    };
     const deps: AdmissionDeps = {
       ...s,
+      memories,
+      events,
       fences,
       derivation: { ...s.derivation, mode: 'enforce', verifier: held, timeoutMs: 120_000 },
     };
@@ -269,5 +296,14 @@ describe('a refused admission takes back what any attempt of its stage wrote', (
     expect(result.refused?.message).toContain(requestId);
     expect(await s.events.idsBySubject(tenant, subject, { includeDeleted: true })).toEqual([]);
     expect(await s.memories.getMany(tenant, [batch.memories[0]!.id])).toEqual([]);
+    // Restored with the live vault, the backup opens nothing of the batch: its data keys went with it.
+    expect(backup.memories.map((m) => m._id)).toEqual([batch.memories[0]!.id]);
+    expect(backup.events).toHaveLength(1);
+    expect(backup.memories.every((m) => isSealed(m.content)) && backup.events.every((e) => isSealed(e.content))).toBe(
+      true,
+    );
+    expect(await app.runtime.cipher.openAll([...backup.memories, ...backup.events])).toEqual([]);
+    const ids = [...backup.memories, ...backup.events].map((r) => r._id);
+    expect(await app.runtime.cipher.vault.idsWithKeys(tenant, ids)).toEqual([]);
   }, 60_000);
 });

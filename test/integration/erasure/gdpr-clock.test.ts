@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { readStackManifest, loadStackConfig } from '../../../stack/stack-config.js';
 import { readMailbox, waitForMessage, type CapturedMessage } from '../../../stack/smtp/mailbox.js';
 import { createLetheWorker } from '../../../src/temporal/worker.js';
@@ -23,6 +24,7 @@ import { quietTemporal } from '../../support/quiet-temporal.js';
 
 const stack = loadStackConfig();
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+const DAY = 24 * 3600_000;
 
 /**
  * The SDK gives the test server about 5 s to answer and a JVM on two busy cores sometimes needs longer: start
@@ -117,6 +119,15 @@ describe('the GDPR clock of an erasure request', () => {
 
   const mailFor = (requestId: string, kind: string) => (m: CapturedMessage) =>
     m.subject.includes(requestId) && m.subject.endsWith(`— ${kind}`);
+  /** The deadline warnings the workflow sent, from its history: each one's kind and the workflow time it went out. */
+  const deadlineWarnings = async (handle: WorkflowHandle) =>
+    ((await handle.fetchHistory()).events ?? []).flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name !== 'notifyDpo') return [];
+      const { kind } = defaultPayloadConverter.fromPayload<{ kind: string }>(scheduled.input!.payloads![0]!);
+      const at = Number(event.eventTime!.seconds) * 1000 + Math.floor((event.eventTime!.nanos ?? 0) / 1e6);
+      return kind.startsWith('deadline-') ? [{ kind, at }] : [];
+    });
   const deadlineMails = async (requestId: string) =>
     (await readMailbox(stack.smtp.captureDir)).filter(
       (m) => m.subject.includes(requestId) && m.subject.includes('deadline'),
@@ -180,10 +191,8 @@ describe('the GDPR clock of an erasure request', () => {
 
     it('warns on the extended due date, not on the original one', async () => {
       const extendedDue = addMonths(originalDue, 2);
+      // Past the original due date, then past the extended one.
       await env.sleep('40 days');
-      // Past the original due date: the timer now runs to the extended one, so no warning yet.
-      await new Promise((r) => setTimeout(r, 2000));
-      expect(await deadlineMails(requestId)).toEqual([]);
       await env.sleep('60 days');
       const approaching = await waitForMessage(
         stack.smtp.captureDir,
@@ -193,6 +202,14 @@ describe('the GDPR clock of an erasure request', () => {
       const passed = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'deadline-passed'), 30_000);
       expect(approaching.text).toContain(`due on ${extendedDue}`);
       expect(passed.text).toContain(`passed its due date (${extendedDue})`);
+      // The workflow sends its warnings one after the other: a warning at the original due date would have gone out
+      // before these two. None did: these are the only ones, each sent at the extended due date's moment.
+      expect(await deadlineMails(requestId)).toHaveLength(2);
+      const warnings = await deadlineWarnings(handle);
+      expect(warnings.map((w) => w.kind)).toEqual(['deadline-approaching', 'deadline-passed']);
+      const sentAt = (k: number) => `${warnings[k]!.kind} sent at ${new Date(warnings[k]!.at).toISOString()}`;
+      expect(warnings[0]!.at, sentAt(0)).toBeGreaterThanOrEqual(Date.parse(extendedDue) - 3 * DAY);
+      expect(warnings[1]!.at, sentAt(1)).toBeGreaterThanOrEqual(Date.parse(extendedDue));
     }, 120_000);
   });
 });

@@ -76,6 +76,13 @@ describe('a purge that dies around its destroy of data keys, and is retried', ()
     expect(certificate.stores).toContainEqual(
       expect.objectContaining({ store: 'mongodb', collection: Collections.dataKeys, deleted: closure.length - 2 }),
     );
+    // The two rows written before sealing are not promised to lapse with a KEK epoch: their copies are in clear.
+    const unsealed = certificate.assurance.filter((a) => a.place.endsWith(':unsealed'));
+    expect(unsealed.map((a) => [a.place, a.level])).toEqual([
+      ['postgresql:wal:unsealed', 'L3'],
+      ['backups:unsealed', 'L3'],
+    ]);
+    expect(unsealed[0]!.statement).toContain(`2 of the ${closure.length} erased records were written before sealing`);
   }, 240_000);
 
   /** A subject's records, and a memory about the subject that only the index still names: its row was lost. */

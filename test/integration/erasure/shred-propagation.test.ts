@@ -27,6 +27,8 @@ const reader = { ...isolated, LETHE_KEY_FEED_POLL_MS: '200', LETHE_KEY_CACHE_BOU
 interface Reading {
   at: number;
   opens: string[];
+  /** The answer to a request for a reading (SIGUSR2): from a read begun after the request. */
+  answer?: true;
 }
 
 /** One reader process, and every line it has printed. */
@@ -77,7 +79,14 @@ describe('a destroyed data key, in two other processes that hold it warm', () =>
     graph = await buildSubjectGraph(app, uniqueTenant(), `CANARY-${randomUUID()}`);
   }, 240_000);
   afterAll(async () => {
-    for (const r of readers) r.child.kill('SIGTERM');
+    // Gone before their database is: a read under way would fail on it.
+    await Promise.all(
+      readers.map((r) =>
+        r.child.exitCode !== null || r.child.signalCode !== null
+          ? undefined
+          : new Promise((resolve) => r.child.once('exit', resolve).kill('SIGTERM')),
+      ),
+    );
     await app?.runtime.db.dropDatabase().catch(() => undefined);
     await app?.close();
     fs.rmSync(kekDir, { recursive: true, force: true });
@@ -115,8 +124,13 @@ describe('a destroyed data key, in two other processes that hold it warm', () =>
     console.info(
       `shred propagation across processes: stopped opening ${after.join(' ms, ')} ms after the feed entry (poll 200 ms)`,
     );
-    // Nothing opened it again afterwards.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    for (const r of readers) expect(r.readings[r.readings.length - 1]!.opens).toEqual([control]);
+    // Nothing opened it again afterwards: each answers a request for a reading with a read begun after the request,
+    // and it prints every change before that answer.
+    for (const r of readers) r.child.kill('SIGUSR2');
+    const answers = await Promise.all(readers.map((r) => r.until((reading) => reading.answer === true)));
+    readers.forEach((r, k) => {
+      const since = r.readings.slice(r.readings.indexOf(stopped[k]!), r.readings.indexOf(answers[k]!) + 1);
+      expect(since.map((reading) => reading.opens)).toEqual(since.map(() => [control]));
+    });
   }, 120_000);
 });

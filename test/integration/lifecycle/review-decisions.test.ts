@@ -7,16 +7,30 @@ import { DomainError } from '../../../src/shared/errors.js';
 import type { MemoryReviewInput, ReviewOutcome } from '../../../workflows/memory-review.definitions.js';
 import { startWorker, testRuntime, uniqueId, type RunningWorker } from '../../support/harness.js';
 import { insertReviewCandidate } from '../../support/review-candidate.js';
+import { stepGate } from '../../support/step-gate.js';
 
 /**
  * A reviewer's decision against the review's final deadline, in real time on the dev server: the plan's deadlines
- * are seconds long, so a decision can land well before, across, and after the moment the default claims the item.
+ * are seconds long. Which side a decision lands on is set by an event, not by the clock: a decision well before a
+ * deadline minutes away, one while the deadline's default is held at its store step, one after the default decided.
  */
 describe('a reviewer’s decision and the final deadline', () => {
   let runtime: Runtime;
   let services: Services;
   let worker: RunningWorker;
   const slowMiss = new Map<string, number>();
+  /** Tenants whose deadline default is held at the start of its store step until released. */
+  const heldDefaults = new Map<string, { reached: () => void; released: Promise<void>; release: () => void }>();
+
+  /** Holds the tenant's deadline default at the start of its store step: `reached` once it is there. */
+  function holdDefault(tenant: string): { reached: Promise<void>; release: () => void } {
+    let reached!: () => void;
+    let release!: () => void;
+    const atStep = new Promise<void>((resolve) => (reached = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    heldDefaults.set(tenant, { reached, released, release });
+    return { reached: atStep, release };
+  }
 
   beforeAll(async () => {
     runtime = testRuntime();
@@ -33,9 +47,16 @@ describe('a reviewer’s decision and the final deadline', () => {
         return null;
       },
     };
-    worker = await startWorker(runtime, uniqueId('review-tq'), { ...services, memories });
+    const gate = stepGate(async (activity, input) => {
+      const held = heldDefaults.get(input['tenant'] as string);
+      if (activity !== 'applyReviewDecision' || input['byDefault'] !== true || !held) return;
+      held.reached();
+      await held.released;
+    });
+    worker = await startWorker(runtime, uniqueId('review-tq'), { ...services, memories }, [gate]);
   });
   afterAll(async () => {
+    for (const held of heldDefaults.values()) held.release();
     await worker?.stop();
     await runtime?.close();
   });
@@ -74,30 +95,29 @@ describe('a reviewer’s decision and the final deadline', () => {
   });
 
   it('lets either the reviewer or the deadline’s default decide, never both, and tells a losing reviewer it was the default', async () => {
-    const finalMs = 4_000;
     const seen = new Set<'reviewer' | 'default'>();
-    // The reviewer's Update lands well before the final deadline, racing it from either side, and after the default
-    // has claimed the item.
-    const rounds: { at: number | 'after-default'; must?: 'reviewer' | 'default' }[] = [
-      { at: 0, must: 'reviewer' },
-      { at: finalMs - 150 },
-      { at: finalMs },
-      { at: finalMs + 50 },
-      { at: 'after-default', must: 'default' },
-    ];
-    for (const { at, must } of rounds) {
-      const started = Date.now();
-      const { tenant, record, handle } = await startReview(finalMs);
+    // The reviewer's Update lands well before a deadline minutes away; while the default, having claimed the item at
+    // its deadline, is held at its store step; and after the default has decided.
+    const rounds = [
+      { at: 'before-deadline', finalMs: 10 * 60_000, must: 'reviewer' },
+      { at: 'while-default-applies', finalMs: 1_000, must: 'default' },
+      { at: 'after-default', finalMs: 1_000, must: 'default' },
+    ] as const;
+    for (const { at, finalMs, must } of rounds) {
+      const tenant = uniqueId('t');
+      const held = at === 'while-default-applies' ? holdDefault(tenant) : null;
+      const { record, handle } = await startReview(finalMs, tenant);
+      if (held) await held.reached;
       if (at === 'after-default') {
-        for (let i = 0; i < 300 && (await handle.query<{ state: string }>('reviewState')).state !== 'decided'; i++)
+        // Bounded by the test's timeout.
+        while ((await handle.query<{ state: string }>('reviewState')).state !== 'decided')
           await new Promise((r) => setTimeout(r, 50));
-      } else {
-        await new Promise((r) => setTimeout(r, Math.max(0, started + at - Date.now())));
       }
       const [decided] = await Promise.allSettled([decide(handle, 'rita', 'reject')]);
+      held?.release();
       const outcome = (await handle.result()) as ReviewOutcome;
       const winner = decided.status === 'fulfilled' ? 'reviewer' : 'default';
-      if (must) expect(winner).toBe(must);
+      expect(winner, at).toBe(must);
       seen.add(winner);
       if (decided.status === 'fulfilled') {
         expect(outcome).toMatchObject({ decidedBy: 'rita', byDefault: false });

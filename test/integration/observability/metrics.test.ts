@@ -10,8 +10,11 @@ import { uniqueId } from '../../support/harness.js';
 import { sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
 import { waitForState } from '../../support/erasure-fixture.js';
 import { stepGate } from '../../support/step-gate.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { labelValues, parseExposition, valueOf, type Sample } from '../../support/prometheus-text.js';
 
+/** The states an erasure request has not left for good. */
+const OPEN_STATES = ['received', 'running', 'partial', 'needs-operator', 'needs-dpo'];
 const METRICS_TOKEN = `metrics-${randomUUID()}`;
 /** Low enough to spend in a test, high enough that no other call of the test spends them. */
 const PER_PRINCIPAL = 20;
@@ -34,12 +37,24 @@ describe('operator metrics', () => {
   const purgeHeld = new Promise<void>((resolve) => (purgeReached = resolve));
 
   let whilePurging: Sample[];
+  /** Open requests by state, as stored, for the states whose count was the same just before and just after that scrape. */
+  let steadyWhilePurging: Record<string, number>;
   let dueAtWhilePurging: Date;
   let after: Sample[];
 
   /** `null`: no Authorization header at all. */
   const scrape = async (authorization: string | null = `Bearer ${METRICS_TOKEN}`) =>
     app.request({ method: 'GET', url: '/metrics', ...(authorization ? { headers: { authorization } } : {}) });
+  /** Every tenant's erasure requests in each open state, counted in the store. */
+  const openRequestsByState = async () =>
+    Object.fromEntries(
+      await Promise.all(
+        OPEN_STATES.map(
+          async (state) =>
+            [state, await app.runtime.db.collection(Collections.erasures).countDocuments({ state })] as const,
+        ),
+      ),
+    );
   const samples = async () => {
     const response = await scrape();
     expect(response.statusCode, response.body).toBe(200);
@@ -133,7 +148,12 @@ describe('operator metrics', () => {
     sensitive.push(requestId);
     await purgeHeld;
     dueAtWhilePurging = (await app.services.erasureRequests.get(tenant, requestId))!.dueAt;
+    const countsBefore = await openRequestsByState();
     whilePurging = await samples();
+    const countsAfter = await openRequestsByState();
+    steadyWhilePurging = Object.fromEntries(
+      Object.entries(countsBefore).filter(([state, n]) => countsAfter[state] === n),
+    );
     releasePurge();
     const final = await waitForState(app, tenant, requestId, ['completed', 'needs-operator', 'rejected']);
     expect(final.state, final.operatorNote ?? '').toBe('completed');
@@ -155,8 +175,14 @@ describe('operator metrics', () => {
   it('counts an open erasure request by state, with its age and the time to its due date', () => {
     expect(valueOf(whilePurging, 'lethe_erasure_backlog_up')).toBe(1);
     expect(valueOf(whilePurging, 'lethe_erasure_requests', { state: 'running' })).toBeGreaterThanOrEqual(1);
-    for (const state of ['received', 'running', 'partial', 'needs-operator', 'needs-dpo']) {
-      expect(valueOf(whilePurging, 'lethe_erasure_requests', { state }), state).toBeGreaterThanOrEqual(0);
+    // One series per open state, finished states not among them, each the number of requests stored in that state
+    // (compared where other tests' requests left that count unchanged across the scrape).
+    const byState = whilePurging.filter((s) => s.name === 'lethe_erasure_requests');
+    expect(byState.map((s) => s.labels['state']).sort()).toEqual([...OPEN_STATES].sort());
+    for (const { labels, value } of byState) expect(Number.isInteger(value), labels['state']).toBe(true);
+    expect(Object.keys(steadyWhilePurging).length).toBeGreaterThan(0);
+    for (const [state, n] of Object.entries(steadyWhilePurging)) {
+      expect(valueOf(whilePurging, 'lethe_erasure_requests', { state }), state).toBe(n);
     }
     expect(valueOf(whilePurging, 'lethe_erasure_needs_operator')).toBe(
       valueOf(whilePurging, 'lethe_erasure_requests', { state: 'needs-operator' }),

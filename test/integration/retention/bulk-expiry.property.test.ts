@@ -6,10 +6,13 @@
  *   crashed earlier sweep attempt move or claim some of the page's records. Two tenants get the same records and the
  *   same interference, one swept in bulk, one one by one: their records' statuses and slots, their transition logs
  *   and their audit trails must be the same, entry for entry.
- * - Truly concurrent (property): two sweeps of the same page and the movers all at once, in bulk. Whatever the
- *   interleaving, every record's transition log is one chain of moves from its first version, its status is the
+ * - Truly concurrent (property): two sweeps of the same page in bulk, and the movers at once or after them. Whatever
+ *   the interleaving, every record is still there, every record the erasure named is deleted and its marking counts
+ *   each of them, every record's transition log is one chain of moves from its first version, its status is the
  *   chain's end, and the audit holds one `memory.expired` per record moved to expired and one `memory.expiry-void`
- *   per due record that was not — never both, never twice. * - The interleaving that property found, every time: the local server updates a document by reading it and then
+ *   per due record that was not — never both, never twice. The erasure marks with its rows rewritten at once, or left
+ *   to the purge (`rowsAtPurge`) as the erasure workflow marks them: then the records are read through the store.
+ * - The interleaving that property found, every time: the local server updates a document by reading it and then
  *   writing the whole document back by `_id`, so a sweep's slot move that read a row before an erasure moved it to
  *   `deleted` could write the row back as it read it, behind the erasure's claimed guard. The row's lock is held in
  *   PostgreSQL while both writes queue behind it, the erasure's first.
@@ -58,7 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mapBounded(tenants, 2, async (tenant) => {
-    for (const name of [Collections.memories, Collections.transitions, Collections.audit]) {
+    for (const name of [Collections.memories, Collections.transitions, Collections.audit, Collections.deletionMarks]) {
       await runtime.db.collection(name).deleteMany({ tenant });
     }
   });
@@ -93,8 +96,17 @@ interface Interference {
   claimed: number[];
 }
 
-/** Moves some of the page's records as other processes would, and claims some as a crashed sweep attempt did. */
-async function interfere(tenant: string, ids: readonly string[], plan: Interference): Promise<void> {
+/**
+ * Moves some of the page's records as other processes would, and claims some as a crashed sweep attempt did. The
+ * erasure marks its records with their rows rewritten at once, or (`rowsAtPurge`, as the erasure workflow marks them)
+ * left for the purge. Returns how many records the erasure's marking reports moved to deleted.
+ */
+async function interfere(
+  tenant: string,
+  ids: readonly string[],
+  plan: Interference,
+  marking: { rowsAtPurge?: boolean } = {},
+): Promise<number> {
   const store = createMongoMemoryStore(runtime.db, runtime.cipher);
   const pick = (ks: number[]) => [...new Set(ks)].filter((k) => k < ids.length).map((k) => ids[k]!);
   const erased = new Set(pick(plan.erased));
@@ -122,12 +134,31 @@ async function interfere(tenant: string, ids: readonly string[], plan: Interfere
   for (const id of pick(plan.disputed)) {
     if (!claimedSet.has(id) && !erased.has(id)) await store.transition(tenant, id, 'active', 'disputed', 'dispute:d1');
   }
-  if (erased.size > 0) await store.markDeleted(tenant, [...erased], 'er1');
+  return erased.size > 0 ? store.markDeleted(tenant, [...erased], 'er1', [], marking) : 0;
 }
 
-/** The page's records, transition log and audit trail, with the tenant taken out of every id. */
-async function stateOf(tenant: string) {
-  const rows = await runtime.db.collection<Row>(Collections.memories).find({ tenant }).sort({ _id: 1 }).toArray();
+/**
+ * The page's records, transition log and audit trail, with the tenant taken out of every id. `through: 'store'` reads
+ * each record's status and version as the memory store serves them (a row an open deletion mark claimed reads
+ * deleted); by default they are the rows as stored.
+ */
+async function stateOf(tenant: string, through: 'rows' | 'store' = 'rows') {
+  const stored = await runtime.db.collection<Row>(Collections.memories).find({ tenant }).sort({ _id: 1 }).toArray();
+  const served =
+    through === 'store'
+      ? new Map(
+          (
+            await createMongoMemoryStore(runtime.db, runtime.cipher).factsOf(
+              tenant,
+              stored.map((r) => r._id),
+            )
+          ).map((f) => [f._id, f]),
+        )
+      : null;
+  const rows = stored.map((r) => {
+    const facts = served?.get(r._id);
+    return facts ? { ...r, status: facts.status, version: facts.version, statusReason: facts.statusReason } : r;
+  });
   const guards = await runtime.db
     .collection<Guard>(Collections.transitions)
     .find({ tenant })
@@ -175,7 +206,7 @@ function oneByOne(queue: ExpiryQueue): ExpiryQueue {
 }
 
 /** Runs `between` after the page is read and before anything on it moves. */
-function withReadBoundary(queue: ExpiryQueue, between: () => Promise<void>): ExpiryQueue {
+function withReadBoundary(queue: ExpiryQueue, between: () => Promise<unknown>): ExpiryQueue {
   let done = false;
   return {
     ...queue,
@@ -242,47 +273,78 @@ describe('bulk expiry against one-by-one expiry (property, real database)', () =
     );
   });
 
-  it('keeps every record one chain of moves, with one audit entry per outcome, under two concurrent sweeps and movers', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 10, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))),
-        async ([n, plan]) => {
-          const tenant = uniqueId('race');
-          const ids = await seed(tenant, n);
-          const queue = createExpiryQueue(runtime.db, runtime.cipher);
-          const page = { tenant, bucket, until, pageSize: 100 };
-          await Promise.all([
-            activitiesOver(queue).markExpiredPage(page),
-            interfere(tenant, ids, plan),
-            activitiesOver(queue).markExpiredPage(page),
-          ]);
-          const { rows, guards, audit } = await stateOf(tenant);
-          for (const row of rows) {
-            const chain = guards
-              .filter((g) => g.id.startsWith(`${row.id}:`))
-              .sort((x, y) => Number(x.id.split(':').pop()) - Number(y.id.split(':').pop()));
-            const versions = chain.map((g) => Number(g.id.split(':').pop()));
-            expect(versions).toEqual(chain.map((_, k) => k + 1));
-            chain.forEach((g, k) => expect(g.from).toBe(k === 0 ? 'active' : chain[k - 1]!.to));
-            // A claim whose record was never updated (a crashed attempt finished by nobody) would leave the row behind.
-            expect(row.version).toBe(chain.length + 1);
-            expect(row.status).toBe(chain.at(-1)?.to ?? 'active');
-            const expiredMove = chain.some((g) => g.to === 'expired' && g.reason === 'retention-expiry');
-            const entries = audit.filter((e) => e.target === row.id);
-            const expiredEntries = entries.filter((e) => e.action === 'memory.expired');
-            const voidEntries = entries.filter((e) => e.action === 'memory.expiry-void');
-            expect(expiredEntries.length).toBeLessThanOrEqual(1);
-            expect(voidEntries.length).toBeLessThanOrEqual(1);
-            if (expiredMove) expect(voidEntries).toHaveLength(0);
-            else if (expiredEntries.length === 1) expect(voidEntries).toHaveLength(1);
-            if (expiredMove) expect(expiredEntries).toHaveLength(1);
-            if (row.status === 'expired') expect(row.slot).toBe(ERASURE_PENDING);
-          }
-        },
-      ),
-      { numRuns: 6 },
-    );
-  });
+  it.each([
+    { marking: 'rewrites their rows at once', rowsAtPurge: false, movers: 'with the sweeps' },
+    {
+      marking: 'leaves their rows to the purge (rowsAtPurge), as an erasure does',
+      rowsAtPurge: true,
+      movers: 'with the sweeps',
+    },
+    { marking: 'rewrites their rows at once', rowsAtPurge: false, movers: 'after the sweeps' },
+    // Then no sweep finishes the erasure's moves in the rows: only the store's reads show them.
+    {
+      marking: 'leaves their rows to the purge (rowsAtPurge), as an erasure does',
+      rowsAtPurge: true,
+      movers: 'after the sweeps',
+    },
+  ] as const)(
+    'keeps every record, one chain of moves, erased ones deleted, with one audit entry per outcome, under two concurrent sweeps and movers $movers, when the erasure $marking',
+    async ({ rowsAtPurge, movers }) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 10, max: 40 }).chain((n) => fc.tuple(fc.constant(n), interference(n))),
+          async ([n, plan]) => {
+            const tenant = uniqueId(rowsAtPurge ? 'race-at-purge' : 'race');
+            const ids = await seed(tenant, n);
+            const queue = createExpiryQueue(runtime.db, runtime.cipher);
+            const page = { tenant, bucket, until, pageSize: 100 };
+            const sweeps = () =>
+              Promise.all([activitiesOver(queue).markExpiredPage(page), activitiesOver(queue).markExpiredPage(page)]);
+            let marked: number;
+            if (movers === 'after the sweeps') {
+              await sweeps();
+              marked = await interfere(tenant, ids, plan, { rowsAtPurge });
+            } else {
+              [, marked] = await Promise.all([sweeps(), interfere(tenant, ids, plan, { rowsAtPurge })]);
+            }
+            const { rows, guards, audit } = await stateOf(tenant, rowsAtPurge ? 'store' : 'rows');
+            // Every record is still there, and each one the erasure named is deleted, whatever moved it first.
+            expect(rows.map((r) => r.id)).toEqual(ids.map((id) => local(tenant, id)));
+            const erased = new Set([...new Set(plan.erased)].filter((k) => k < n).map((k) => local(tenant, ids[k]!)));
+            expect(rows.filter((r) => erased.has(r.id)).map((r) => [r.id, r.status])).toEqual(
+              [...erased].sort().map((id) => [id, 'deleted']),
+            );
+            // The marking reports every record it was given as moved to deleted: none of them was deleted before it.
+            expect(marked).toBe(erased.size);
+            for (const row of rows) {
+              const chain = guards
+                .filter((g) => g.id.startsWith(`${row.id}:`))
+                .sort((x, y) => Number(x.id.split(':').pop()) - Number(y.id.split(':').pop()));
+              const versions = chain.map((g) => Number(g.id.split(':').pop()));
+              expect(versions).toEqual(chain.map((_, k) => k + 1));
+              chain.forEach((g, k) => expect(g.from).toBe(k === 0 ? 'active' : chain[k - 1]!.to));
+              // A claim whose record was never updated (a crashed attempt finished by nobody) would leave the row behind.
+              expect(row.version).toBe(chain.length + 1);
+              expect(row.status).toBe(chain.at(-1)?.to ?? 'active');
+              if (!erased.has(row.id)) expect(row.status).not.toBe('deleted');
+              const expiredMove = chain.some((g) => g.to === 'expired' && g.reason === 'retention-expiry');
+              const entries = audit.filter((e) => e.target === row.id);
+              const expiredEntries = entries.filter((e) => e.action === 'memory.expired');
+              const voidEntries = entries.filter((e) => e.action === 'memory.expiry-void');
+              expect(expiredEntries.length).toBeLessThanOrEqual(1);
+              expect(voidEntries.length).toBeLessThanOrEqual(1);
+              if (expiredMove) expect(voidEntries).toHaveLength(0);
+              else if (expiredEntries.length === 1) expect(voidEntries).toHaveLength(1);
+              if (expiredMove) expect(expiredEntries).toHaveLength(1);
+              if (row.status === 'expired') expect(row.slot).toBe(ERASURE_PENDING);
+            }
+            if (rowsAtPurge) await createMongoMemoryStore(runtime.db, runtime.cipher).closeDeletionMark(tenant, 'er1');
+          },
+        ),
+        { numRuns: 6 },
+      );
+    },
+  );
 
   it('leaves no record behind its erasure when a sweep wrote its slot from a read taken before the erasure’s move', async () => {
     const tenant = uniqueId('stale-slot');

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { ordinalWord, sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
+import { withStoredMarks } from '../../support/stored-marks.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 
@@ -90,7 +91,10 @@ describe('retrieval under a red team', () => {
 
   /** Who may see what, from the stored records and the rules as the README states them, not from the code. */
   async function admissibleFor(principal: string, intent: string, asOf?: string): Promise<Set<string>> {
-    const records = await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray();
+    const records = await withStoredMarks(
+      app.runtime.db,
+      await app.runtime.db.collection<MemoryRecord>(Collections.memories).find({ tenant }).toArray(),
+    );
     const statuses = intent === 'current' ? ['active', 'disputed'] : ['active', 'disputed', 'superseded'];
     return new Set(
       records

@@ -128,7 +128,7 @@ describe('governed retrieval', () => {
       expect(answer.counts.axes.lifecycle.refused).toBeGreaterThanOrEqual(5);
       expect(answer.short).toBe(false);
     } finally {
-      await app.runtime.db.collection(Collections.memories).updateMany({ tenant }, { $unset: { restrictedBy: '' } });
+      await app.runtime.db.collection(Collections.recordMarks).deleteMany({ tenant, kind: 'hold' });
     }
   });
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';
 import { completeErasure, fileErasure } from '../../support/erasure-fixture.js';
+import { withStoredMarks } from '../../support/stored-marks.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 import { viewKey } from '../../../src/substrate/views/consolidation-plan.js';
@@ -167,11 +168,15 @@ describe('processing red team', { timeout: 600_000 }, () => {
     }
   }
 
+  /** The rows, with the marks stored beside them (holds, contests, stale flags) read from their own collection. */
   const rowsOf = async (collection: string, ids: string[]) =>
-    app.runtime.db
-      .collection<Row>(collection)
-      .find({ _id: { $in: ids } } as never)
-      .toArray();
+    withStoredMarks(
+      app.runtime.db,
+      await app.runtime.db
+        .collection<Row>(collection)
+        .find({ _id: { $in: ids } } as never)
+        .toArray(),
+    );
 
   /** The oracle: may agent-1, in `tenant`, use this stored row for `act`? Written from the table's words. */
   function oracle(act: Act | 'evidence-event', row: Row | undefined): boolean {

@@ -43,4 +43,66 @@ describe('assurance claims', () => {
       lapses: { condition: expect.stringContaining('overwritten') },
     });
   });
+
+  const shredding = { at: new Date('2026-12-01T00:00:00.000Z'), kek: 'local-file', epoch: 3, boundMs: 5000 };
+  const claimsWith = (sealing: { records: number; keys: number }) =>
+    assuranceClaims({ backend: 'postgresql', indexName: 'i', probes, compacted: COMPACTED, shredding, sealing });
+
+  it('promises the lapse with the KEK epoch only for records that had a key, and states the others in clear', () => {
+    const claims = claimsWith({ records: 10, keys: 7 });
+    expect(claims.find((a) => a.place === 'postgresql:wal')?.lapses).toMatchObject({
+      condition: expect.stringContaining('KEK epoch 3'),
+    });
+    expect(claims.find((a) => a.place === 'postgresql:wal')?.statement).toContain('the 7 records that had a key');
+    expect(claims.find((a) => a.place === 'postgresql:wal:unsealed')).toMatchObject({
+      level: 'L3',
+      statement: expect.stringContaining('3 of the 10 erased records were written before sealing'),
+      lapses: { condition: expect.stringContaining('recycled') },
+    });
+    expect(claims.find((a) => a.place === 'backups:unsealed')?.lapses).toMatchObject({
+      condition: expect.stringContaining('retention'),
+    });
+    expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: claims })).not.toThrow();
+  });
+
+  it('claims no shredding when no key was destroyed, and no unsealed records when every one had a key', () => {
+    const none = claimsWith({ records: 4, keys: 0 });
+    expect(none.some((a) => a.statement.includes('KEK epoch'))).toBe(false);
+    expect(none.find((a) => a.place === 'postgresql:wal')?.statement).toBe(
+      'write-ahead records of the deleted documents remain until recycled',
+    );
+    const all = claimsWith({ records: 4, keys: 4 });
+    expect(all.some((a) => a.place.endsWith(':unsealed'))).toBe(false);
+    expect(all.find((a) => a.place === 'postgresql:wal')?.lapses).toMatchObject({
+      condition: expect.stringContaining('KEK epoch 3'),
+    });
+  });
+
+  it('names every epoch live at the purge in the lapse, and gives the local keyring its caveat', () => {
+    const claims = assuranceClaims({
+      backend: 'postgresql',
+      indexName: 'i',
+      probes,
+      compacted: COMPACTED,
+      shredding: { ...shredding, epoch: 5, liveEpochs: [2, 5] },
+      sealing: { records: 3, keys: 3 },
+    });
+    const wal = claims.find((a) => a.place === 'postgresql:wal')!;
+    expect(wal.statement).toContain('wrapped under KEK epochs 2, 5 (local-file)');
+    expect(wal.lapses).toMatchObject({ condition: expect.stringMatching(/^KEK epochs 2, 5 are all destroyed/) });
+    expect(claims.find((a) => a.place === 'keyring:local-file')).toMatchObject({
+      level: 'L3',
+      statement: expect.stringContaining('filesystem snapshot'),
+    });
+    const kms = assuranceClaims({
+      backend: 'postgresql',
+      indexName: 'i',
+      probes,
+      compacted: COMPACTED,
+      shredding: { ...shredding, kek: 'aws-kms' },
+      sealing: { records: 3, keys: 3 },
+    });
+    expect(kms.some((a) => a.place.startsWith('keyring:'))).toBe(false);
+    expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: claims })).not.toThrow();
+  });
 });

@@ -5,6 +5,7 @@ import {
   mergeFindings,
   openFindings,
   repeats,
+  repeatsAnyOf,
   sentenceSamples,
   type CopyFinding,
   type FindingProbe,
@@ -81,6 +82,36 @@ describe('copy findings', () => {
         const text = parts.join(' ');
         for (const sample of sentenceSamples(text)) expect(repeats(text, sample)).toBe(true);
       }),
+    );
+  });
+
+  it('finds a text repeating any of many samples, wherever in the text and whatever its case and spacing', () => {
+    const matches = repeatsAnyOf(['The card ends with 4242 today.', 'Alice lives at the old mill.', 'Ok.']);
+    expect(matches('Bob was told:  "the CARD ends with 4242 today." More.')).toBe(true);
+    expect(matches('xalice lives at the old mill. yes')).toBe(true);
+    expect(matches('He said ok. then left')).toBe(true);
+    expect(matches('The card ends with 4243 today. Alice lives at the new mill.')).toBe(false);
+    expect(repeatsAnyOf([])('anything')).toBe(false);
+  });
+
+  it('repeatsAnyOf says what repeats says of each sample', () => {
+    const word = fc.stringMatching(/^[A-Za-z0-9,.!?"]{1,6}$/);
+    const text = fc.array(word, { maxLength: 12 }).map((w) => w.join(' '));
+    fc.assert(
+      fc.property(
+        fc.array(text, { maxLength: 6 }),
+        text,
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (samples, other, picks) => {
+          // Some samples are cut out of the text itself, so that matches are common.
+          const words = other.split(' ');
+          const cut = picks.map((p, i) =>
+            words.slice(p % (words.length + 1), (p % (words.length + 1)) + 2 + i).join(' '),
+          );
+          const all = [...samples, ...cut];
+          expect(repeatsAnyOf(all)(other)).toBe(all.some((s) => repeats(other, s)));
+        },
+      ),
     );
   });
 });

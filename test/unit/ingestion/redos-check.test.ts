@@ -12,9 +12,12 @@ describe('npm run check:redos', () => {
     const { found } = patternsIn('fixture.ts', source);
     const { failures } = await checkPatterns(found, 2);
     expect(failures).toHaveLength(3);
-    expect(failures[0]).toMatch(/^fixture\.ts:1: \/\(a\+\)\+\$\/ backtracks in exponential time/);
-    expect(failures[1]).toMatch(/^fixture\.ts:2: \/\\s\*ignore\\s\*\\s\*x\/i backtracks in .*polynomial time/);
-    expect(failures[2]).toMatch(/^fixture\.ts:3: .* backtracks in exponential time/);
+    // Proved by the automaton checker, or (on a loaded machine, past its time limit) judged by fuzzing: "(fuzz)".
+    expect(failures[0]).toMatch(/^fixture\.ts:1: \/\(a\+\)\+\$\/ backtracks in exponential( \(fuzz\))? time/);
+    expect(failures[1]).toMatch(
+      /^fixture\.ts:2: \/\\s\*ignore\\s\*\\s\*x\/i backtracks in .*polynomial( \(fuzz\))? time/,
+    );
+    expect(failures[2]).toMatch(/^fixture\.ts:3: .* backtracks in exponential( \(fuzz\))? time/);
   }, 60_000);
 
   it('passes linear patterns, those it proves and those it can only fuzz (a lookbehind)', async () => {
