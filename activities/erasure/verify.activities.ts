@@ -587,7 +587,7 @@ function copiesClaims(
       ? ' (the KMS disables the key at once and deletes its material after its 7–30-day waiting period, which only a KMS administrator can cancel)'
       : '';
   const epochGone = {
-    condition: `${named} ${epochs.length === 1 ? 'is' : 'are all'} destroyed by rotations (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
+    condition: `${named} ${epochs.length === 1 ? 'is destroyed by a rotation' : 'are all destroyed by rotations'} (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
   };
   // Records written before sealing had no key to destroy: the sealed claims below do not cover them.
   const unsealed = sealing ? Math.max(0, sealing.records - sealing.keys) : 0;

@@ -76,7 +76,14 @@ describe.each([
     });
     expect(response.statusCode, response.body).toBe(200);
     return response.json<{
-      shredding: { epoch: number; boundMs: number; epochDestroyedAt: string | null; epochMaterialDeletedBy?: string };
+      shredding: {
+        epoch: number;
+        epochs: number[];
+        lapsedAt: string | null;
+        boundMs: number;
+        epochDestroyedAt: string | null;
+        epochMaterialDeletedBy?: string;
+      };
     }>().shredding;
   };
   const rawRows = async () => [
@@ -157,7 +164,13 @@ describe.each([
     expect(wal?.lapses).toEqual({ condition: expect.stringMatching(/^KEK epoch 1 is destroyed by a rotation/) });
     expect(JSON.stringify(wal?.lapses).includes('waiting period')).toBe(kekKind === 'aws-kms');
     // The DPO's page says which epoch, and that it is not destroyed yet.
-    expect(await shreddingShown()).toMatchObject({ epoch: 1, boundMs: 5000, epochDestroyedAt: null });
+    expect(await shreddingShown()).toMatchObject({
+      epoch: 1,
+      epochs: [1],
+      lapsedAt: null,
+      boundMs: 5000,
+      epochDestroyedAt: null,
+    });
   });
 
   it('after a KEK rotation, the pre-erasure backup reads as erased — with the live vault, and entirely with its own', async () => {
@@ -168,6 +181,8 @@ describe.each([
     expect(await vault.countUnder(1)).toBe(0);
     const shown = await shreddingShown();
     expect(shown.epochDestroyedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Its only live epoch at the purge is destroyed: the copies lapsed then.
+    expect(shown.lapsedAt).toBe(shown.epochDestroyedAt);
     // A KMS keeps a disabled key's material for its waiting period: the DPO's page says until when.
     if (kekKind === 'aws-kms')
       expect(Date.parse(shown.epochMaterialDeletedBy!)).toBeGreaterThan(Date.parse(shown.epochDestroyedAt!));
