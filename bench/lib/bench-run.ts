@@ -133,6 +133,22 @@ async function leftBehind(runs: Collection<RunClaim>): Promise<RunClaim[]> {
   );
 }
 
+/** Ids per delete: FerretDB sends one SQL parameter per document deleted, and PostgreSQL takes at most 65 535. */
+const DELETE_CHUNK = 20_000;
+
+/**
+ * Every document of one tenant, by tenant equality (the filter the local server sends to PostgreSQL), in chunks: a
+ * killed run of the retention bench leaves 200 000 records, more than one delete can name.
+ */
+async function deleteTenantDocs(docs: Collection<{ tenant?: unknown }>, tenant: string): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const ids = (await docs.find({ tenant }, { projection: { _id: 1 } }).limit(DELETE_CHUNK).toArray()).map((d) => d._id);
+    if (ids.length === 0) return n;
+    n += (await docs.deleteMany({ tenant, _id: { $in: ids } })).deletedCount;
+  }
+}
+
 /** Everything named `bench-<tag>-…`: documents of its tenants in every Lethe database, indices, workflows, schedules. */
 async function removeRun(
   mongo: MongoClient,
@@ -154,8 +170,7 @@ async function removeRun(
         (t): t is string => typeof t === 'string' && t.startsWith(prefix),
       );
       let n = 0;
-      // By tenant equality, the filter the local server sends to PostgreSQL.
-      for (const tenant of tenants) n += (await docs.deleteMany({ tenant })).deletedCount;
+      for (const tenant of tenants) n += await deleteTenantDocs(docs, tenant);
       return n;
     });
     removed.documents += counts.reduce((a, b) => a + b, 0);
