@@ -8,3 +8,4 @@ export { reembedTenant } from './reembed-tenant.workflow.js';
 export { accessRequest } from './access-request.workflow.js';
 export { rectificationRequest } from './rectification.workflow.js';
 export { consolidation } from './consolidation.workflow.js';
+export { kekRotation } from './kek-rotation.workflow.js';

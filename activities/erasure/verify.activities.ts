@@ -1,6 +1,7 @@
-import { lapseEpochs, type ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
+import { copiesLapseDue, lapseEpochs, type ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
 import type {
   AssuranceClaim,
+  AssuranceLapse,
   CertificateFinding,
   CertificateInput,
   ExposureStatement,
@@ -536,6 +537,13 @@ export function assuranceClaims(facts: {
   ];
 }
 
+/** An interval as a person reads it: `24 h`, `7 d`, `90 min`. */
+function duration(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000} d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  return `${Math.round(ms / 60_000)} min`;
+}
+
 /**
  * The write-ahead log and backups. Without shredding, their copies of the records survive until recycled or expired.
  * With it, the content in those copies is sealed under data keys that no longer exist in the live vault; the vault's
@@ -586,9 +594,18 @@ function copiesClaims(
     shredding.kek === 'aws-kms'
       ? ' (the KMS disables the key at once and deletes its material after its 7–30-day waiting period, which only a KMS administrator can cancel)'
       : '';
-  const epochGone = {
-    condition: `${named} ${epochs.length === 1 ? 'is destroyed by a rotation' : 'are all destroyed by rotations'} (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
-  };
+  // With the rotation on its schedule the lapse has a date: the first rotation after the purge destroys every epoch
+  // live at it, and the tenant's audit chain records when it did (`kek.epoch-destroyed`, one entry per epoch).
+  const due = copiesLapseDue(shredding);
+  const epochGone: AssuranceLapse = due
+    ? { at: due.toISOString() }
+    : {
+        condition: `${named} ${epochs.length === 1 ? 'is destroyed by a rotation' : 'are all destroyed by rotations'} (lethe keys rotate)${kmsWindow}; ids, subjects, content hashes and times kept in clear remain until the copy is recycled or expires`,
+      };
+  // The date itself is the claim's `lapses.at`; the KMS's waiting period is on the DPO's page (epochMaterialDeletedBy).
+  const dated = due
+    ? `; the rotation scheduled every ${duration(shredding.rotationEveryMs!)} destroys ${epochs.length === 1 ? 'it' : 'them'} by the lapse date (audit chain: kek.epoch-destroyed); clear fields stay until the copy expires`
+    : '';
   // Records written before sealing had no key to destroy: the sealed claims below do not cover them.
   const unsealed = sealing ? Math.max(0, sealing.records - sealing.keys) : 0;
   const inClear: AssuranceClaim[] =
@@ -616,8 +633,8 @@ function copiesClaims(
           {
             place: 'keyring:local-file',
             level: 'L3',
-            statement: `the KEKs are a file on this host, not a KMS: a filesystem snapshot or backup holding that file beside the database's data opens its copies of the erased content until ${named} ${epochs.length === 1 ? 'is' : 'are'} destroyed in it too; keep the file on another volume, out of the database's backups (docs/deploy.md)`,
-            lapses: epochGone,
+            statement: `the KEKs are a file on this host, not a KMS: a filesystem snapshot or backup holding that file beside the database's data keeps ${named} alive in its copy of the file, and so opens its copies of the erased content, whatever later rotations destroy in the live file; keep the file on another volume, out of the database's backups (docs/deploy.md)`,
+            lapses: { condition: 'every snapshot or backup holding both the keyring file and the database expires' },
           },
         ]
       : [];
@@ -626,14 +643,14 @@ function copiesClaims(
     {
       place: log,
       level: 'L3',
-      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}${unsealed > 0 ? ` (the ${sealing!.keys} records that had a key)` : ''}`,
+      statement: `write-ahead records of the deleted documents remain until recycled: ${sealed}${unsealed > 0 ? ` (the ${sealing!.keys} records that had a key)` : ''}${dated}`,
       lapses: epochGone,
     },
     ...inClear,
     {
       place: 'backups',
       level: 'L3',
-      statement: `copies taken before the erasure keep its rows: ${sealed}. A restored copy is replayed by lethe restore reapply-erasures before it serves (runbooks/restore-backup.md)`,
+      statement: `backups from before the erasure keep its rows: ${sealed}${dated}. A restore replays it first (lethe restore reapply-erasures, runbooks/restore-backup.md)`,
       lapses: epochGone,
     },
     {

@@ -143,7 +143,12 @@ const DELETE_CHUNK = 20_000;
 async function deleteTenantDocs(docs: Collection<{ tenant?: unknown }>, tenant: string): Promise<number> {
   let n = 0;
   for (;;) {
-    const ids = (await docs.find({ tenant }, { projection: { _id: 1 } }).limit(DELETE_CHUNK).toArray()).map((d) => d._id);
+    const ids = (
+      await docs
+        .find({ tenant }, { projection: { _id: 1 } })
+        .limit(DELETE_CHUNK)
+        .toArray()
+    ).map((d) => d._id);
     if (ids.length === 0) return n;
     n += (await docs.deleteMany({ tenant, _id: { $in: ids } })).deletedCount;
   }

@@ -69,6 +69,7 @@ export function createRuntime(config: Config, name = 'lethe', options: { spanExp
   const vault = createDataKeyVault(db, keks, {
     pollMs: config.sealing.feedPollMs,
     boundMs: config.sealing.cacheBoundMs,
+    ...(config.sealing.rotationEveryMs ? { rotationEveryMs: config.sealing.rotationEveryMs } : {}),
   });
   return {
     config,

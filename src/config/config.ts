@@ -141,6 +141,24 @@ const schema = z.object({
   /** How often each process reads the feed of destroyed data keys, and the longest it trusts its memory without it. */
   LETHE_KEY_FEED_POLL_MS: count(100, 60_000).default(1000),
   LETHE_KEY_CACHE_BOUND_MS: count(500, 300_000).default(5000),
+  /**
+   * How often the worker's Temporal Schedule rotates the KEKs (`<n>m`, `<n>h` or `<n>d`, from 15 minutes to 90 days),
+   * or `off`. A rotation is what makes an erasure's copies in the log and backups unreadable, so certificates date
+   * that lapse from this interval; only an explicit `off` leaves rotation to an operator (`lethe keys rotate`).
+   */
+  LETHE_KEK_ROTATION_EVERY: z
+    .string()
+    .regex(/^(off|[1-9][0-9]{0,5}[mhd])$/, 'must be off, or a whole number of minutes, hours or days, such as 24h')
+    .default('24h')
+    .transform((v, ctx) => {
+      if (v === 'off') return null;
+      const ms = Number(v.slice(0, -1)) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[v.slice(-1) as 'm' | 'h' | 'd'];
+      if (ms < 15 * 60_000 || ms > 90 * 86_400_000) {
+        ctx.addIssue({ code: 'custom', message: 'must be between 15m and 90d, or off' });
+        return z.NEVER;
+      }
+      return ms;
+    }),
   /** How long an access package stays downloadable before it is erased (default 7 days; at most 30). */
   LETHE_ACCESS_DELIVERY_SECONDS: count(1, 30 * 86_400).default(7 * 86_400),
   LETHE_DERIVATION_AUDIT: z.enum(['enforce', 'record']).default('enforce'),
@@ -271,7 +289,13 @@ export interface Config {
    */
   secrets: { fingerprintKeys: FingerprintKey[]; signingKeyFile?: string; signingPublicKeyFile?: string };
   /** Content sealed at rest: where the KEKs are, and how fast a destroyed data key is forgotten everywhere. */
-  sealing: { kek: KekConfig; feedPollMs: number; cacheBoundMs: number };
+  sealing: {
+    kek: KekConfig;
+    feedPollMs: number;
+    cacheBoundMs: number;
+    /** The scheduled KEK rotation's interval; null when it is off (`LETHE_KEK_ROTATION_EVERY=off`). */
+    rotationEveryMs: number | null;
+  };
   /** Access and portability requests: how long a package is kept for the DPO to download. */
   access: { deliveryWindowMs: number };
   /**
@@ -499,6 +523,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       kek: kekConfig(e),
       feedPollMs: e.LETHE_KEY_FEED_POLL_MS,
       cacheBoundMs: e.LETHE_KEY_CACHE_BOUND_MS,
+      rotationEveryMs: e.LETHE_KEK_ROTATION_EVERY,
     },
     access: { deliveryWindowMs: e.LETHE_ACCESS_DELIVERY_SECONDS * 1000 },
     tokens: {

@@ -9,6 +9,7 @@ import { retentionActivityDeps } from './retention-schedule.js';
 import { createReviewActivities } from '../../activities/review.activities.js';
 import { createDisputeActivities } from '../../activities/dispute.activities.js';
 import { createReembedActivities } from '../../activities/reembed.activities.js';
+import { createKeyActivities } from '../../activities/keys.activities.js';
 import { createAccessActivities } from '../../activities/access.activities.js';
 import { createRectificationActivities } from '../../activities/rectification.activities.js';
 import { createConsolidationActivities } from '../../activities/consolidation.activities.js';
@@ -62,6 +63,7 @@ export function disputeDepsOf(
 export function createAllActivities(runtime: Runtime, services: Services) {
   return {
     ...createConnectivityActivities({ probes: runtime.probes }),
+    ...createKeyActivities({ vault: runtime.cipher.vault, requests: services.erasureRequests, audit: services.audit }),
     ...createReembedActivities({
       memories: services.memories,
       index: services.index,

@@ -4,6 +4,7 @@ import { ConfigError } from '../config/config.js';
 import { createRuntime } from '../app/runtime.js';
 import { createLetheWorker, workflowSource } from './worker.js';
 import { createServices } from '../app/services.js';
+import { ensureKekRotationSchedule } from './kek-rotation-schedule.js';
 import { exitGracefully } from '../app/graceful-exit.js';
 import { temporalConnectionOptions } from '../config/temporal-connection.js';
 import { startMetricsListener, type MetricsListener } from '../observability/metrics-listener.js';
@@ -62,11 +63,23 @@ async function main(): Promise<void> {
   started.worker = worker;
   // Every registered tenant's hourly sweep exists again, whatever happened to the schedules meanwhile.
   const schedules = await services.retentionScheduler.ensureAll();
+  // The KEK rotation runs on the configured interval, which certificates date the copies' lapse from.
+  const kekRotation = await ensureKekRotationSchedule({
+    client: services.temporalClient,
+    taskQueue: config.temporal.taskQueue,
+    everyMs: config.sealing.rotationEveryMs,
+  });
   // Which workflow code runs: a release's prebuilt bundle, or the sources bundled at start.
   const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
   started.running = worker.run();
   runtime.log.info(
-    { taskQueue: config.temporal.taskQueue, retentionSchedules: schedules, workflows, node: process.version },
+    {
+      taskQueue: config.temporal.taskQueue,
+      retentionSchedules: schedules,
+      kekRotation: { schedule: kekRotation, everyMs: config.sealing.rotationEveryMs },
+      workflows,
+      node: process.version,
+    },
     'worker started',
   );
   await started.running;

@@ -4,6 +4,7 @@
  * `partial` under a legal hold, one in `needs-dpo` for copies found outside its closure. A deploy must replay them.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
@@ -11,6 +12,7 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessWorkflowId } from '../../src/temporal/access-gateway.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../support/app.js';
+import { testConfig } from '../support/harness.js';
 import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../support/erasure-fixture.js';
 import { disputeAbout, signOff } from '../support/side-records-fixture.js';
 import { sampleEvent, sampleMemory, statedBatch } from '../support/samples.js';
@@ -198,17 +200,47 @@ describe('recording a history of every workflow type', () => {
     }
     expect(recorded.map((r) => r.name)).toContain('ingest-batch');
 
-    fs.mkdirSync(HISTORIES, { recursive: true });
-    for (const { name, workflowId } of recorded) {
-      const history = await client.workflow.getHandle(workflowId).fetchHistory();
-      // protobufjs's own JSON form of the message (enums by name, 64-bit numbers and bytes as strings).
-      const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history), {
-        longs: String,
-        enums: String,
-        bytes: String,
-      });
-      fs.writeFileSync(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(json, null, 1)}\n`);
-    }
+    for (const { name, workflowId } of recorded) await writeHistory(client, name, workflowId);
     expect(fs.readdirSync(HISTORIES).length).toBeGreaterThanOrEqual(recorded.length);
   });
+
+  it('runs a KEK rotation on a database and keyring of its own and writes its history', async () => {
+    // A rotation re-wraps every key of the vault it runs on and destroys older epochs: not the stack's shared one.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-record-rotation-'));
+    const uri = new URL(testConfig().mongo.uri);
+    uri.pathname = `/lethe_record_rotation_${randomUUID().slice(0, 8)}`;
+    const own = await startTestApp({
+      config: { MONGODB_URI: uri.toString(), LETHE_KEK_FILE: path.join(dir, 'kek.json') },
+    });
+    try {
+      // A key to re-wrap, so the history holds a re-wrap that did some work.
+      const tenant = uniqueTenant();
+      const written = await own.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/batches`,
+        token: await own.token(tenant, ['agent']),
+        payload: { events: [sampleEvent()], memories: [sampleMemory()] },
+      });
+      expect(written.statusCode, written.body).toBe(201);
+      const workflowId = `kek-rotation-record-${randomUUID().slice(0, 8)}`;
+      await own.worker.client.workflow.execute('kekRotation', { taskQueue: own.worker.taskQueue, workflowId });
+      await writeHistory(own.worker.client, 'kek-rotation', workflowId);
+    } finally {
+      await own.runtime.db.dropDatabase().catch(() => undefined);
+      await own.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+async function writeHistory(client: TestApp['worker']['client'], name: string, workflowId: string): Promise<void> {
+  fs.mkdirSync(HISTORIES, { recursive: true });
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  // protobufjs's own JSON form of the message (enums by name, 64-bit numbers and bytes as strings).
+  const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history), {
+    longs: String,
+    enums: String,
+    bytes: String,
+  });
+  fs.writeFileSync(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(json, null, 1)}\n`);
+}

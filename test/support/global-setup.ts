@@ -19,6 +19,9 @@ export default async function setup(): Promise<() => Promise<void>> {
   const since = new Date(Date.now() - 5_000);
   // The suite runs the local development configuration (LETHE_ENV has no default); the test workers inherit it.
   process.env.LETHE_ENV ??= 'development';
+  // The suite's processes share the stack's keyring: a scheduled rotation firing mid-run would destroy epochs under
+  // tests that count them. The tests of the schedule set an interval of their own.
+  process.env.LETHE_KEK_ROTATION_EVERY ??= 'off';
   const stack = loadStackConfig();
   execFileSync(process.execPath, ['--import', 'tsx', path.join(stack.repoDir, 'stack', 'cli.ts'), 'ensure'], {
     stdio: 'inherit',

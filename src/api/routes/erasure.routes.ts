@@ -3,7 +3,12 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { ErasureGateway } from '../../temporal/erasure-gateway.js';
 import type { ErasureRequestStore } from '../../governance/erasure/erasure-request-store.js';
-import { ErasureFilingSchema, lapseEpochs, type ErasureRequest } from '../../governance/erasure/erasure-request.js';
+import {
+  copiesLapseDue,
+  ErasureFilingSchema,
+  lapseEpochs,
+  type ErasureRequest,
+} from '../../governance/erasure/erasure-request.js';
 import { FINDINGS_DECISIONS } from '../../governance/erasure/copy-findings.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
@@ -157,6 +162,8 @@ export function registerErasureRoutes(
           epoch: found.shredding.epoch,
           epochs: lapseEpochs(found.shredding),
           lapsedAt,
+          // By when the scheduled rotation promised it (null when rotation was left to an operator).
+          lapseDue: copiesLapseDue(found.shredding)?.toISOString() ?? null,
           epochDestroyedAt: epoch?.destroyedAt?.toISOString() ?? null,
           ...(epoch?.materialDeletedBy ? { epochMaterialDeletedBy: epoch.materialDeletedBy.toISOString() } : {}),
         },

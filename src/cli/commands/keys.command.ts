@@ -43,10 +43,14 @@ export function registerKeyCommands(program: Command): void {
     )
     .action(async () => {
       const config = loadConfig();
-      const [{ createRuntime }, { rotateKeks }] = await Promise.all([
-        import('../../app/runtime.js'),
-        import('../../substrate/crypto/kek-rotation.js'),
-      ]);
+      const [{ createRuntime }, { rotateKeks }, { recordDestroyedEpochs }, { createMongoAuditLog }, requestStore] =
+        await Promise.all([
+          import('../../app/runtime.js'),
+          import('../../substrate/crypto/kek-rotation.js'),
+          import('../../governance/keys/epoch-destruction.js'),
+          import('../../governance/audit/mongo-audit-log.js'),
+          import('../../governance/erasure/erasure-request-store.js'),
+        ]);
       const runtime = createRuntime(config, 'lethe-keys');
       const json = (program.opts() as { json?: boolean }).json;
       try {
@@ -57,11 +61,21 @@ export function registerKeyCommands(program: Command): void {
           settleMs: SETTLE_MS,
           onProgress: (done) => process.stderr.write(`re-wrapped ${done}\r`),
         });
+        // The same entries the scheduled rotation makes: each tenant whose erasures waited on an epoch is told.
+        const recorded = await recordDestroyedEpochs(
+          {
+            requests: requestStore.createMongoErasureRequestStore(runtime.db),
+            audit: createMongoAuditLog(runtime.db),
+            keks: vault.keks,
+          },
+          outcome.destroyed,
+          'lethe-keys-rotate',
+        );
         const ms = Date.now() - started;
         process.stdout.write(
           json
-            ? `${JSON.stringify({ ...outcome, ms })}\n`
-            : `epoch ${outcome.epoch} current; ${outcome.rewrapped} data keys re-wrapped; destroyed epochs: ${outcome.destroyed.join(', ') || 'none'} (${ms} ms)\n`,
+            ? `${JSON.stringify({ ...outcome, recorded, ms })}\n`
+            : `epoch ${outcome.epoch} current; ${outcome.rewrapped} data keys re-wrapped; destroyed epochs: ${outcome.destroyed.join(', ') || 'none'}; ${recorded} audit entries (${ms} ms)\n`,
         );
         if (outcome.kept.length > 0) {
           throw new CliError(

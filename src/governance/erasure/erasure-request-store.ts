@@ -55,6 +55,8 @@ export interface ErasureRequestStore {
   idsHeldBy(tenant: string, holdId: string): Promise<string[]>;
   /** Open requests across all tenants: counts per state, the oldest one's receipt and the earliest due date. */
   backlog(): Promise<ErasureBacklog>;
+  /** Per tenant, how many purged requests' copies waited on this KEK epoch's destruction (`lapseEpochs`). */
+  awaitingEpoch(epoch: number): Promise<{ tenant: string; requests: number }[]>;
 }
 
 export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
@@ -97,6 +99,8 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
       await requests.createIndex({ state: 1, receivedAt: 1 });
       await requests.createIndex({ state: 1, dueAt: 1 });
+      await requests.createIndex({ 'shredding.liveEpochs': 1 });
+      await requests.createIndex({ 'shredding.epoch': 1 });
     },
     async create({ selector, ...request }) {
       let stored: { request: ErasureRequest; created: boolean };
@@ -197,6 +201,19 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
     async idsHeldBy(tenant, holdId) {
       const docs = await requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();
       return docs.filter((d) => d.state === 'partial').map((d) => d._id);
+    },
+    async awaitingEpoch(epoch) {
+      // Two equalities rather than an $or, which the local server answers with a scan: requests that recorded every
+      // live epoch, and older ones that recorded only the current one.
+      const [live, only] = await Promise.all([
+        requests.find({ 'shredding.liveEpochs': epoch }, { projection: { tenant: 1 } }).toArray(),
+        requests
+          .find({ 'shredding.epoch': epoch, 'shredding.liveEpochs': { $exists: false } }, { projection: { tenant: 1 } })
+          .toArray(),
+      ]);
+      const perTenant = new Map<string, number>();
+      for (const { tenant } of [...live, ...only]) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
+      return [...perTenant].map(([tenant, n]) => ({ tenant, requests: n }));
     },
     async backlog() {
       // One equality per state (the local server scans for $in), each a count and two one-row index reads.

@@ -158,6 +158,26 @@ export interface ShreddingRecord {
   liveEpochs?: number[];
   /** The longest a destroyed key can still open content in any process, in ms. */
   boundMs: number;
+  /**
+   * The scheduled KEK rotation's interval at the purge: the copies' lapse is dated from it. Absent when rotation was
+   * left to an operator (and on requests purged before it was recorded).
+   */
+  rotationEveryMs?: number;
+}
+
+/**
+ * How long one scheduled rotation may run (its workflow's run timeout), re-wrapping every live key: the lapse date
+ * allows for it after the interval.
+ */
+export const ROTATION_RUN_ALLOWANCE_MS = 6 * 3_600_000;
+
+/**
+ * By when the scheduled rotation destroys every epoch live at the purge, and with them the last way to open the log's
+ * and backups' copies: the purge, one interval, one run. Null when rotation was left to an operator.
+ */
+export function copiesLapseDue(shredding: Pick<ShreddingRecord, 'at' | 'rotationEveryMs'>): Date | null {
+  if (!shredding.rotationEveryMs) return null;
+  return new Date(new Date(shredding.at).getTime() + shredding.rotationEveryMs + ROTATION_RUN_ALLOWANCE_MS);
 }
 
 /** The epochs whose destruction the copies' lapse waits for: every one live at the purge (older requests: its own). */

@@ -89,7 +89,7 @@ export interface DataKeyVault {
    * certificate names of the shredding. A copy of a destroyed data key kept in the log or a backup is wrapped under
    * one of the epochs live when it was written, so it lapses only once all of those are destroyed.
    */
-  state(): Promise<{ kek: string; epoch: number; liveEpochs: number[]; boundMs: number }>;
+  state(): Promise<{ kek: string; epoch: number; liveEpochs: number[]; boundMs: number; rotationEveryMs?: number }>;
   /**
    * Destroys every key of the records (idempotent); returns how many of the records had one before this call.
    * `beforeDestroy` is given that count once it is known and before any key is destroyed.
@@ -110,6 +110,8 @@ export interface DataKeyVault {
 export interface VaultTiming {
   pollMs: number;
   boundMs: number;
+  /** The scheduled KEK rotation's interval, if one runs: by when a destroyed key's copies lapse. */
+  rotationEveryMs?: number;
 }
 
 export const DEFAULT_VAULT_TIMING: VaultTiming = { pollMs: 1000, boundMs: 5000 };
@@ -331,6 +333,7 @@ export function createDataKeyVault(
         epoch: epochs[epochs.length - 1]!.epoch,
         liveEpochs: epochs.filter((e) => e.destroyedAt === null).map((e) => e.epoch),
         boundMs: timing.boundMs,
+        ...(timing.rotationEveryMs ? { rotationEveryMs: timing.rotationEveryMs } : {}),
       };
     },
     async keysFor(tenant, ids) {

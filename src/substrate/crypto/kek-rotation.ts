@@ -30,6 +30,19 @@ export async function rotateKeks(
   let rewrapped = await vault.rewrapOlderThan(epoch, options.onProgress);
   await new Promise((resolve) => setTimeout(resolve, options.settleMs));
   rewrapped += await vault.rewrapOlderThan(epoch, options.onProgress);
+  const { destroyed, kept } = await destroyOlderEpochs(vault, keks, epoch);
+  return { epoch, rewrapped, destroyed, kept, tombsSwept: await vault.sweepTombs() };
+}
+
+/**
+ * Destroys every live epoch older than `epoch` that wraps no data key any more, and names those that still do.
+ * Idempotent: an epoch destroyed already is not looked at again.
+ */
+export async function destroyOlderEpochs(
+  vault: Pick<DataKeyVault, 'countUnder'>,
+  keks: KeyEncryptionKeys,
+  epoch: number,
+): Promise<{ destroyed: number[]; kept: number[] }> {
   const destroyed: number[] = [];
   const kept: number[] = [];
   for (const older of (await keks.epochs()).filter((e) => e.epoch < epoch && e.destroyedAt === null)) {
@@ -40,5 +53,5 @@ export async function rotateKeks(
     await keks.destroyEpoch(older.epoch);
     destroyed.push(older.epoch);
   }
-  return { epoch, rewrapped, destroyed, kept, tombsSwept: await vault.sweepTombs() };
+  return { destroyed, kept };
 }

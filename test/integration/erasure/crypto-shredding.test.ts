@@ -14,6 +14,7 @@ import { testConfig, testRuntime } from '../../support/harness.js';
 import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { backUpTenant, restoreTenant, type TenantBackup } from '../../support/tenant-backup.js';
 import { grepFiles } from '../../support/data-files.js';
+import { shreddingShown as shreddingShownOn } from '../../support/shredding-page.js';
 import { checkpoint, dumpDatabase, postgresDataDirectory, relationOf } from '../../support/postgres-cluster.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -68,24 +69,7 @@ describe.each([
       token: await app.token(graph.tenant, ['agent'], graph.writer),
     });
   const memoryControl = () => graph.control.filter((id) => id.startsWith('mem_'));
-  const shreddingShown = async () => {
-    const response = await app.request({
-      method: 'GET',
-      url: `/v1/tenants/${graph.tenant}/erasure-requests/${requestId}`,
-      token: await app.token(graph.tenant, ['dpo']),
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json<{
-      shredding: {
-        epoch: number;
-        epochs: number[];
-        lapsedAt: string | null;
-        boundMs: number;
-        epochDestroyedAt: string | null;
-        epochMaterialDeletedBy?: string;
-      };
-    }>().shredding;
-  };
+  const shreddingShown = () => shreddingShownOn(app, graph.tenant, requestId);
   const rawRows = async () => [
     ...(await app.runtime.db.collection(Collections.events).find({ tenant: graph.tenant }).toArray()),
     ...(await app.runtime.db.collection(Collections.memories).find({ tenant: graph.tenant }).toArray()),

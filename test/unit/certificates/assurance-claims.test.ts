@@ -105,4 +105,35 @@ describe('assurance claims', () => {
     expect(kms.some((a) => a.place.startsWith('keyring:'))).toBe(false);
     expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: claims })).not.toThrow();
   });
+
+  it('dates the lapse of the log and backup copies when rotation is scheduled, within the schema, at the widest', () => {
+    const dated = (rotationEveryMs: number, kek = 'local-file') =>
+      assuranceClaims({
+        backend: 'postgresql',
+        indexName: 'i',
+        probes,
+        compacted: COMPACTED,
+        shredding: { ...shredding, kek, epoch: 5, liveEpochs: [2, 3, 4, 5], rotationEveryMs },
+        sealing: { records: 1_000_000_000, keys: 999_999_999 },
+      });
+    // The purge at 2026-12-01T00:00Z, one day's interval, six hours for the run.
+    const claims = dated(86_400_000);
+    for (const place of ['postgresql:wal', 'backups']) {
+      const claim = claims.find((a) => a.place === place)!;
+      expect(claim.lapses, place).toEqual({ at: '2026-12-02T06:00:00.000Z' });
+      expect(claim.statement).toContain('the rotation scheduled every 1 d destroys them by the lapse date');
+      expect(claim.statement).toContain('(audit chain: kek.epoch-destroyed)');
+    }
+    // Rows that had no key are not dated by a rotation; a snapshot's keyring file is not reached by one.
+    expect(claims.find((a) => a.place === 'postgresql:wal:unsealed')?.lapses).toMatchObject({
+      condition: expect.any(String),
+    });
+    expect(claims.find((a) => a.place === 'keyring:local-file')?.lapses).toMatchObject({
+      condition: expect.stringContaining('snapshot or backup holding both'),
+    });
+    expect(dated(90 * 60_000).find((a) => a.place === 'backups')?.statement).toContain('scheduled every 90 min');
+    // The widest statement: a KMS's waiting period, four epochs, the largest counts.
+    for (const widest of [dated(90 * 86_400_000, 'aws-kms'), claims])
+      expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: widest })).not.toThrow();
+  });
 });

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/config.js';
+import { envRefusal, minimalEnv } from '../../support/config-refusal.js';
+
+const base = { ...minimalEnv, LETHE_ENV: 'test' };
+const every = (value?: string) =>
+  parseConfig(value === undefined ? base : { ...base, LETHE_KEK_ROTATION_EVERY: value }).sealing.rotationEveryMs;
+
+describe('the scheduled KEK rotation’s interval', () => {
+  it('rotates daily unless told otherwise, and is off only when set off', () => {
+    expect(every()).toBe(86_400_000);
+    expect(every('off')).toBeNull();
+    expect(every('15m')).toBe(900_000);
+    expect(every('6h')).toBe(21_600_000);
+    expect(every('90d')).toBe(90 * 86_400_000);
+  });
+
+  it('refuses at boot, naming the variable, what is not an interval or is out of bounds', () => {
+    for (const value of ['', 'OFF', 'never', '0h', '14m', '91d', '24', '1.5h', '-1d', '24 h', '1w', '1d\u0000', '٣h'])
+      expect(envRefusal({ LETHE_KEK_ROTATION_EVERY: value }).variable, JSON.stringify(value)).toBe(
+        'LETHE_KEK_ROTATION_EVERY',
+      );
+  });
+});
