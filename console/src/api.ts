@@ -1,4 +1,5 @@
 import type { Session } from './session.js';
+import { sendRetryingClosedConnection } from '../../src/shared/closed-connection-retry.js';
 
 /** An API refusal as the page shows it: status, the API's message (which names the field) and the field. */
 export class ApiError extends Error {
@@ -25,6 +26,8 @@ interface CallOptions {
   method?: 'GET' | 'POST';
   body?: unknown;
   query?: Record<string, string | number | undefined>;
+  /** A write's key: sent as `Idempotency-Key`, it makes the write safe to send again after a closed connection. */
+  idempotencyKey?: string;
 }
 
 /** A call to the tenant's API: `/v1/tenants/{tenant}{path}`, with the token as a bearer header. */
@@ -32,17 +35,23 @@ async function call(session: Session, path: string, options: CallOptions = {}): 
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined && v !== '') query.set(k, String(v));
   const url = `/v1/tenants/${encodeURIComponent(session.tenant)}${path}${query.size ? `?${query}` : ''}`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: options.method ?? 'GET',
+  const method = options.method ?? 'GET';
+  const send = () =>
+    fetch(url, {
+      method,
       headers: {
         authorization: `Bearer ${session.token}`,
         ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {}),
       },
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
       cache: 'no-store',
     });
+  // Reads, and writes under a key, are sent once more if a kept-alive connection closed under them.
+  const repeatable = method === 'GET' || options.idempotencyKey !== undefined;
+  let response: Response;
+  try {
+    response = await (repeatable ? sendRetryingClosedConnection(send) : send());
   } catch {
     throw new ApiError(0, 'the API could not be reached', 'network');
   }
@@ -69,6 +78,9 @@ export async function getText(session: Session, path: string, query?: CallOption
   return (await call(session, path, query ? { query } : {})).text();
 }
 
-export async function postJson<T>(session: Session, path: string, body?: unknown): Promise<T> {
-  return (await call(session, path, { method: 'POST', body: body ?? {} })).json() as Promise<T>;
+/** `idempotencyKey`: for a write the API answers once per key (a filing's `requestKey`, a batch's header). */
+export async function postJson<T>(session: Session, path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
+  return (
+    await call(session, path, { method: 'POST', body: body ?? {}, ...(idempotencyKey ? { idempotencyKey } : {}) })
+  ).json() as Promise<T>;
 }

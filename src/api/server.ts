@@ -31,6 +31,7 @@ import { guardPresentedContent } from './presenters.js';
 import { defaultApiLimits, type ApiLimits } from '../config/config.js';
 import { registerAddressRateLimit, registerPrincipalRateLimits } from './rate-limits.js';
 import { registerMetrics } from './metrics.routes.js';
+import { limitConnectionsPerAddress } from './connection-limit.js';
 
 /** A tenant-scoped route and the action its role gate checks (the auth test table is generated from these). */
 export interface TenantRoute {
@@ -73,7 +74,8 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     loggerInstance: deps.log as FastifyBaseLogger,
     bodyLimit: http.bodyLimitBytes,
     // A client that holds a socket idle, or sends its request slowly (slow loris), is cut off: requests are checked
-    // every second rather than Node's default 30 s, so a short request timeout is kept.
+    // every second rather than Node's default 30 s, so a short request timeout is kept. The headers timeout runs from
+    // a request's first byte, not over a kept-alive connection's idle wait, so it need not exceed the keep-alive.
     connectionTimeout: http.connectionTimeoutMs,
     requestTimeout: http.requestTimeoutMs,
     keepAliveTimeout: http.keepAliveTimeoutMs,
@@ -83,6 +85,9 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
     },
     ajv: { customOptions: { removeAdditional: false, allErrors: false } },
   });
+  limitConnectionsPerAddress(app.server, http.connectionsPerAddress, (refused) =>
+    app.log.warn({ refused, perAddress: http.connectionsPerAddress }, 'connections past the per-address cap closed'),
+  );
   await app.register(swagger, {
     openapi: {
       info: { title: 'Lethe API', version: '0.1.0' },

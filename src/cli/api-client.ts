@@ -1,24 +1,39 @@
 import { CliError, ExitCode, exitCodeForStatus } from './exit-codes.js';
+import { sendRetryingClosedConnection } from '../shared/closed-connection-retry.js';
+
+/** Options of a write: its `Idempotency-Key`, which also makes it safe to send again after a closed connection. */
+export interface WriteOptions {
+  idempotencyKey?: string;
+}
 
 /** A thin HTTP client for the Lethe API; errors become one-line CLI errors with a meaningful exit code. */
 export function createApiClient(baseUrl: string, token: string | undefined) {
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
-    try {
-      response = await fetch(new URL(path, baseUrl), {
+  /** Reads, and writes under a key, are sent once more if a kept-alive connection closed under them. */
+  async function send(method: string, path: string, body?: unknown, options: WriteOptions = {}): Promise<Response> {
+    const { idempotencyKey } = options;
+    const request = () =>
+      fetch(new URL(path, baseUrl), {
         method,
         headers: {
           ...(token ? { authorization: `Bearer ${token}` } : {}),
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
         },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
+    const repeatable = method === 'GET' || idempotencyKey !== undefined;
+    try {
+      return await (repeatable ? sendRetryingClosedConnection(request) : request());
     } catch {
       throw new CliError(
         `cannot reach the Lethe API at ${baseUrl} (set LETHE_API_URL or start it: npm run api)`,
         ExitCode.unavailable,
       );
     }
+  }
+
+  async function call<T>(method: string, path: string, body?: unknown, options?: WriteOptions): Promise<T> {
+    const response = await send(method, path, body, options);
     const text = await response.text();
     if (!response.ok) {
       let message = `${response.status} ${response.statusText}`;
@@ -34,13 +49,9 @@ export function createApiClient(baseUrl: string, token: string | undefined) {
   }
   return {
     get: <T>(path: string) => call<T>('GET', path),
-    post: <T>(path: string, body: unknown) => call<T>('POST', path, body),
+    post: <T>(path: string, body: unknown, options?: WriteOptions) => call<T>('POST', path, body, options),
     async getText(path: string): Promise<string> {
-      const response = await fetch(new URL(path, baseUrl), {
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-      }).catch(() => {
-        throw new CliError(`cannot reach the Lethe API at ${baseUrl}`, ExitCode.unavailable);
-      });
+      const response = await send('GET', path);
       if (!response.ok)
         throw new CliError(`${response.status} ${response.statusText}`, exitCodeForStatus(response.status));
       return response.text();

@@ -25,7 +25,14 @@ const limitsSchema = z.object({
   LETHE_QUOTA_STORED_BYTES: count(1, Number.MAX_SAFE_INTEGER).default(10 * 1024 ** 3),
   LETHE_HTTP_CONNECTION_TIMEOUT_MS: count(1000, 3_600_000).default(120_000),
   LETHE_HTTP_REQUEST_TIMEOUT_MS: count(100, 600_000).default(30_000),
-  LETHE_HTTP_KEEP_ALIVE_TIMEOUT_MS: count(100, 600_000).default(5_000),
+  /**
+   * How long an idle kept-alive connection stays open. It must outlast the idle timeout of whatever reuses the
+   * connection (AWS ALB and nginx: 60 s), or the balancer, or a client busy past the timeout, sends a request on a
+   * socket the server has just closed, and the request is lost.
+   */
+  LETHE_HTTP_KEEP_ALIVE_TIMEOUT_MS: count(100, 600_000).default(65_000),
+  /** Connections one client address may hold open at once, idle or not: kept-alive sockets are not free to hoard. */
+  LETHE_HTTP_CONNECTIONS_PER_ADDRESS: count(1, 100_000).default(256),
   LETHE_HTTP_BODY_LIMIT_BYTES: count(1024, 64 * 1024 ** 2).default(1024 ** 2),
 });
 
@@ -218,7 +225,13 @@ export type EmbedderConfig =
 export interface ApiLimits {
   rate: { perPrincipal: number; perTenant: number; perAddress: number };
   quota: { writesPerDay: number; storedBytes: number };
-  http: { connectionTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; bodyLimitBytes: number };
+  http: {
+    connectionTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    connectionsPerAddress: number;
+    bodyLimitBytes: number;
+  };
 }
 
 function apiLimits(e: z.infer<typeof limitsSchema>): ApiLimits {
@@ -233,6 +246,7 @@ function apiLimits(e: z.infer<typeof limitsSchema>): ApiLimits {
       connectionTimeoutMs: e.LETHE_HTTP_CONNECTION_TIMEOUT_MS,
       requestTimeoutMs: e.LETHE_HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: e.LETHE_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      connectionsPerAddress: e.LETHE_HTTP_CONNECTIONS_PER_ADDRESS,
       bodyLimitBytes: e.LETHE_HTTP_BODY_LIMIT_BYTES,
     },
   };

@@ -37,11 +37,14 @@ export function AccessRequests(props: { session: Session }) {
     setError(undefined);
     setBusy(true);
     try {
-      // One key per filing made here: a retried click files nothing twice while this one is in flight.
-      await postJson(props.session, '/subject-rights/access', {
-        selector: { subjectId: subject.trim() },
-        requestKey: crypto.randomUUID(),
-      });
+      // One key per filing made here: a retried click, or a resend after a closed connection, files nothing twice.
+      const requestKey = crypto.randomUUID();
+      await postJson(
+        props.session,
+        '/subject-rights/access',
+        { selector: { subjectId: subject.trim() }, requestKey },
+        requestKey,
+      );
       setSubject('');
       list.reload();
     } catch (e) {

@@ -46,12 +46,14 @@ export function Rectifications(props: { session: Session }) {
     }
     setBusy(true);
     try {
-      await postJson(props.session, '/subject-rights/rectification', {
-        requestKey: crypto.randomUUID(),
-        memoryId: memoryId.trim(),
-        content,
-        eraseInaccurate: erase,
-      });
+      // Filing again under the same key returns the same request: safe to resend after a closed connection.
+      const requestKey = crypto.randomUUID();
+      await postJson(
+        props.session,
+        '/subject-rights/rectification',
+        { requestKey, memoryId: memoryId.trim(), content, eraseInaccurate: erase },
+        requestKey,
+      );
       setMemoryId('');
       setContent('');
       setErase(false);

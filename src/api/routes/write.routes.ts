@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WriteGateway } from '../../temporal/write-gateway.js';
 import {
   EventInputSchema,
@@ -7,7 +7,7 @@ import {
   type WriteBatch,
 } from '../../ingestion/write-schemas.js';
 import { parseOrThrow } from '../../shared/validation.js';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError, validationError } from '../../shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { roleAllows } from '../../governance/auth/permissions.js';
 import { disclosedRefusal } from '../../ingestion/refusal-disclosure.js';
@@ -16,21 +16,50 @@ import { jsonSchemaOf } from './json-schema.js';
 import type { WriteQuota } from '../../ingestion/write-quota.js';
 import { toApiError, type WorkflowCallContext } from '../workflow-errors.js';
 
-/** A write's workflow is new each time (its id is its stage's): it is never found finished or already started. */
+/**
+ * A write's workflow is new each time (its id is its stage's), or, under an idempotency key, the gateway answers a
+ * repeat itself: it is never found finished or already started here.
+ */
 const WRITE_CONTEXT: WorkflowCallContext = { field: 'batch', finished: 'batch: already written' };
+
+/** Printable ASCII without spaces, as clients generate them (a UUID, a hash); long enough for either. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,128}$/;
+
+/** Declared for the OpenAPI document; checked by `idempotencyKeyOf`, which names the header when it refuses one. */
+const idempotencyHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      description: 'One write per key and principal: a repeat answers the first write and writes nothing',
+    },
+  },
+} as const;
+
+/** The request's `Idempotency-Key`, if it sent one; a malformed key is refused naming the header. */
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))
+    throw validationError('Idempotency-Key', 'one key of 1 to 128 printable ASCII characters, without spaces');
+  return key;
+}
 
 /**
  * Writes: validated here, checked against the tenant's quotas, then staged and carried by the ingestion workflow;
  * the answer waits for it.
  */
 export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteGateway; quota: WriteQuota }): void {
-  const submit = async (principal: ReturnType<typeof principalOf>, batch: WriteBatch) => {
+  const submit = async (request: FastifyRequest, batch: WriteBatch) => {
+    const principal = principalOf(request);
+    const key = idempotencyKeyOf(request);
     const grant = await deps.quota.admit(principal.tenant, batch);
-    const result = await deps.writes.submit(principal, batch).catch(async (error: unknown) => {
+    const result = await deps.writes.submit(principal, batch, key).catch(async (error: unknown) => {
       await grant.nothingStored();
       throw toApiError(error, WRITE_CONTEXT);
     });
-    if (result.refused) await grant.nothingStored();
+    // A repeat under an idempotency key stored nothing: its records were counted by the write it repeats.
+    if (result.refused || result.repeated) await grant.nothingStored();
     else await grant.stored(result);
     if (result.refused) {
       const seen = disclosedRefusal(result.refused, roleAllows(principal.roles, 'erasure.read'));
@@ -46,13 +75,14 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
       schema: {
         summary: 'Ingest one event',
         params: tenantParams,
+        headers: idempotencyHeaders,
         body: jsonSchemaOf(EventInputSchema),
         response: errorResponses,
       },
     },
     async (request, reply) => {
       const event = parseOrThrow(EventInputSchema, request.body);
-      const result = await submit(principalOf(request), { events: [event], memories: [] });
+      const result = await submit(request, { events: [event], memories: [] });
       const outcome = result.events[0]!;
       return reply.code(outcome.outcome === 'duplicate' ? 200 : 201).send(outcome);
     },
@@ -65,13 +95,14 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
       schema: {
         summary: 'Write one memory',
         params: tenantParams,
+        headers: idempotencyHeaders,
         body: jsonSchemaOf(MemoryInputSchema),
         response: errorResponses,
       },
     },
     async (request, reply) => {
       const memory = parseOrThrow(MemoryInputSchema, request.body);
-      const result = await submit(principalOf(request), { events: [], memories: [memory] });
+      const result = await submit(request, { events: [], memories: [memory] });
       return reply.code(201).send(result.memories[0]);
     },
   );
@@ -83,13 +114,14 @@ export function registerWriteRoutes(app: FastifyInstance, deps: { writes: WriteG
       schema: {
         summary: 'Ingest a batch of events and memories in one workflow (all or nothing)',
         params: tenantParams,
+        headers: idempotencyHeaders,
         body: jsonSchemaOf(WriteBatchSchema),
         response: errorResponses,
       },
     },
     async (request, reply) => {
       const batch = parseOrThrow(WriteBatchSchema, request.body);
-      const result = await submit(principalOf(request), batch);
+      const result = await submit(request, batch);
       return reply.code(201).send({ events: result.events, memories: result.memories, indexed: result.indexed });
     },
   );

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../exit-codes.js';
@@ -57,7 +58,10 @@ export function registerIngestCommand(program: Command, context: () => CliContex
       const totals = { events: 0, duplicates: 0, memories: 0, candidates: 0 };
       const answers: BatchAnswer[] = [];
       for (const batch of readBatches(file)) {
-        const answer = await ctx.api.post<BatchAnswer>(`/v1/tenants/${ctx.tenant}/batches`, batch);
+        // A key per batch: sent again after a closed connection, the batch is answered, not written twice.
+        const answer = await ctx.api.post<BatchAnswer>(`/v1/tenants/${ctx.tenant}/batches`, batch, {
+          idempotencyKey: randomUUID(),
+        });
         answers.push(answer);
         totals.events += answer.events.filter((e) => e.outcome !== 'duplicate').length;
         totals.duplicates += answer.events.filter((e) => e.outcome === 'duplicate').length;
