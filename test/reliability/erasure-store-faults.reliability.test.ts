@@ -158,6 +158,24 @@ const SERVER_NAME: Record<FaultyServer, string> = {
   smtp: 'SMTP',
 };
 
+/**
+ * How each server's failure reads in an activity's failure: a client error that names it (the MongoDB driver for
+ * FerretDB, and for the PostgreSQL under it, whose failures FerretDB answers as server errors; the search index
+ * adapter; the mail transport), or, for Temporal, the attempt timing out while the server could not hear it. A call
+ * hung on a paused server may instead end by its attempt's own timeout.
+ */
+const FAILURE_NAMING: Record<FaultyServer, RegExp> = {
+  elasticsearch: /search index|elasticsearch|ConnectionError|TimeoutError|ResponseError/i,
+  ferretdb: /Mongo|PoolCleared/,
+  postgres: /Mongo/,
+  temporal: /Heartbeat timeout|StartToClose timeout/i,
+  smtp: /ESOCKET|ECONNREFUSED|ECONNRESET|ETIMEDOUT|SMTP/i,
+};
+
+function namesFault(s: Scenario, failure: string): boolean {
+  return FAILURE_NAMING[s.server].test(failure) || (s.fault === 'pause' && /timeout/i.test(failure));
+}
+
 function titleOf(s: Scenario): string {
   const what = s.fault === 'pause' ? 'paused (SIGSTOP)' : s.server === 'smtp' ? 'stopped' : 'restarted';
   return `${SERVER_NAME[s.server]} ${what} mid-${s.step}`;
@@ -452,6 +470,11 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
         // The fault reached the step: its activity failed or was retried before the request completed.
         const attempts = await activityAttempts(handle, activity);
         expect(attempts.retried + attempts.failed, `${activity} failed or retried`).toBeGreaterThan(0);
+        // ...because of this fault: a failure of the step's activity names the faulted server.
+        expect(
+          attempts.failures.some((f) => namesFault(scenario, f)),
+          `a failure of ${activity} names ${SERVER_NAME[scenario.server]}: ${JSON.stringify(attempts.failures)}`,
+        ).toBe(true);
         expect(attempts.completed, `${activity} completed in the end`).toBeGreaterThan(0);
         rows.push({
           scenario: `${scenario.server}/${scenario.fault}/${scenario.step}`,
