@@ -23,6 +23,8 @@ import type { TombstoneStore } from '../../src/substrate/tombstones/tombstone-st
 import { ErrorType } from '../../src/shared/errors.js';
 import type { Metrics } from '../../src/observability/metrics.port.js';
 import { isEvent, locateRecordIds } from '../../src/governance/erasure/locate.js';
+import type { SnapshotHorizon } from '../../src/substrate/postgres/snapshot-horizon.js';
+import type { ProvedCompactionOptions } from '../../src/substrate/postgres/proved-compaction.js';
 
 export interface ErasureActivityDeps {
   db: Db;
@@ -49,6 +51,10 @@ export interface ErasureActivityDeps {
   erasurePolicy: PolicyDocument;
   dpoEmail: string;
   operatorEmail: string;
+  /** The PostgreSQL under FerretDB's snapshot horizon: the compaction waits for it, and says what it found. */
+  snapshots?: SnapshotHorizon;
+  /** How long the compaction waits for older snapshots (default a minute). */
+  provedCompaction?: ProvedCompactionOptions;
   /** Records purged per heartbeat. */
   purgeChunk?: number;
   /** Where each step's duration is reported (the operator's metrics). */

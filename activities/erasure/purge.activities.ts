@@ -4,6 +4,7 @@ import { sampleKey, sentenceSamples } from '../../src/governance/erasure/copy-fi
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
 import { compactCollections } from '../../src/substrate/mongo/compaction.js';
+import { compactProved } from '../../src/substrate/postgres/proved-compaction.js';
 import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
 import type { Selector } from '../../src/governance/erasure/erasure-request.js';
 import type { PurgeResult, ReachedIndex } from '../../src/substrate/search/search-index.port.js';
@@ -410,8 +411,10 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
 
     /** Step 4d: rewrite the MongoDB collections that held the records (compact, force). */
     async compactStores(ref: ErasureRef): Promise<{ collections: number }> {
-      const compacted = await beating(() => compactCollections(deps.db, COMPACTED));
-      await deps.requests.update(ref.tenant, ref.requestId, { compacted });
+      const { compacted, proof } = await beating(() =>
+        compactProved(deps.db, COMPACTED, deps.snapshots, deps.provedCompaction),
+      );
+      await deps.requests.update(ref.tenant, ref.requestId, { compacted, compactionProof: proof });
       return { collections: compacted.length };
     },
   };

@@ -12,6 +12,7 @@ import type { ExposureSummary } from '../../src/governance/erasure/side-records.
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
 import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
 import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
+import type { CompactionProof } from '../../src/substrate/postgres/proved-compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED, forgetSelector, REQUEST_RECORDS, sentenceDigest } from './purge.activities.js';
 import { checkedOn, otherIndices } from './index-reach.js';
@@ -398,6 +399,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           ...(req.shredding ? { shredding: req.shredding } : {}),
           // Records the purges found no data key for (written before sealing): their copies are in clear.
           sealing: { records: sum('records') + sum('indexOrphans'), keys: sum('keys') },
+          ...(req.compactionProof ? { compactionProof: req.compactionProof } : {}),
         }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
         ...certifiedFindings(req.findings, new Set(ids)),
@@ -443,6 +445,24 @@ function checked(probes: readonly ProbeResult[], kind: ProbeResult['kind'], targ
   return probes.filter((p) => p.kind === kind && p.target === target).reduce((n, p) => n + p.checked, 0);
 }
 
+/**
+ * What `VACUUM FULL` can be said to have dropped: L2 only when no snapshot older than the compaction was open to keep
+ * a deleted row's version; otherwise L3 until a later compaction, naming why.
+ */
+function horizonOf(proof: CompactionProof | undefined): { said: string; lapses?: AssuranceLapse } {
+  if (proof?.checked && !proof.heldBy)
+    return { said: 'no snapshot older than the compaction being open to keep a deleted row (checked)' };
+  if (proof?.heldBy)
+    return {
+      said: `but a ${proof.heldBy.kind} open since ${proof.heldBy.since ?? 'before it'} could still see deleted rows, whose versions it kept`,
+      lapses: { condition: `that ${proof.heldBy.kind} ends and a later compaction of these tables runs` },
+    };
+  return {
+    said: 'without a check that no older snapshot kept deleted rows (LETHE_POSTGRES_URL unset)',
+    lapses: { condition: 'a later compaction runs with no older snapshot open' },
+  };
+}
+
 /** What each place holds after the erasure, at the level the checks that ran can support. */
 export function assuranceClaims(facts: {
   backend: StorageBackend;
@@ -457,19 +477,24 @@ export function assuranceClaims(facts: {
   shredding?: ShreddingRecord;
   /** How many records the purges erased, and how many data keys they found to destroy. */
   sealing?: { records: number; keys: number };
+  /** Whether the compaction was shown to drop the deleted rows (PostgreSQL); absent: not checked. */
+  compactionProof?: CompactionProof;
 }): AssuranceClaim[] {
   const { probes } = facts;
+  const keysCompacted = facts.compacted.includes(Collections.dataKeys);
   // The destroyed keys' table has a claim of its own (below): the records' place names the record collections.
   const collections = facts.compacted.filter((c) => c !== Collections.dataKeys).join(',') || 'none';
   const stated = facts.statedFindings ?? 0;
   const copies =
     stated > 0 ? `none outside the closure but the ${stated} stated findings` : 'none outside the closure either';
+  const horizon = horizonOf(facts.compactionProof);
   const mongoClaim: AssuranceClaim =
     facts.backend === 'postgresql'
       ? {
           place: `postgresql:${collections}`,
-          level: 'L2',
-          statement: `records deleted by id; compact(force) ran VACUUM FULL, which rewrites each table without the deleted rows no open transaction could still see, and its ANALYZE copies no document values into the planner's statistics (the cluster's bootstrap turns value statistics off for FerretDB's tables and indexes); ${checked(probes, 'id', 'mongodb')} ids queried afterwards found none, and ${checked(probes, 'content-hash', 'mongodb')} content hashes and ${checked(probes, 'text', 'mongodb')} sentences looked for in every stored content of the tenant found ${copies}`,
+          level: horizon.lapses ? 'L3' : 'L2',
+          statement: `records deleted by id; VACUUM FULL (compact, force) rewrote each table, ${horizon.said}; its ANALYZE copies no document values (value statistics are off for FerretDB's tables); ${checked(probes, 'id', 'mongodb')} ids queried afterwards found none, and ${checked(probes, 'content-hash', 'mongodb')} content hashes and ${checked(probes, 'text', 'mongodb')} sentences looked for in every stored content of the tenant found ${copies}`,
+          ...(horizon.lapses ? { lapses: horizon.lapses } : {}),
         }
       : {
           place: `mongodb:${collections}`,
@@ -515,10 +540,12 @@ export function assuranceClaims(facts: {
       ? [
           {
             place: `${facts.backend === 'postgresql' ? 'postgresql' : 'mongodb'}:data_keys`,
-            level: facts.backend === 'postgresql' && facts.compacted.includes(Collections.dataKeys) ? 'L2' : 'L3',
-            statement: `the erased records' data keys deleted from the vault${facts.compacted.includes(Collections.dataKeys) ? ' and the collection compacted' : ''}; ${checked(probes, 'data-key', 'mongodb')} keys looked up afterwards found none`,
-            ...(facts.backend === 'postgresql' && facts.compacted.includes(Collections.dataKeys)
-              ? {}
+            level: facts.backend === 'postgresql' && keysCompacted && !horizon.lapses ? 'L2' : 'L3',
+            statement: `the erased records' data keys deleted from the vault${keysCompacted ? ` and the collection compacted${facts.backend === 'postgresql' ? `, ${horizon.said}` : ''}` : ''}; ${checked(probes, 'data-key', 'mongodb')} keys looked up afterwards found none`,
+            ...(facts.backend === 'postgresql' && keysCompacted
+              ? horizon.lapses
+                ? { lapses: horizon.lapses }
+                : {}
               : {
                   lapses: {
                     condition: 'freed blocks are overwritten by later writes, or the data files are rewritten',

@@ -15,6 +15,7 @@ import type { DependencyProbe } from '../observability/readiness.js';
 import { elasticsearchProbe, mongoProbe, smtpProbe, temporalProbe } from '../observability/dependency-probes.js';
 import { createTracing, type Tracing } from '../observability/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { createPostgresSnapshotHorizon, type SnapshotHorizon } from '../substrate/postgres/snapshot-horizon.js';
 
 /** The clients a process needs, created once at its composition root and closed on shutdown. */
 export interface Runtime {
@@ -28,6 +29,8 @@ export interface Runtime {
   probes: DependencyProbe[];
   /** Seals content at rest under per-record data keys; shreds them on erasure. */
   cipher: ContentCipher;
+  /** The PostgreSQL under FerretDB's snapshot horizon, read by the erasure's compaction; absent when not configured. */
+  snapshots?: SnapshotHorizon;
   /** Spans of API requests, client calls, workflows and activities (off unless configured). */
   tracing: Tracing;
   close(): Promise<void>;
@@ -66,6 +69,7 @@ export function createRuntime(config: Config, name = 'lethe', options: { spanExp
   });
   const db = mongo.db(config.mongo.dbName);
   const keks = openKeks(config);
+  const snapshots = config.postgres.url ? createPostgresSnapshotHorizon(config.postgres.url) : undefined;
   const vault = createDataKeyVault(db, keks, {
     pollMs: config.sealing.feedPollMs,
     boundMs: config.sealing.cacheBoundMs,
@@ -77,6 +81,7 @@ export function createRuntime(config: Config, name = 'lethe', options: { spanExp
     mongo,
     db,
     cipher: createContentCipher(vault),
+    ...(snapshots ? { snapshots } : {}),
     es,
     temporal,
     mail,
@@ -86,6 +91,7 @@ export function createRuntime(config: Config, name = 'lethe', options: { spanExp
       await tracing.shutdown().catch(() => undefined);
       vault.close();
       keks.close?.();
+      await snapshots?.close().catch(() => undefined);
       await Promise.allSettled([mongo.close(), es.close(), temporal.close()]);
       mail.close();
     },

@@ -62,6 +62,14 @@ const schema = z.object({
    */
   LETHE_WORKER_MAX_CACHED_WORKFLOWS: count(2, 100_000).default(500),
   MONGODB_URI: z.string().url().default('mongodb://127.0.0.1:27017/lethe'),
+  /**
+   * The PostgreSQL under FerretDB (a user that may read pg_stat_activity), so that a compaction can show that no
+   * snapshot older than it kept erased rows. Unset, certificates state the compacted stores at L3, unchecked.
+   */
+  LETHE_POSTGRES_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
+    .optional(),
   ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
   LETHE_INDEX_PREFIX: z
     .string()
@@ -272,6 +280,8 @@ export interface Config {
     apiKey?: string;
   };
   mongo: { uri: string; dbName: string };
+  /** The PostgreSQL under FerretDB, read for the compaction's snapshot horizon; absent when not configured. */
+  postgres: { url?: string };
   elasticsearch: { url: string; indexPrefix: string };
   embedder: EmbedderConfig;
   smtp: {
@@ -504,6 +514,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       ...temporalSecurity(e),
     },
     mongo: { uri: e.MONGODB_URI, dbName },
+    postgres: e.LETHE_POSTGRES_URL ? { url: e.LETHE_POSTGRES_URL } : {},
     elasticsearch: { url: e.ELASTICSEARCH_URL, indexPrefix: e.LETHE_INDEX_PREFIX },
     embedder: embedderConfig(e),
     smtp: {

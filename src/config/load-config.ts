@@ -47,7 +47,14 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
   // Keys of the operator's own replace the generated secret rather than sit beside it.
   if (env.LETHE_FINGERPRINT_KEYS) delete secrets.LETHE_FINGERPRINT_SECRET;
   // The KEK file itself is made by the runtime when it is missing (development and test only).
-  return { ...secrets, ...keys, ...(env.LETHE_KEK_FILE ? {} : { LETHE_KEK_FILE: kekFile }) };
+  // The local stack's PostgreSQL under FerretDB (trust on loopback), for the compaction's snapshot check.
+  const postgres = `postgres://postgres@127.0.0.1:${env.LETHE_PG_PORT ?? '54329'}/ferretdb`;
+  return {
+    ...secrets,
+    ...keys,
+    ...(env.LETHE_KEK_FILE ? {} : { LETHE_KEK_FILE: kekFile }),
+    LETHE_POSTGRES_URL: postgres,
+  };
 }
 
 /** Parses the process environment once; throws ConfigError naming the bad variable. */

@@ -91,6 +91,7 @@ export function createAllActivities(runtime: Runtime, services: Services) {
     ...createErasureActivities({
       db: runtime.db,
       cipher: runtime.cipher,
+      ...(runtime.snapshots ? { snapshots: runtime.snapshots } : {}),
       requests: services.erasureRequests,
       sets: services.erasureSets,
       probes: services.probes,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ExposureStatement, ProbeResult } from '../certificates/certificate.js';
 import type { CopyFinding } from './copy-findings.js';
+import type { CompactionProof } from '../../substrate/postgres/proved-compaction.js';
 
 /** GDPR Art. 17(1)(a)–(f), retention expiry, and correction. */
 export const LEGAL_GROUNDS = [
@@ -134,6 +135,8 @@ export interface ErasureRequest {
   /** Deleted documents `_segments` reported per concrete index at the last verification. */
   segmentsByIndex?: { index: string; role: string; deletedDocs: number }[];
   compacted?: string[];
+  /** Whether the records' compaction was shown to drop them: no older snapshot open, or which one was. */
+  compactionProof?: CompactionProof;
   /**
    * When the purge last destroyed data keys, and the KEK epoch current then: the erased content's copies in the
    * database's log and backups die with that epoch (see `lethe keys rotate`).

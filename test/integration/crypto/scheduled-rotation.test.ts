@@ -77,6 +77,11 @@ describe('the scheduled KEK rotation dates the copies’ lapse, and the audit ch
     expect(certificate!.assurance.find((a) => a.place === 'keyring:local-file')?.lapses).toEqual({
       condition: expect.stringContaining('snapshot or backup holding both the keyring file and the database expires'),
     });
+    // The compaction read the snapshot horizon, and the records' level is what it found.
+    const request = await app.services.erasureRequests.get(graph.tenant, requestId);
+    expect(request?.compactionProof?.checked).toBe(true);
+    const records = certificate!.assurance.find((a) => a.place.startsWith('postgresql:memories,'));
+    expect(records?.level).toBe(request!.compactionProof!.heldBy ? 'L3' : 'L2');
     // Nothing says it happened yet.
     expect((await chain()).filter((e) => e.action === EPOCH_DESTROYED_ACTION)).toEqual([]);
   });

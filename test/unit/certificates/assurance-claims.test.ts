@@ -136,4 +136,41 @@ describe('assurance claims', () => {
     for (const widest of [dated(90 * 86_400_000, 'aws-kms'), claims])
       expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: widest })).not.toThrow();
   });
+
+  it('claims the records and keys gone at L2 only when the compaction showed no older snapshot open, else L3 naming why', () => {
+    const claimsWith = (compactionProof?: { checked: boolean; heldBy?: { kind: 'transaction'; since: string } }) =>
+      assuranceClaims({
+        backend: 'postgresql',
+        indexName: 'i',
+        probes,
+        compacted: COMPACTED,
+        shredding,
+        sealing: { records: 3, keys: 3 },
+        ...(compactionProof ? { compactionProof } : {}),
+      });
+    const records = (claims: ReturnType<typeof claimsWith>) =>
+      claims.filter((a) => a.place === 'postgresql:data_keys' || a.place.startsWith('postgresql:memories,'));
+    // records and data keys
+    for (const claim of records(claimsWith({ checked: true }))) {
+      expect(claim, claim.place).toMatchObject({ level: 'L2', statement: expect.stringContaining('(checked)') });
+      expect(claim.lapses).toBeUndefined();
+    }
+    const held = claimsWith({ checked: true, heldBy: { kind: 'transaction', since: '2026-12-01T00:00:00.000Z' } });
+    for (const claim of records(held))
+      expect(claim, claim.place).toMatchObject({
+        level: 'L3',
+        statement: expect.stringContaining(
+          'a transaction open since 2026-12-01T00:00:00.000Z could still see deleted rows',
+        ),
+        lapses: { condition: 'that transaction ends and a later compaction of these tables runs' },
+      });
+    for (const claim of records(claimsWith()))
+      expect(claim, claim.place).toMatchObject({
+        level: 'L3',
+        statement: expect.stringContaining('LETHE_POSTGRES_URL unset'),
+      });
+    expect(records(held)).toHaveLength(2);
+    for (const claims of [held, claimsWith(), claimsWith({ checked: true })])
+      expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance: claims })).not.toThrow();
+  });
 });

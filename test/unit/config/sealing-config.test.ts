@@ -22,3 +22,14 @@ describe('the scheduled KEK rotation’s interval', () => {
       );
   });
 });
+
+describe('the PostgreSQL under FerretDB, read for the compaction’s snapshot check', () => {
+  it('is optional, and refused at boot, naming the variable, when it is not a postgres URL', () => {
+    expect(parseConfig(base).postgres).toEqual({});
+    expect(parseConfig({ ...base, LETHE_POSTGRES_URL: 'postgres://lethe@db:5432/ferretdb' }).postgres).toEqual({
+      url: 'postgres://lethe@db:5432/ferretdb',
+    });
+    for (const value of ['mysql://db/x', 'db:5432', 'postgres://', 'postgres://a b@db/x'])
+      expect(envRefusal({ LETHE_POSTGRES_URL: value }).variable, value).toBe('LETHE_POSTGRES_URL');
+  });
+});
