@@ -150,6 +150,47 @@ describe('copies of erased content under other ids', () => {
     expect(certificate!.assurance.find((a) => a.place === 'api:search')!.statement).toContain('stated findings');
   }, 300_000);
 
+  it('finds a copy only its vector repeats (one word changed: no phrase, no hash), and states it when the DPO certifies', async () => {
+    const tenant = uniqueTenant();
+    const number = `4929 1111 2222 ${String(Math.floor(Math.random() * 1e4)).padStart(4, '0')}`;
+    const sentence = `Alice keeps her savings account at the harbour branch and the account number is ${number} since last spring.`;
+    // The plural breaks every phrase and hash of the sentence, but not its meaning: cosine 0.97 with the hashing
+    // embedder, past the vector probe's 0.95.
+    const reworded = sentence.replace('savings account', 'savings accounts');
+    const write = async (writer: string, subject: string, content: string) => {
+      const response = await app.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/batches`,
+        token: await app.token(tenant, ['agent'], writer),
+        payload: statedBatch([
+          sampleMemory({ subjects: [subject], content, attribute: 'bank-account', scope: 'tenant' }),
+        ]),
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      return response.json<{ memories: { id: string }[] }>().memories[0]!.id;
+    };
+    await write('agent-a', 'alice', sentence);
+    const copy = await write('agent-b', 'bob', reworded);
+
+    const requestId = await fileErasure(app, tenant, { subjectId: 'alice' });
+    const waiting = await waitForState(app, tenant, requestId, ['needs-dpo', 'completed', 'needs-operator']);
+    expect(waiting.state).toBe('needs-dpo');
+    const finding = (waiting.findings ?? []).find((f) => f.id === copy);
+    expect(finding, JSON.stringify(waiting.findings)).toMatchObject({
+      kind: 'memory',
+      probes: ['vector:elasticsearch'],
+    });
+
+    expect((await decide(tenant, requestId, 'certify', 'a record of its own, kept by contract')).statusCode).toBe(202);
+    expect((await waitForState(app, tenant, requestId, ['completed', 'needs-operator'])).state).toBe('completed');
+    const [certificate] = await app.services.certificates.byRequest(tenant, requestId);
+    expect(certificate!.probes.find((p) => p.kind === 'vector')).toMatchObject({ found: 0, outside: 1 });
+    for (const probe of certificate!.probes.filter((p) => p.kind === 'text'))
+      expect(probe.outside ?? 0, `${probe.kind}:${probe.target}`).toBe(0);
+    expect(certificate!.findings).toEqual([expect.objectContaining({ id: copy, resolution: 'stated' })]);
+    expect(JSON.stringify(certificate)).not.toContain(number);
+  }, 300_000);
+
   it('names the event a memory was extracted from as a copy when only the memory is erased', async () => {
     const tenant = uniqueTenant();
     const { alice } = await aliceAndBobsCopy(tenant);
