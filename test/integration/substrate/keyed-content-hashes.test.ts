@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { completeErasure, fileErasure } from '../../support/erasure-fixture.js';
 import { stepGate } from '../../support/step-gate.js';
-import { sampleEvent, sampleMemory } from '../../support/samples.js';
+import { sampleEvent } from '../../support/samples.js';
+import { tenantAtRest, writeFact } from '../../support/tenant-at-rest.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -38,21 +39,6 @@ describe('content hashes at rest are keyed under the tenant’s own key', () => 
       payload,
     });
 
-  /** Every document of the tenant in every collection, and every document of its index, as text. */
-  async function atRest(tenant: string): Promise<{ where: string; text: string }[]> {
-    const found: { where: string; text: string }[] = [];
-    for (const { name } of await app.runtime.db.listCollections().toArray()) {
-      for (const doc of await app.runtime.db.collection(name).find({ tenant }).toArray())
-        found.push({ where: `${name}/${String(doc._id)}`, text: JSON.stringify(doc) });
-    }
-    const index = await app.services.index.indexOf(tenant);
-    if (index) {
-      const hits = await app.runtime.es.search({ index, size: 1000, query: { match_all: {} } });
-      for (const h of hits.hits.hits) found.push({ where: `es/${h._id}`, text: JSON.stringify(h._source) });
-    }
-    return found;
-  }
-
   beforeAll(async () => {
     app = await startTestApp({
       activityInterceptors: [
@@ -66,19 +52,13 @@ describe('content hashes at rest are keyed under the tenant’s own key', () => 
       ],
     });
     for (const tenant of tenants) {
-      const written = await post(tenant, 'batches', ['agent'], {
-        events: [event, sampleEvent({ subjects: [subject], content: erasedLater })],
-        memories: [
-          sampleMemory({
-            subjects: [subject],
-            attribute: 'health',
-            content: remembered,
-            provenance: { eventIds: ['#0'], parentIds: [], derivationRule: 'extract-fact' },
-          }),
-        ],
-      });
-      expect(written.statusCode, written.body).toBe(201);
-      const ids = written.json<{ memories: { id: string }[] }>().memories.map((m) => m.id);
+      const { memoryId } = await writeFact(
+        app,
+        tenant,
+        [event, sampleEvent({ subjects: [subject], content: erasedLater })],
+        { subject, content: remembered },
+      );
+      const ids = [memoryId];
       if (tenant === tenants[0]) memoryIds = ids;
       const filed = await post(tenant, 'subject-rights/rectification', ['dpo'], {
         requestKey: `rec-${run}`,
@@ -91,7 +71,7 @@ describe('content hashes at rest are keyed under the tenant’s own key', () => 
   afterAll(async () => app?.close());
 
   it('no document of any store, nor any index document, holds the SHA-256 of content written', async () => {
-    const rows = await atRest(tenants[0]);
+    const rows = await tenantAtRest(app, tenants[0]);
     expect(rows.some((r) => r.where.startsWith(`${Collections.memories}/`))).toBe(true);
     expect(rows.some((r) => r.where.startsWith(`${Collections.events}/`))).toBe(true);
     expect(rows.some((r) => r.where.startsWith(`${Collections.rectifications}/`))).toBe(true);
