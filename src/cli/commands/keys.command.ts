@@ -76,11 +76,12 @@ export function registerKeyCommands(program: Command): void {
   keys
     .command('rehash')
     .description(
-      'key the content hashes of rows and index documents written before hashes were keyed (HMACs under each tenant’s fingerprint key, from the plain digest each stored; no sealed content is opened); idempotent',
+      'key the content hashes of rows and index documents written before hashes were keyed (HMACs under each tenant’s fingerprint key, from the plain digest each stored; no sealed content is opened); idempotent; with --tenant, only that tenant’s',
     )
-    .option('--tenant <id>', 'only this tenant’s rows and documents')
-    .action(async (options: { tenant?: string }) => {
+    .action(async () => {
       const config = loadConfig();
+      // `--tenant` is the program's own option: only that tenant's rows and documents (absent: every tenant's).
+      const { tenant } = program.opts() as { tenant?: string };
       const [{ createRuntime }, { rehashContentHashes }, { createTenantMacs }] = await Promise.all([
         import('../../app/runtime.js'),
         import('../../substrate/content-hash-rehash.js'),
@@ -96,7 +97,7 @@ export function registerKeyCommands(program: Command): void {
             es: runtime.es,
             indexPrefix: config.elasticsearch.indexPrefix,
             macs: createTenantMacs(config.secrets.fingerprintKeys),
-            ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+            ...(tenant !== undefined ? { tenant } : {}),
           },
           (store, done) => process.stderr.write(`${store}: ${done}\r`),
         );
