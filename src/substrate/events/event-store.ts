@@ -36,7 +36,7 @@ export interface EventStore {
   /** Makes the data keys of events about to be recorded one by one, in one round trip (see `ContentCipher.prepare`). */
   prepare(tenant: string, events: readonly Pick<NewEvent, 'source' | 'externalId' | 'content'>[]): Promise<void>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
-  /** The id an event of this idempotency key is recorded under in the tenant (see `eventIdOf`). */
+  /** The id an event of this plain idempotency key is recorded under in the tenant (see `eventIdOf`). */
   idOf(tenant: string, idempotencyKey: string): string;
   /** Ids of the tenant's events that name the subject: live ones, or also those marked deleted but not yet purged. */
   idsBySubject(tenant: string, subject: string, options?: { includeDeleted?: boolean }): Promise<string[]>;
@@ -89,8 +89,8 @@ export type EventFacts = Pick<
 const FACT_FIELDS = { _id: 1, tenant: 1, subjects: 1, namespace: 1, contentHash: 1, idempotencyKey: 1, hashKeyId: 1 };
 
 /** The plain idempotency key: what an event's id is derived from; stored only keyed (`keyedIdempotencyKey`). */
-export function idempotencyKeyOf(source: string, externalId: string, contentHash: string): string {
-  return sha256Hex(`${source}\u0000${externalId}\u0000${contentHash}`);
+export function idempotencyKeyOf(source: string, externalId: string, contentDigest: string): string {
+  return sha256Hex(`${source}\u0000${externalId}\u0000${contentDigest}`);
 }
 
 /**
@@ -175,7 +175,6 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
   /** The ids of `ids` that are the tenant's events (a mark is never left on a record that is not there). */
   const present = async (tenant: string, ids: readonly string[]) =>
     (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
-  /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   /**
    * The event stored under this plain idempotency key in any form the key may be stored in: under each configured
    * key, or plain on a row not yet re-keyed. One equality lookup per form, the current first (the local server would
@@ -188,6 +187,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     }
     return null;
   };
+  /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
     (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
   return {
