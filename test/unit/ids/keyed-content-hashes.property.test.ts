@@ -18,6 +18,7 @@ import {
 } from '../../../src/substrate/content-hash.js';
 import { createTenantMacs } from '../../../src/substrate/fingerprint.js';
 import { eventIdOf, eventRecordOf, idempotencyKeyOf } from '../../../src/substrate/events/event-store.js';
+import { stageMentions } from '../../../src/substrate/staging/staging-store.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const oldKey = { id: 'k-old', secret: 'an-old-server-secret-of-at-least-32-chars' };
@@ -82,5 +83,16 @@ describe('keyed content hashes', () => {
       keyedIdempotencyKey(before, 'acme', plainKey),
       plainKey,
     ]);
+  });
+
+  it('a staged write is found by the hash its erased copy stored, in whichever form, and not by another tenant’s', () => {
+    const body = { memories: [{ subjects: ['alice'], content: 'Alice is HIV positive.' }] };
+    const digest = sha256('Alice is HIV positive.');
+    const mentioning = (contentHashes: string[], inTenant = 'acme') =>
+      stageMentions(rotated, inTenant, body, { subjects: [], ids: [], contentHashes });
+    expect(mentioning([keyedDigest(rotated, 'acme', digest)])).toBe(true);
+    expect(mentioning([keyedDigest(before, 'acme', digest)])).toBe(true);
+    expect(mentioning([digest])).toBe(true);
+    expect(mentioning([keyedDigest(rotated, 'acme', digest)], 'other')).toBe(false);
   });
 });
