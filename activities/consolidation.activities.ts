@@ -4,7 +4,8 @@ import type { TombstoneSpec, TombstoneStore } from '../src/substrate/tombstones/
 import type { StagedBatch } from '../src/ingestion/admit-batch.js';
 import type { Role } from '../src/governance/auth/principal.js';
 import { principalScope } from '../src/substrate/model/records.js';
-import { sha256Hex } from '../src/substrate/fingerprint.js';
+import type { TenantMacs } from '../src/substrate/fingerprint.js';
+import { subjectContentParts } from '../src/substrate/content-hash.js';
 import type { Summariser } from '../src/substrate/views/summariser.port.js';
 import {
   CONSOLIDATION_RULE,
@@ -26,6 +27,8 @@ export interface ConsolidationActivityDeps {
   memories: MemoryStore;
   staging: StagingStore;
   tombstones: TombstoneStore;
+  /** The tenants' keys of content hashes: tombstones of erased content are looked for in every stored form. */
+  tenantMacs: TenantMacs;
   summariser: Summariser;
   /** The tenant's restrictions and objections: a restricted or objected subject's records are not consolidated. */
   restrictions: Pick<RestrictionStore, 'snapshot'>;
@@ -65,13 +68,18 @@ export function consolidationVerdict(record: MemoryRecord, namespace: string, ct
 }
 
 /** What an erasure tombstones for the view or its inputs: any of them found, the view is not built. */
-function erasedSpecs(group: ViewGroup, content: string): TombstoneSpec[] {
+function erasedSpecs(macs: TenantMacs, tenant: string, group: ViewGroup, content: string): TombstoneSpec[] {
   const specs: TombstoneSpec[] = [{ kind: 'record', parts: [group.id] }];
+  // An erasure tombstones the hash form its rows stored: every form of each content is looked for.
+  const aboutContent = (subjects: readonly string[], text: string) =>
+    subjectContentParts(macs, tenant, subjects, text).forEach((parts) =>
+      specs.push({ kind: 'subject-content', parts }),
+    );
   for (const input of group.inputs) {
     specs.push({ kind: 'record', parts: [input._id] });
-    for (const s of input.subjects) specs.push({ kind: 'subject-content', parts: [s, input.contentHash] });
+    aboutContent(input.subjects, input.content);
   }
-  for (const s of group.subjects) specs.push({ kind: 'subject-content', parts: [s, sha256Hex(content)] });
+  aboutContent(group.subjects, content);
   return specs;
 }
 
@@ -120,7 +128,14 @@ export function createConsolidationActivities(deps: ConsolidationActivityDeps) {
         const content = await deps.summariser.summarise(
           group.inputs.map((r) => ({ id: r._id, content: r.content, validFrom: r.validFrom })),
         );
-        if ((await deps.tombstones.findTombstoned(input.tenant, erasedSpecs(group, content))).length > 0) {
+        if (
+          (
+            await deps.tombstones.findTombstoned(
+              input.tenant,
+              erasedSpecs(deps.tenantMacs, input.tenant, group, content),
+            )
+          ).length > 0
+        ) {
           plan.tombstoned++;
           continue;
         }

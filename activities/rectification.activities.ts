@@ -28,6 +28,7 @@ import { canonicalJson } from '../src/shared/canonical-json.js';
 import { ErrorType } from '../src/shared/errors.js';
 import type { Fingerprinter, TenantMacs } from '../src/substrate/fingerprint.js';
 import { sha256Hex } from '../src/substrate/fingerprint.js';
+import { contentHashOf } from '../src/substrate/content-hash.js';
 import type { EventStore } from '../src/substrate/events/event-store.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import type { ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
@@ -137,7 +138,8 @@ export function createRectificationActivities(deps: RectificationActivityDeps) {
       ...governance,
       _id: correctedIdOf(request, old._id),
       content,
-      contentHash: sha256Hex(content),
+      contentHash: contentHashOf(deps.macs, old.tenant, content),
+      hashKeyId: deps.macs.keyId,
       validFrom: at,
       validTo: null,
       recordedAt: at,

@@ -14,7 +14,7 @@ import type { Notifier } from '../../src/governance/notifications/notifier.js';
 import type { PolicyDocument } from '../../src/governance/policy/evaluate.js';
 import type { SearchService } from '../../src/retrieval/search-service.js';
 import type { EventStore } from '../../src/substrate/events/event-store.js';
-import type { Fingerprinter } from '../../src/substrate/fingerprint.js';
+import type { Fingerprinter, TenantMacs } from '../../src/substrate/fingerprint.js';
 import type { LineageStore } from '../../src/substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../../src/substrate/memories/memory-store.js';
 import type { Embedder } from '../../src/substrate/search/embedder.port.js';
@@ -46,6 +46,8 @@ export interface ErasureActivityDeps {
   certificates: CertificateStore;
   notifier: Notifier;
   fingerprints: Fingerprinter;
+  /** The tenants' keys of content hashes: a selector's plain content digest is keyed to find the rows. */
+  macs: TenantMacs;
   /** Staged batches, sign-off and dispute reasons that name the erased records or subjects. */
   sideRecords: SideRecordEraser;
   erasurePolicy: PolicyDocument;

@@ -7,6 +7,7 @@ import { compactCollections } from '../../src/substrate/mongo/compaction.js';
 import { compactProved } from '../../src/substrate/postgres/proved-compaction.js';
 import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
 import type { Selector } from '../../src/governance/erasure/erasure-request.js';
+import { keyedStoredHash } from '../../src/substrate/content-hash.js';
 import type { PurgeResult, ReachedIndex } from '../../src/substrate/search/search-index.port.js';
 import {
   beating,
@@ -190,13 +191,14 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             // Sentences an earlier round kept here, before every sentence was kept in batches of its own.
             texts: earlier?.texts ?? [],
             vectors: earlier?.vectors ?? [],
+            // Keyed: a row written before keying holds the plain digest, which the probes never keep.
             contentHashes: [
               ...new Set([
                 ...(earlier?.contentHashes ?? []),
-                ...memories.map((m) => m.contentHash),
-                ...events.map((e) => e.contentHash),
+                ...[...memories, ...events].map((r) => keyedStoredHash(deps.macs, ref.tenant, r)),
               ]),
             ],
+            hashKeyId: deps.macs.keyId,
             subjects: [
               ...new Set([
                 ...(earlier?.subjects ?? []),

@@ -105,6 +105,7 @@ export function directDocuments(
       policies,
       { tenant, writer, id: `mem_${randomUUID()}`, eventIds: [events[i]!._id], at: now },
       m,
+      macs,
     );
     if (record.status !== 'active') throw new Error(`bench memory ${i} is not low-impact (${decision.ruleId})`);
     return record;

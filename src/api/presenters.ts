@@ -17,13 +17,18 @@ function issued<T extends object>(shown: T): T {
   return shown;
 }
 
+/** A record's content hash as shown: the keyed form only; a row not yet re-keyed holds the plain digest, not shown. */
+function keyedHashOf(r: { contentHash: string; hashKeyId?: string }): { contentHash?: string } {
+  return r.hashKeyId !== undefined ? { contentHash: r.contentHash } : {};
+}
+
 export function presentEvent(sight: Sight<EventRecord>) {
   const e = sight.record;
   const ids = {
     id: e._id,
     view: sight.view,
     namespace: e.namespace,
-    contentHash: e.contentHash,
+    ...keyedHashOf(e),
     sensitivity: e.sensitivity,
     trustTier: e.trustTier,
     occurredAt: e.occurredAt.toISOString(),
@@ -51,7 +56,7 @@ function memoryIds(m: MemoryRecord, view: Sight<MemoryRecord>['view']) {
     view,
     namespace: m.namespace,
     kind: m.kind,
-    contentHash: m.contentHash,
+    ...keyedHashOf(m),
     validFrom: m.validFrom.toISOString(),
     validTo: m.validTo?.toISOString() ?? null,
     recordedAt: m.recordedAt.toISOString(),

@@ -167,12 +167,18 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       lineage: services.lineage,
       holds: services.holds,
       fingerprints: services.fingerprints,
+      macs: services.tenantMacs,
       readersOf: (tenant, ids) => services.exposures.readersOf(tenant, ids),
       receipts: services.receipts,
     });
     registerRestrictionRoutes(app, {
       restrictions: services.restrictions,
-      lineage: { events: services.events, memories: services.memories, lineage: services.lineage },
+      lineage: {
+        events: services.events,
+        memories: services.memories,
+        lineage: services.lineage,
+        macs: services.tenantMacs,
+      },
       audit: services.audit,
       policy: services.restrictionPolicy,
       fingerprints: services.fingerprints,

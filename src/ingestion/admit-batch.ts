@@ -5,7 +5,8 @@ import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.po
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
 import { idempotencyKeyOf } from '../substrate/events/event-store.js';
-import { sha256Hex } from '../substrate/fingerprint.js';
+import { sha256Hex, type TenantMacs } from '../substrate/fingerprint.js';
+import { contentHashOf, storedIdempotencyKeyForms, subjectContentParts } from '../substrate/content-hash.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import { principalScope, type EventRecord, type MemoryRecord } from '../substrate/model/records.js';
@@ -68,6 +69,8 @@ export interface AdmissionDeps {
   memories: MemoryStore;
   lineage: LineageStore;
   tombstones: TombstoneStore;
+  /** The tenants' keys: content hashes are stored keyed under them (`content-hash.ts`). */
+  tenantMacs: TenantMacs;
   /** Fences of running erasure requests: a write about their subjects or citing their records is refused. */
   fences: ErasureFenceStore;
   audit: AuditLog;
@@ -95,17 +98,23 @@ export interface AdmissionDeps {
 /** A memory may cite an event of its own batch as `#<index>`. */
 const BATCH_REF = /^#(\d+)$/;
 
-function eventTombstones(e: EventInput): TombstoneSpec[] {
-  const contentHash = sha256Hex(e.content);
+/** An erasure tombstones the forms its rows stored: each is looked for (see `content-hash.ts`). */
+function eventTombstones(macs: TenantMacs, tenant: string, e: EventInput): TombstoneSpec[] {
+  const plainKey = idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content));
   return [
-    { kind: 'idempotency-key', parts: [idempotencyKeyOf(e.source, e.externalId, contentHash)] },
-    ...e.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, contentHash] })),
+    ...storedIdempotencyKeyForms(macs, tenant, plainKey).map((key): TombstoneSpec => ({
+      kind: 'idempotency-key',
+      parts: [key],
+    })),
+    ...memoryTombstones(macs, tenant, e),
   ];
 }
 
-function memoryTombstones(m: MemoryInput): TombstoneSpec[] {
-  const contentHash = sha256Hex(m.content);
-  return m.subjects.map((s): TombstoneSpec => ({ kind: 'subject-content', parts: [s, contentHash] }));
+function memoryTombstones(macs: TenantMacs, tenant: string, m: Pick<MemoryInput, 'subjects' | 'content'>) {
+  return subjectContentParts(macs, tenant, m.subjects, m.content).map((parts): TombstoneSpec => ({
+    kind: 'subject-content',
+    parts,
+  }));
 }
 
 /**
@@ -344,6 +353,7 @@ async function writeBatch(
         ...(derivation ? { derivation } : {}),
       },
       m,
+      deps.tenantMacs,
     );
     return {
       ...admission,
@@ -473,8 +483,8 @@ async function checkBatch(
   if (fenced) return refused(fenced);
   // The whole batch's tombstones are looked up at once (one bounded pass when they are many); every item is then
   // checked in parallel, and the first refusal in batch order is reported.
-  const eventSpecs = batch.events.map(eventTombstones);
-  const memorySpecs = batch.memories.map(memoryTombstones);
+  const eventSpecs = batch.events.map((e) => eventTombstones(deps.tenantMacs, tenant, e));
+  const memorySpecs = batch.memories.map((m) => memoryTombstones(deps.tenantMacs, tenant, m));
   const tombstoned = new Set(
     await deps.tombstones.findTombstoned(tenant, [...eventSpecs.flat(), ...memorySpecs.flat()]),
   );
@@ -567,7 +577,7 @@ async function checkBatch(
       }
       if (deps.claims && deps.defences !== false && m.attribute !== undefined) {
         const claims = await deps.claims.bySubjectAttribute(tenant, m.subjects, m.attribute);
-        const flapping = flappingAnomaly(claims, sha256Hex(m.content), now);
+        const flapping = flappingAnomaly(claims, contentHashOf(deps.tenantMacs, tenant, m.content), now);
         if (flapping) anomalies[i]!.push(flapping);
       }
       return null;

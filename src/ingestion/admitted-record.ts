@@ -1,5 +1,6 @@
 import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
-import { sha256Hex } from '../substrate/fingerprint.js';
+import type { TenantMacs } from '../substrate/fingerprint.js';
+import { contentHashOf } from '../substrate/content-hash.js';
 import { principalScope, type MemoryRecord } from '../substrate/model/records.js';
 import { retentionDecision, type RetentionDecision } from '../governance/retention/retention-expiry.js';
 import { expiryBucketOf } from '../governance/retention/expiry-bucket.js';
@@ -24,6 +25,8 @@ export function admittedRecord(
     inherited?: InheritedTrust;
   },
   m: MemoryInput,
+  /** The tenants' keys: the content hash is stored keyed (`content-hash.ts`). */
+  macs: TenantMacs,
 ): { record: MemoryRecord; decision: PolicyDecision; retention: RetentionDecision } {
   const decision = evaluatePolicy(policies.impact, {
     kind: m.kind,
@@ -54,7 +57,8 @@ export function admittedRecord(
     kind: m.kind,
     attribute: m.attribute ?? null,
     content: m.content,
-    contentHash: sha256Hex(m.content),
+    contentHash: contentHashOf(macs, at.tenant, m.content),
+    hashKeyId: macs.keyId,
     validFrom: new Date(m.validFrom),
     validTo: m.validTo ? new Date(m.validTo) : null,
     recordedAt: at.at,

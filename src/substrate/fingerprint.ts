@@ -56,6 +56,8 @@ export function createFingerprinter(keys: string | readonly FingerprintKey[]): F
  * without that key, and say nothing about another tenant's. Parts are length-prefixed as fingerprints are.
  */
 export interface TenantMacs {
+  /** The current key's id, stored beside hashes made under it (`hashKeyId`). */
+  keyId: string;
   /** Under the current key. */
   of(tenant: string, ...parts: string[]): string;
   /** Under every configured key, the current first: to find an id made before a rotation. */
@@ -79,6 +81,7 @@ export function createTenantMacs(secrets: string | readonly FingerprintKey[]): T
     return key;
   };
   return {
+    keyId: list[0]!.id,
     of: (tenant, ...parts) => macOf(keyOf(0, tenant), parts),
     all: (tenant, ...parts) => list.map((_, index) => macOf(keyOf(index, tenant), parts)),
   };

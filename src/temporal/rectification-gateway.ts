@@ -24,7 +24,7 @@ import {
 import { mayProcess } from '../governance/read/processing-judge.js';
 import type { MemoryRecord } from '../substrate/model/records.js';
 import type { TenantMacs } from '../substrate/fingerprint.js';
-import { sha256Hex } from '../substrate/fingerprint.js';
+import { contentHashOf, storedContentForms, subjectContentParts } from '../substrate/content-hash.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import type { ClaimLookup } from '../substrate/memories/claim-lookup.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
@@ -155,10 +155,9 @@ export function createRectificationGateway(deps: {
       const record = await deps.memories.get(principal.tenant, memoryId);
       if (!existing) {
         // A correction may not write back what an erasure of this subject forbade (it checks as admission does).
-        const specs = (record?.subjects ?? []).map((s): TombstoneSpec => ({
-          kind: 'subject-content',
-          parts: [s, sha256Hex(filing.content)],
-        }));
+        const specs = subjectContentParts(deps.macs, principal.tenant, record?.subjects ?? [], filing.content).map(
+          (parts): TombstoneSpec => ({ kind: 'subject-content', parts }),
+        );
         if ((await deps.tombstones.findTombstoned(principal.tenant, specs)).length > 0)
           throw new DomainError(
             ErrorType.Tombstoned,
@@ -182,7 +181,8 @@ export function createRectificationGateway(deps: {
               memoryId,
               siblings: siblings.map((s) => s._id),
               contestedDerived,
-              contentHash: sha256Hex(filing.content),
+              contentHash: contentHashOf(deps.macs, principal.tenant, filing.content),
+              hashKeyId: deps.macs.keyId,
               eraseInaccurate: filing.eraseInaccurate,
               requester: principal.id,
               requesterRoles: [...principal.roles],
@@ -205,7 +205,7 @@ export function createRectificationGateway(deps: {
       if (
         !created &&
         ((filing.memoryId !== undefined && request.memoryId !== filing.memoryId) ||
-          request.contentHash !== sha256Hex(filing.content) ||
+          !storedContentForms(deps.macs, principal.tenant, filing.content).includes(request.contentHash) ||
           request.eraseInaccurate !== filing.eraseInaccurate)
       )
         // The same key names one filing: another record or correction under it is a mistake, not a retry.

@@ -27,13 +27,14 @@ import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js
 import { jsonSchemaOf } from './json-schema.js';
 import { createPolicyGate } from './policy-gate.js';
 
-/** What a request shows: ids, the corrected content's digest, states and dates; never the content itself. */
+/** What a request shows: ids, the corrected content's keyed hash, states and dates; never the content itself. */
 function presentRectification(r: RectificationRequest) {
   return {
     id: r._id,
     state: r.state,
     memoryId: r.memoryId,
-    contentSha256: r.contentHash,
+    // Keyed (`content-hash.ts`); a request filed before keying holds the plain digest, not shown.
+    ...(r.hashKeyId !== undefined ? { contentHash: r.contentHash } : {}),
     eraseInaccurate: r.eraseInaccurate,
     requester: r.requester,
     receivedAt: r.receivedAt.toISOString(),
@@ -171,7 +172,7 @@ export function registerRectificationRoutes(app: FastifyInstance, deps: Rectific
         outcome: 'ok',
         details: { memoryId: filed.memoryId },
       });
-      return presentRectificationProposal({ id, memoryId: filed.memoryId, content, contentSha256: filed.contentHash });
+      return presentRectificationProposal({ id, memoryId: filed.memoryId, content, contentHash: filed.contentHash });
     },
   );
 

@@ -88,6 +88,46 @@ export function registerKeyCommands(program: Command): void {
       }
     });
   keys
+    .command('rehash')
+    .description(
+      'key the content hashes of rows and index documents written before hashes were keyed (HMACs under each tenant’s fingerprint key, from the plain digest each stored; no sealed content is opened); idempotent; with --tenant, only that tenant’s',
+    )
+    .action(async () => {
+      const config = loadConfig();
+      // `--tenant` is the program's own option: only that tenant's rows and documents (absent: every tenant's).
+      const { tenant } = program.opts() as { tenant?: string };
+      const [{ createRuntime }, { rehashContentHashes }, { createTenantMacs }] = await Promise.all([
+        import('../../app/runtime.js'),
+        import('../../substrate/content-hash-rehash.js'),
+        import('../../substrate/fingerprint.js'),
+      ]);
+      const runtime = createRuntime(config, 'lethe-keys');
+      const json = (program.opts() as { json?: boolean }).json;
+      try {
+        const started = Date.now();
+        const counts = await rehashContentHashes(
+          {
+            db: runtime.db,
+            es: runtime.es,
+            indexPrefix: config.elasticsearch.indexPrefix,
+            macs: createTenantMacs(config.secrets.fingerprintKeys),
+            ...(tenant !== undefined ? { tenant } : {}),
+          },
+          (store, done) => process.stderr.write(`${store}: ${done}\r`),
+        );
+        const ms = Date.now() - started;
+        process.stdout.write(
+          json
+            ? `${JSON.stringify({ rehashed: counts, ms })}\n`
+            : `${Object.entries(counts)
+                .map(([store, n]) => `${store}: ${n} re-keyed`)
+                .join('; ')} (${ms} ms)\n`,
+        );
+      } finally {
+        await runtime.close();
+      }
+    });
+  keys
     .command('epochs')
     .description('list the KEK epochs: when each began and when its key material was destroyed')
     .action(async () => {

@@ -7,7 +7,8 @@ interface RectificationView {
   id: string;
   state: string;
   memoryId: string;
-  contentSha256: string;
+  /** Keyed under the tenant's key; absent on a request filed before keying. */
+  contentHash?: string;
   eraseInaccurate: boolean;
   receivedAt: string;
   dueAt: string;

@@ -1,5 +1,7 @@
 import type { EventStore } from '../../substrate/events/event-store.js';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
+import type { TenantMacs } from '../../substrate/fingerprint.js';
+import { storedDigestForms } from '../../substrate/content-hash.js';
 import type { Selector } from './erasure-request.js';
 
 export const isEvent = (id: string) => id.startsWith('evt_');
@@ -10,7 +12,7 @@ export const isEvent = (id: string) => id.startsWith('evt_');
  * `locate` step reaches, and what a DPO's preview shows before filing.
  */
 export async function locateRecordIds(
-  stores: { events: EventStore; memories: MemoryStore },
+  stores: { events: EventStore; memories: MemoryStore; macs: TenantMacs },
   tenant: string,
   selector: Selector,
 ): Promise<string[]> {
@@ -24,9 +26,12 @@ export async function locateRecordIds(
   }
   if ('memoryIds' in selector) return (await memories.getMany(tenant, selector.memoryIds)).map((r) => r._id);
   if ('contentFingerprint' in selector) {
+    // The DPO names content by its plain SHA-256; rows store it keyed (under whichever key was current) or, written
+    // before keying and not yet re-keyed, plain: every form is looked for.
+    const forms = storedDigestForms(stores.macs, tenant, selector.contentFingerprint);
     const [e, m] = await Promise.all([
-      events.idsByContentHash(tenant, selector.contentFingerprint),
-      memories.idsByContentHash(tenant, selector.contentFingerprint),
+      events.idsByContentHashes(tenant, forms),
+      memories.idsByContentHashes(tenant, forms),
     ]);
     return [...e, ...m];
   }

@@ -15,7 +15,10 @@ export interface ErasureProbes {
    */
   texts: string[];
   vectors: number[][];
+  /** Keyed hashes of the erased content (`content-hash.ts`), never the plain SHA-256. */
   contentHashes: string[];
+  /** The key `contentHashes` were made under; absent on probes kept before keying (plain, until re-keyed). */
+  hashKeyId?: string;
   /** Subjects of the erased records: the index is probed for them after the purge. */
   subjects: string[];
 }
@@ -94,6 +97,7 @@ export function createMongoProbeStore(db: Db, cipher: ContentCipher): ProbeStore
       texts: samples.texts,
       vectors: samples.vectors.map(decode),
       contentHashes: doc.contentHashes,
+      ...(doc.hashKeyId !== undefined ? { hashKeyId: doc.hashKeyId } : {}),
       subjects: doc.subjects ?? [],
     };
   }

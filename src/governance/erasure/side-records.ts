@@ -8,7 +8,7 @@ import type { TenantUsageStore } from '../quotas/tenant-usage-store.js';
 export interface SideRecordTarget {
   ids: string[];
   subjects: string[];
-  /** SHA-256 hex digests of the erased content. */
+  /** Keyed hashes of the erased content (`content-hash.ts`). */
   contentHashes: string[];
 }
 

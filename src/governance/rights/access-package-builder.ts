@@ -2,7 +2,7 @@ import type { EventStore } from '../../substrate/events/event-store.js';
 import type { LineageStore } from '../../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord } from '../../substrate/model/records.js';
-import type { Fingerprinter } from '../../substrate/fingerprint.js';
+import type { Fingerprinter, TenantMacs } from '../../substrate/fingerprint.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
 import type { DisputeStore } from '../disputes/dispute-store.js';
 import type { ErasureRequestStore } from '../erasure/erasure-request-store.js';
@@ -28,6 +28,8 @@ export interface AccessPackageDeps {
   disputes: DisputeStore;
   erasures: ErasureRequestStore;
   fingerprints: Fingerprinter;
+  /** The tenants' keys of content hashes (what a selector by content digest is looked up under). */
+  macs: TenantMacs;
   exposuresOfMany(
     tenant: string,
     memoryIds: readonly string[],

@@ -88,8 +88,14 @@ export interface RectificationRequest {
    * Absent on requests filed before contests followed lineage.
    */
   contestedDerived?: string[];
-  /** SHA-256 of the corrected content (the content itself is sealed beside the request until it is applied). */
+  /**
+   * The corrected content's keyed hash (`content-hash.ts`; the content itself is sealed beside the request until it
+   * is applied): kept for as long as the request, also once void, and what a re-filing under the same key is
+   * compared with. The plain SHA-256 on a request filed before keying.
+   */
   contentHash: string;
+  /** The key `contentHash` was made under; absent: plain, filed before keying. */
+  hashKeyId?: string;
   eraseInaccurate: boolean;
   requester: string;
   requesterRoles: string[];

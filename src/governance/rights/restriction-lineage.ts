@@ -5,6 +5,7 @@
  * consolidate it), so the set stays whole while the restriction stands.
  */
 import type { EventStore } from '../../substrate/events/event-store.js';
+import type { TenantMacs } from '../../substrate/fingerprint.js';
 import type { LineageStore } from '../../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
@@ -15,6 +16,8 @@ export interface RestrictionLineageDeps {
   events: EventStore;
   memories: MemoryStore;
   lineage: LineageStore;
+  /** The tenants' keys of content hashes (what a selector by content digest is looked up under). */
+  macs: TenantMacs;
 }
 
 /** Ids of the records derived from the subject's records that are not themselves found by the subject. */

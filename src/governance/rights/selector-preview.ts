@@ -1,7 +1,7 @@
 import type { EventStore } from '../../substrate/events/event-store.js';
 import type { LineageStore } from '../../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../../substrate/memories/memory-store.js';
-import type { Fingerprinter } from '../../substrate/fingerprint.js';
+import type { Fingerprinter, TenantMacs } from '../../substrate/fingerprint.js';
 import type { Selector } from '../erasure/erasure-request.js';
 import { isEvent, locateRecordIds } from '../erasure/locate.js';
 import type { HoldStore } from '../holds/hold-store.js';
@@ -24,6 +24,8 @@ export interface SelectorPreviewDeps {
   lineage: LineageStore;
   holds: HoldStore;
   fingerprints: Fingerprinter;
+  /** The tenants' keys of content hashes: a selector's plain content digest is keyed to find the rows. */
+  macs: TenantMacs;
   readersOf(tenant: string, memoryIds: readonly string[]): Promise<ReaderOfRecords[]>;
 }
 
@@ -53,7 +55,7 @@ export interface SelectorPreview {
  * a preview and an access package of the selector all cover.
  */
 export async function selectorReach(
-  deps: Pick<SelectorPreviewDeps, 'events' | 'memories' | 'lineage'>,
+  deps: Pick<SelectorPreviewDeps, 'events' | 'memories' | 'lineage' | 'macs'>,
   tenant: string,
   selector: Selector,
 ): Promise<{ located: string[]; locatedSet: Set<string>; wanted: string[] }> {

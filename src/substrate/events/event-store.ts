@@ -2,6 +2,7 @@ import type { Collection, Db, FindCursor } from 'mongodb';
 import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
+import { keyedDigest, keyedIdempotencyKey, storedIdempotencyKeyForms } from '../content-hash.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
 import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
@@ -35,14 +36,13 @@ export interface EventStore {
   /** Makes the data keys of events about to be recorded one by one, in one round trip (see `ContentCipher.prepare`). */
   prepare(tenant: string, events: readonly Pick<NewEvent, 'source' | 'externalId' | 'content'>[]): Promise<void>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
-  /** The id an event of this idempotency key is recorded under in the tenant (see `eventIdOf`). */
+  /** The id an event of this plain idempotency key is recorded under in the tenant (see `eventIdOf`). */
   idOf(tenant: string, idempotencyKey: string): string;
   /** Ids of the tenant's events that name the subject: live ones, or also those marked deleted but not yet purged. */
   idsBySubject(tenant: string, subject: string, options?: { includeDeleted?: boolean }): Promise<string[]>;
   /** The tenant's events that name the subject, deleted or not, opened: `idsBySubject` and `getMany` in one read. */
   allBySubject(tenant: string, subject: string): Promise<EventRecord[]>;
-  idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
-  /** Ids of events holding any of these content hashes (a bounded pass over the tenant when they are many). */
+  /** Ids of events holding any of these stored content hashes (a bounded pass over the tenant when they are many). */
   idsByContentHashes(tenant: string, contentHashes: readonly string[]): Promise<string[]>;
   /** Events recorded within [from, to). */
   idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
@@ -84,31 +84,36 @@ export interface EventStore {
 /** An event's fields that scope, hold and tombstone decisions need: no content. */
 export type EventFacts = Pick<
   EventRecord,
-  '_id' | 'tenant' | 'subjects' | 'namespace' | 'contentHash' | 'idempotencyKey'
+  '_id' | 'tenant' | 'subjects' | 'namespace' | 'contentHash' | 'idempotencyKey' | 'hashKeyId'
 >;
-const FACT_FIELDS = { _id: 1, tenant: 1, subjects: 1, namespace: 1, contentHash: 1, idempotencyKey: 1 };
+const FACT_FIELDS = { _id: 1, tenant: 1, subjects: 1, namespace: 1, contentHash: 1, idempotencyKey: 1, hashKeyId: 1 };
 
-export function idempotencyKeyOf(source: string, externalId: string, contentHash: string): string {
-  return sha256Hex(`${source}\u0000${externalId}\u0000${contentHash}`);
+/** The plain idempotency key: what an event's id is derived from; stored only keyed (`keyedIdempotencyKey`). */
+export function idempotencyKeyOf(source: string, externalId: string, contentDigest: string): string {
+  return sha256Hex(`${source}\u0000${externalId}\u0000${contentDigest}`);
 }
 
-/** The stored form of a new event: its id and idempotency key by the scheme above. Pure. */
+/**
+ * The stored form of a new event: its id derived from the plain idempotency key, its content hash and idempotency
+ * key keyed under the tenant's current key (`content-hash.ts`), with that key's id. Pure.
+ */
 export function eventRecordOf(
   macs: TenantMacs,
   input: NewEvent,
   recordedAt: Date,
   correctionOf: string | null,
 ): EventRecord {
-  const contentHash = sha256Hex(input.content);
-  const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
+  const digest = sha256Hex(input.content);
+  const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, digest);
   return {
     _id: eventIdOf(macs, input.tenant, idempotencyKey),
     tenant: input.tenant,
     namespace: input.namespace,
     source: input.source,
     externalId: input.externalId,
-    contentHash,
-    idempotencyKey,
+    contentHash: keyedDigest(macs, input.tenant, digest),
+    idempotencyKey: keyedIdempotencyKey(macs, input.tenant, idempotencyKey),
+    hashKeyId: macs.keyId,
     subjects: input.subjects,
     content: input.content,
     sensitivity: input.sensitivity,
@@ -170,6 +175,18 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
   /** The ids of `ids` that are the tenant's events (a mark is never left on a record that is not there). */
   const present = async (tenant: string, ids: readonly string[]) =>
     (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
+  /**
+   * The event stored under this plain idempotency key in any form the key may be stored in: under each configured
+   * key, or plain on a row not yet re-keyed. One equality lookup per form, the current first (the local server would
+   * read the tenant's every event for an `$in`).
+   */
+  const recordedUnder = async (tenant: string, plainKey: string) => {
+    for (const idempotencyKey of storedIdempotencyKeyForms(macs, tenant, plainKey)) {
+      const found = await events.findOne({ tenant, idempotencyKey });
+      if (found) return found;
+    }
+    return null;
+  };
   /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
     (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
@@ -182,10 +199,9 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       await marks.ensureIndexes();
     },
     async record(input) {
-      const contentHash = sha256Hex(input.content);
-      const idempotencyKey = idempotencyKeyOf(input.source, input.externalId, contentHash);
+      const plainKey = idempotencyKeyOf(input.source, input.externalId, sha256Hex(input.content));
       // By idempotency key, not id: a re-delivery of an event written under the earlier id scheme is a duplicate.
-      const existing = await events.findOne({ tenant: input.tenant, idempotencyKey });
+      const existing = await recordedUnder(input.tenant, plainKey);
       if (existing) return { event: await openedOr(existing, input), outcome: 'duplicate' };
       const earlier = await events
         .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
@@ -197,7 +213,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         await events.insertOne((await cipher.sealAll([event]))[0]!);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
-        const winner = await events.findOne({ tenant: input.tenant, idempotencyKey });
+        const winner = await recordedUnder(input.tenant, plainKey);
         if (winner) return { event: await openedOr(winner, input), outcome: 'duplicate' };
         throw error;
       }
@@ -219,10 +235,6 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     },
     async allBySubject(tenant, subject) {
       return readable(tenant, await events.find({ tenant, subjects: subject }).toArray());
-    },
-    async idsByContentHash(tenant, contentHash) {
-      const docs = await events.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
-      return docs.map((d) => d._id);
     },
     async idsByContentHashes(tenant, contentHashes) {
       const docs = await findMatching(events, tenant, 'contentHash', contentHashes, {

@@ -63,7 +63,6 @@ export interface MemoryStore {
   pageByStatus(tenant: string, status: MemoryStatus, limit: number, after: PageKey | null): Promise<Page<MemoryRecord>>;
   /** The tenant's records in id order after `afterId` (all statuses), for walks over a whole tenant. */
   pageOfTenant(tenant: string, afterId: string | null, limit: number): Promise<MemoryRecord[]>;
-  idsByContentHash(tenant: string, contentHash: string): Promise<string[]>;
   /** Ids of records holding any of these content hashes (a bounded pass over the tenant when they are many). */
   idsByContentHashes(tenant: string, contentHashes: readonly string[]): Promise<string[]>;
   /** Records whose valid time or transaction time starts within [from, to). */
@@ -127,7 +126,7 @@ const SETTLE_ROUNDS = 10;
 /** A record's fields that scope, hold and tombstone decisions need: no content. */
 export type MemoryFacts = Pick<
   MemoryRecord,
-  '_id' | 'tenant' | 'version' | 'status' | 'statusReason' | 'subjects' | 'namespace' | 'contentHash'
+  '_id' | 'tenant' | 'version' | 'status' | 'statusReason' | 'subjects' | 'namespace' | 'contentHash' | 'hashKeyId'
 >;
 const FACT_FIELDS = {
   _id: 1,
@@ -138,6 +137,7 @@ const FACT_FIELDS = {
   subjects: 1,
   namespace: 1,
   contentHash: 1,
+  hashKeyId: 1,
 };
 
 /** What a move needs to know of a record: which version it moves from, and from which status. */
@@ -398,10 +398,6 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     async pageOfTenant(tenant, afterId, limit) {
       const filter = afterId === null ? { tenant } : { tenant, _id: { $gt: afterId } };
       return readable(tenant, await memories.find(filter).sort({ _id: 1 }).limit(limit).toArray());
-    },
-    async idsByContentHash(tenant, contentHash) {
-      const docs = await memories.find({ tenant, contentHash }, { projection: { _id: 1 } }).toArray();
-      return docs.map((d) => d._id);
     },
     async idsByContentHashes(tenant, contentHashes) {
       const docs = await findMatching(memories, tenant, 'contentHash', contentHashes, {

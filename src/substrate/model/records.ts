@@ -31,10 +31,15 @@ export interface EventRecord {
   namespace: string;
   source: string;
   externalId: string;
-  /** SHA-256 of the content. */
+  /** The content's keyed hash (`content-hash.ts`): the plain SHA-256 on a row written before keying. */
   contentHash: string;
-  /** source + external id + content hash, hashed: unique per tenant. */
+  /**
+   * SHA-256 of source + external id + the content's SHA-256, keyed like `contentHash`: unique per tenant. The event's
+   * id is derived from the plain key (`eventIdOf`), so keying the stored one changed no id.
+   */
   idempotencyKey: string;
+  /** The key `contentHash` and `idempotencyKey` were made under; absent: both plain, written before keying. */
+  hashKeyId?: string;
   subjects: string[];
   content: string;
   sensitivity: Sensitivity;
@@ -126,7 +131,10 @@ export interface MemoryRecord {
   /** What the memory is about for a subject (e.g. "employer"); contradictions compare these. */
   attribute: string | null;
   content: string;
+  /** The content's keyed hash (`content-hash.ts`): the plain SHA-256 on a row written before keying. */
   contentHash: string;
+  /** The key `contentHash` was made under; absent: plain, written before keying. */
+  hashKeyId?: string;
   validFrom: Date;
   validTo: Date | null;
   recordedAt: Date;

@@ -193,10 +193,13 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     const { alias, index } = names(tenant);
     if (await aliasExists(alias)) {
       await assertSameModel(tenant, 'ensure-index');
-      // Indices created before documents carried their content hash take the field now (adding a field is
-      // idempotent); their older documents are found by the text probes only.
+      // Indices created before documents carried their content hash (and its key id) take the fields now (adding a
+      // field is idempotent); their older documents are found by the text probes only.
       await guarded('ensure-index', () =>
-        client.indices.putMapping({ index: alias, properties: { contentHash: { type: 'keyword' } } }),
+        client.indices.putMapping({
+          index: alias,
+          properties: { contentHash: { type: 'keyword' }, hashKeyId: { type: 'keyword' } },
+        }),
       );
       ensured.add(tenant);
       return;

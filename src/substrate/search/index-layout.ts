@@ -86,6 +86,8 @@ export function memoryIndexMapping(dims: number, embedder: string = LEGACY_EMBED
       subjects: keyword,
       // The content's keyed hash: an erasure's verification finds a copy of erased content under another id.
       contentHash: keyword,
+      // The key it was made under (absent: the plain digest of a document indexed before keying).
+      hashKeyId: keyword,
       kind: keyword,
       status: keyword,
       principal: keyword,
@@ -119,6 +121,7 @@ export interface MemoryIndexDocument {
   namespace: string;
   subjects: string[];
   contentHash: string;
+  hashKeyId?: string;
   kind: string;
   status: string;
   principal: string;
@@ -157,6 +160,7 @@ export function toIndexDocument(record: MemoryRecord, embedding: number[] | null
     confidence: record.confidence,
     content: record.content,
   };
+  if (record.hashKeyId !== undefined) doc.hashKeyId = record.hashKeyId;
   if (record.scope !== undefined) doc.scope = record.scope;
   if (record.validTo !== null) doc.validTo = record.validTo.toISOString();
   if (embedding !== null) doc.embedding = embedding;

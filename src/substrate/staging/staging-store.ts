@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { sha256Hex, type TenantMacs } from '../fingerprint.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
+import { storedDigestForms } from '../content-hash.js';
 import { Collections, mapBounded } from '../mongo/collections.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { isSealed } from '../crypto/content-seal.js';
@@ -22,7 +23,7 @@ export interface StageMentions {
   subjects: readonly string[];
   /** Record ids: memory ids, cited event ids and parent ids, and the ids staged events will have. */
   ids: readonly string[];
-  /** SHA-256 hex digests of content. */
+  /** Content hashes as the erased rows stored them (keyed, or plain on a row written before keying). */
   contentHashes: readonly string[];
 }
 
@@ -54,10 +55,10 @@ export function stageMentions(macs: TenantMacs, tenant: string, body: unknown, m
     if (typeof o.id === 'string' && ids.has(o.id)) return true;
     if ([...strings(o.eventIds), ...strings(o.parentIds)].some((id) => ids.has(id))) return true;
     if (typeof o.content === 'string' && (hashes.size > 0 || ids.size > 0)) {
-      const hash = sha256Hex(o.content);
-      if (hashes.has(hash)) return true;
+      const digest = sha256Hex(o.content);
+      if (storedDigestForms(macs, tenant, digest).some((form) => hashes.has(form))) return true;
       if (typeof o.source === 'string' && typeof o.externalId === 'string') {
-        if (ids.has(eventIdOf(macs, tenant, idempotencyKeyOf(o.source, o.externalId, hash)))) return true;
+        if (ids.has(eventIdOf(macs, tenant, idempotencyKeyOf(o.source, o.externalId, digest)))) return true;
       }
     }
     return Object.values(o).some(visit);

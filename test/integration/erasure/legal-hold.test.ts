@@ -220,6 +220,7 @@ describe('erasure under a legal hold', () => {
       { impact: s.impactPolicy, retention: s.retentionPolicy },
       { tenant: graph.tenant, writer: 'agent-late', id: `mem_${randomUUID()}`, eventIds: [], at: new Date() },
       input,
+      s.tenantMacs,
     );
     await s.lineage.register(graph.tenant, record._id, [held[0]!]);
     await s.memories.insert(record);

@@ -368,6 +368,7 @@ describe('an access and portability request', () => {
         disputes: s.disputes,
         erasures: s.erasureRequests,
         fingerprints: s.fingerprints,
+        macs: s.tenantMacs,
         exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
         audit: s.audit,
         signer: s.signer,

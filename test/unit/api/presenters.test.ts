@@ -18,6 +18,7 @@ const event: EventRecord = {
   source: 'crm',
   externalId: 'x-1',
   contentHash: 'h',
+  hashKeyId: 'k0',
   idempotencyKey: 'k',
   subjects: ['customer-ana'],
   content: 'Ana said canary-2.',
@@ -47,6 +48,9 @@ describe('content leaves the API only through a presenter that took the judge ve
     const shown = presentEvent(seeEvent(auditor, event)!);
     expect(shown).toMatchObject({ id: 'evt_1', view: 'content-free', contentHash: 'h' });
     expect(JSON.stringify(shown)).not.toMatch(/canary|customer-ana/);
+    // A row written before hashes were keyed holds the plain SHA-256 of its content: that is never shown.
+    const { hashKeyId: _keyed, ...legacy } = event;
+    expect(presentEvent(seeEvent(auditor, legacy)!)).not.toHaveProperty('contentHash');
     const ann = resolveReader(read, { id: 'ann', tenant: 'acme', roles: ['agent'] });
     expect(presentEvent(seeEvent(ann, event)!)).toMatchObject({ view: 'content', content: 'Ana said canary-2.' });
     const ben = resolveReader(read, { id: 'ben', tenant: 'acme', roles: ['agent'] });
