@@ -202,6 +202,12 @@ export function createRectificationGateway(deps: {
             },
             filing.content,
           );
+      if (!created && request.state === 'void')
+        throw new DomainError(
+          ErrorType.Conflict,
+          'requestKey: names a correction voided when an erasure reached its record; file again under a new key',
+          'requestKey',
+        );
       if (
         !created &&
         ((filing.memoryId !== undefined && request.memoryId !== filing.memoryId) ||

@@ -115,6 +115,9 @@ export function createMongoRectificationStore(db: Db, cipher: ContentCipher): Re
       for (const r of open.filter((o) => wanted.has(o.memoryId))) {
         await close(tenant, r._id, 'void', {});
         await forgetContent(tenant, r._id);
+        // Its hash too: the correction is about a subject just erased, and the hash would confirm a guess of it to
+        // whoever holds the key. A re-filing under the request's key is refused as void instead of compared.
+        await requests.updateOne({ _id: r._id, tenant }, { $set: { contentHash: '' }, $unset: { hashKeyId: '' } });
         voided.push(r._id);
       }
       return voided;

@@ -90,8 +90,8 @@ export interface RectificationRequest {
   contestedDerived?: string[];
   /**
    * The corrected content's keyed hash (`content-hash.ts`; the content itself is sealed beside the request until it
-   * is applied): kept for as long as the request, also once void, and what a re-filing under the same key is
-   * compared with. The plain SHA-256 on a request filed before keying.
+   * is applied): kept for as long as the request, and what a re-filing under the same key is compared with; empty
+   * once void (its record was erased). The plain SHA-256 on a request filed before keying.
    */
   contentHash: string;
   /** The key `contentHash` was made under; absent: plain, filed before keying. */

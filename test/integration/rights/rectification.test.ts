@@ -413,6 +413,22 @@ describe('a rectification request', () => {
     const request = await app.services.rectifications.get(raceTenant, id);
     expect(request?.state).toBe('void');
     expect(await app.services.rectifications.contentOf(raceTenant, id)).toBeNull();
+    // Nor its hash: the stored row keeps nothing that would confirm a guess of the correction.
+    const row = await app.runtime.db.collection(Collections.rectifications).findOne({ _id: id as never });
+    expect(row).toMatchObject({ state: 'void', contentHash: '', contentSealed: null });
+    expect(row).not.toHaveProperty('hashKeyId');
+    // Filing the same correction again under its key is told why, not compared with a hash that is gone.
+    const again = await app.request({
+      method: 'POST',
+      url: `/v1/tenants/${raceTenant}/subject-rights/rectification`,
+      token: await app.token(raceTenant, ['dpo'], 'dora'),
+      payload: { requestKey: 'race', memoryId: record, content: `Corrected ${canary}` },
+    });
+    expect(again.statusCode, again.body).toBe(409);
+    expect(again.json<{ error: { field: string; message: string } }>().error).toMatchObject({
+      field: 'requestKey',
+      message: expect.stringContaining('voided'),
+    });
     const late = await app.request({
       method: 'POST',
       url: `/v1/tenants/${raceTenant}/subject-rights/rectification/${id}/decision`,
