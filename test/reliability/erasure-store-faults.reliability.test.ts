@@ -31,6 +31,7 @@ import { writeCodewordSubject } from '../support/codeword-subject.js';
 import { activityAttempts, type ActivityAttempts } from '../support/activity-attempts.js';
 import { serverUnderTest, type FaultyServer, type ServerUnderTest } from '../support/server-faults.js';
 import { bounded, diagnose } from '../support/paused-server-reads.js';
+import { recordCell } from '../../scripts/fault-matrix.js';
 
 const stack = loadStackConfig();
 const RUNBOOK = 'runbooks/stuck-erasure.md';
@@ -149,7 +150,16 @@ const ALL: Scenario[] = MATRIX.map((key) => {
   return { server, fault, step, reduced: REDUCED.has(key) };
 });
 const MODE = process.env.LETHE_RELIABILITY === 'reduced' ? 'reduced' : 'full';
-const SCENARIOS = MODE === 'reduced' ? ALL.filter((s) => s.reduced) : ALL;
+/**
+ * The reduced form also runs one slice of the rest of the matrix, in turn: `.ci/run` passes the commit count, so
+ * successive CI runs on new commits take the slices in order, and every cell runs within ROTATION_SLICES runs.
+ */
+const ROTATION_SLICES = 3;
+const ROTATION = Number(process.env.LETHE_RELIABILITY_ROTATION ?? '0') % ROTATION_SLICES;
+const EXTRAS = MATRIX.filter((key) => !REDUCED.has(key));
+const THIS_SLICE = new Set<string>(EXTRAS.filter((_, i) => i % ROTATION_SLICES === ROTATION));
+const keyOf = (s: Scenario) => `${s.server}/${s.fault}/${s.step}`;
+const SCENARIOS = MODE === 'reduced' ? ALL.filter((s) => s.reduced || THIS_SLICE.has(keyOf(s))) : ALL;
 const SERVER_NAME: Record<FaultyServer, string> = {
   elasticsearch: 'Elasticsearch',
   ferretdb: 'FerretDB',
@@ -167,13 +177,18 @@ const SERVER_NAME: Record<FaultyServer, string> = {
 const FAILURE_NAMING: Record<FaultyServer, RegExp> = {
   elasticsearch: /search index|elasticsearch|ConnectionError|TimeoutError|ResponseError/i,
   ferretdb: /Mongo|PoolCleared/,
-  postgres: /Mongo/,
+  // Through FerretDB, or directly: the compaction reads the snapshot horizon from PostgreSQL itself.
+  postgres: /Mongo|DatabaseError|ECONNREFUSED|ECONNRESET|Connection terminated|Query read timeout/,
   temporal: /Heartbeat timeout|StartToClose timeout/i,
   smtp: /ESOCKET|ECONNREFUSED|ECONNRESET|ETIMEDOUT|SMTP/i,
 };
 
 function namesFault(s: Scenario, failure: string): boolean {
   return FAILURE_NAMING[s.server].test(failure) || (s.fault === 'pause' && /timeout/i.test(failure));
+}
+
+function faultName(s: Scenario): string {
+  return `${SERVER_NAME[s.server]} ${s.fault === 'pause' ? 'paused' : s.server === 'smtp' ? 'stopped' : 'restarted'}`;
 }
 
 function titleOf(s: Scenario): string {
@@ -267,6 +282,8 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
   /** The request of the scenario running now, terminated after it unless it completed. */
   let open: { handle: WorkflowHandle; completed: boolean } | undefined;
   const rows: Row[] = [];
+  /** The scenario under way, whose cell `afterEach` records. */
+  let running: Scenario | undefined;
 
   beforeAll(async () => {
     // Faults go only into servers the stack started; a server someone else runs cannot be paused here.
@@ -277,9 +294,26 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
     app = await startTestApp({ activityInterceptors: [gate.interceptor] });
   });
 
-  afterEach(async () => {
+  afterEach(async (context) => {
     // Whatever happened, the servers are left running and answering.
     await healAll();
+    // The cell's last result, for the README's table: a pass as its row says, a failure as failed.
+    if (running) {
+      const row = rows.find((r) => r.scenario === keyOf(running!));
+      recordCell({
+        scenario: keyOf(running),
+        fault: faultName(running),
+        step: `${running.step} (${ACTIVITY_OF[running.step]})`,
+        outcome: row && context.task.result?.state !== 'fail' ? row.outcome : 'failed',
+        attempts: row?.attempts ?? null,
+        faultSeconds: row?.faultSeconds ?? null,
+        totalSeconds: row?.totalSeconds ?? null,
+        firstFailure: row?.failures[0] ?? '',
+        date: new Date().toISOString().slice(0, 10),
+        mode: MODE,
+      });
+      running = undefined;
+    }
     if (open && !open.completed) await open.handle.terminate('reliability test cleanup').catch(() => undefined);
     open = undefined;
   });
@@ -290,6 +324,15 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
     console.log(
       `reliability (${MODE}, ${new Date().toISOString().slice(0, 10)}): faults × steps × outcome\n\n${table(rows)}\n`,
     );
+  });
+
+  it('the rotation runs every cell of the matrix within three reduced runs, and this run its slice', () => {
+    console.log(`reliability rotation ${ROTATION} of ${ROTATION_SLICES}: ${[...THIS_SLICE].join(', ') || 'none'}`);
+    const slices = Array.from({ length: ROTATION_SLICES }, (_, r) =>
+      EXTRAS.filter((_, i) => i % ROTATION_SLICES === r),
+    );
+    expect(new Set([...REDUCED, ...slices.flat()])).toEqual(new Set(MATRIX));
+    expect(Number.isInteger(ROTATION)).toBe(true);
   });
 
   it('the reduced form faults every erasure step at least once, in both stores', () => {
@@ -307,6 +350,7 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
     it(`${label}: the step fails or retries, and the request completes (or waits for an operator and completes on the runbook's retry)`, async () => {
       const began = Date.now();
       const elapsed = (since = began) => Math.round((Date.now() - since) / 100) / 10;
+      running = scenario;
 
       for (let injection = 1; ; injection++) {
         const tenant = uniqueTenant();
@@ -477,8 +521,8 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
         ).toBe(true);
         expect(attempts.completed, `${activity} completed in the end`).toBeGreaterThan(0);
         rows.push({
-          scenario: `${scenario.server}/${scenario.fault}/${scenario.step}`,
-          fault: `${SERVER_NAME[scenario.server]} ${scenario.fault === 'pause' ? 'paused' : scenario.server === 'smtp' ? 'stopped' : 'restarted'}`,
+          scenario: keyOf(scenario),
+          fault: faultName(scenario),
           step: scenario.step,
           activity,
           injections: injection,

@@ -32,7 +32,17 @@ const OLDER_THAN = `
 
 export function createPostgresSnapshotHorizon(url: string): SnapshotHorizon {
   // One connection is enough: the compaction asks a few times a second at most.
-  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 5000 });
+  // A paused or restarting server fails the call within seconds, so the compaction's attempt fails and is retried
+  // rather than waiting out its start-to-close.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 5000,
+    query_timeout: 10_000,
+  });
+  // A connection the server closed while idle (a restart) is dropped from the pool; the next call opens another.
+  pool.on('error', () => undefined);
   return {
     async now() {
       const { rows } = await pool.query<{ now: Date }>('select now() as now');
