@@ -38,7 +38,7 @@ export function recordCell(cell: MatrixCell, file = RESULTS_FILE): void {
   const at = cells.findIndex((c) => c.scenario === cell.scenario);
   if (at >= 0) cells[at] = cell;
   else cells.push(cell);
-  fs.writeFileSync(file, `${JSON.stringify(cells, null, 1)}\n`);
+  fs.writeFileSync(file, `${JSON.stringify(cells, null, 2)}\n`);
 }
 
 const seconds = (n: number | null) => (n === null ? '—' : `${n} s`);

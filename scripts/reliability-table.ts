@@ -7,4 +7,6 @@ const file = path.join(REPO_DIR, 'README.md');
 const before = fs.readFileSync(file, 'utf8');
 const after = await readmeWithTable(before, readCells());
 fs.writeFileSync(file, after);
-console.log(after === before ? 'README.md: the fault matrix table is up to date' : 'README.md: fault matrix table rewritten');
+console.log(
+  after === before ? 'README.md: the fault matrix table is up to date' : 'README.md: fault matrix table rewritten',
+);
