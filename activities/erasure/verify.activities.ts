@@ -11,8 +11,8 @@ import type {
 import type { ExposureSummary } from '../../src/governance/erasure/side-records.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
 import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
-import { compactCollections, storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
-import type { CompactionProof } from '../../src/substrate/postgres/proved-compaction.js';
+import { storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
+import { compactProved, type CompactionProof } from '../../src/substrate/postgres/proved-compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED, forgetSelector, REQUEST_RECORDS, sentenceDigest } from './purge.activities.js';
 import { checkedOn, otherIndices } from './index-reach.js';
@@ -293,7 +293,13 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // collection. Otherwise they stay for the next round or the operator's retry.
           if (verdict.ok) {
             await deps.probes.destroy(ref.tenant, ref.requestId);
-            await compactCollections(deps.db, [Collections.erasureProbes]);
+            const { proof } = await compactProved(
+              deps.db,
+              [Collections.erasureProbes],
+              deps.snapshots,
+              deps.provedCompaction,
+            );
+            await deps.requests.update(ref.tenant, ref.requestId, { probeCompactionProof: proof });
           }
           return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length, findings: open };
         }),
@@ -400,6 +406,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // Records the purges found no data key for (written before sealing): their copies are in clear.
           sealing: { records: sum('records') + sum('indexOrphans'), keys: sum('keys') },
           ...(req.compactionProof ? { compactionProof: req.compactionProof } : {}),
+          ...(req.probeCompactionProof ? { probeCompactionProof: req.probeCompactionProof } : {}),
         }),
         exposure: exposureStatement(await deps.sideRecords.exposureOf(ref.tenant, ids)),
         ...certifiedFindings(req.findings, new Set(ids)),
@@ -479,6 +486,8 @@ export function assuranceClaims(facts: {
   sealing?: { records: number; keys: number };
   /** Whether the compaction was shown to drop the deleted rows (PostgreSQL); absent: not checked. */
   compactionProof?: CompactionProof;
+  /** The same for the probe samples' collection, compacted after verification. */
+  probeCompactionProof?: CompactionProof;
 }): AssuranceClaim[] {
   const { probes } = facts;
   const keysCompacted = facts.compacted.includes(Collections.dataKeys);
@@ -506,12 +515,14 @@ export function assuranceClaims(facts: {
           },
         };
   // The probe samples are deleted and their collection compacted like the records: the same level on each backend.
+  const probeHorizon = horizonOf(facts.probeCompactionProof);
   const probeClaim: AssuranceClaim =
     facts.backend === 'postgresql'
       ? {
           place: 'postgresql:erasure_probes',
-          level: 'L2',
-          statement: 'probe samples destroyed after verification; VACUUM FULL rewrote the table without them',
+          level: probeHorizon.lapses ? 'L3' : 'L2',
+          statement: `probe samples (sealed under a data key destroyed with them) destroyed after verification; VACUUM FULL rewrote the table, ${probeHorizon.said}`,
+          ...(probeHorizon.lapses ? { lapses: probeHorizon.lapses } : {}),
         }
       : {
           place: 'mongodb:erasure_probes',

@@ -137,6 +137,8 @@ export interface ErasureRequest {
   compacted?: string[];
   /** Whether the records' compaction was shown to drop them: no older snapshot open, or which one was. */
   compactionProof?: CompactionProof;
+  /** The same for the probe samples' collection, compacted once verification passed. */
+  probeCompactionProof?: CompactionProof;
   /**
    * When the purge last destroyed data keys, and the KEK epoch current then: the erased content's copies in the
    * database's log and backups die with that epoch (see `lethe keys rotate`).

@@ -82,6 +82,10 @@ describe('the scheduled KEK rotation dates the copies’ lapse, and the audit ch
     expect(request?.compactionProof?.checked).toBe(true);
     const records = certificate!.assurance.find((a) => a.place.startsWith('postgresql:memories,'));
     expect(records?.level).toBe(request!.compactionProof!.heldBy ? 'L3' : 'L2');
+    // So was the probe samples' compaction after verification.
+    expect(request?.probeCompactionProof?.checked).toBe(true);
+    const samples = certificate!.assurance.find((a) => a.place === 'postgresql:erasure_probes');
+    expect(samples?.level).toBe(request!.probeCompactionProof!.heldBy ? 'L3' : 'L2');
     // Nothing says it happened yet.
     expect((await chain()).filter((e) => e.action === EPOCH_DESTROYED_ACTION)).toEqual([]);
   });

@@ -31,11 +31,20 @@ describe('assurance claims', () => {
   });
 
   it('claims for the destroyed probe samples what the backend can support: L2 on PostgreSQL, L3 on WiredTiger', () => {
-    const probeClaim = (backend: 'postgresql' | 'wiredtiger') =>
-      assuranceClaims({ backend, indexName: 'i', probes, compacted: COMPACTED }).find((a) =>
-        a.place.endsWith(':erasure_probes'),
-      );
+    const probeClaim = (backend: 'postgresql' | 'wiredtiger', checked = true) =>
+      assuranceClaims({
+        backend,
+        indexName: 'i',
+        probes,
+        compacted: COMPACTED,
+        probeCompactionProof: { checked },
+      }).find((a) => a.place.endsWith(':erasure_probes'));
     expect(probeClaim('postgresql')).toMatchObject({ place: 'postgresql:erasure_probes', level: 'L2' });
+    // Unless no older snapshot was shown closed: then L3 until a later compaction.
+    expect(probeClaim('postgresql', false)).toMatchObject({
+      level: 'L3',
+      lapses: { condition: 'a later compaction runs with no older snapshot open' },
+    });
     // WiredTiger's compact returns freed blocks without scrubbing them: the samples' bytes may remain until reused.
     expect(probeClaim('wiredtiger')).toMatchObject({
       place: 'mongodb:erasure_probes',

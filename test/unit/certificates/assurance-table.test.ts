@@ -44,9 +44,14 @@ function tablePlace(claim: AssuranceClaim): string {
 
 describe('the README’s table of certificate places', () => {
   const shredding = { at: new Date('2026-12-01T00:00:00Z'), epoch: 2, liveEpochs: [1, 2], boundMs: 5000 };
+  const kinds = [
+    { ...shredding, kek: 'local-file', rotationEveryMs: 86_400_000 },
+    { ...shredding, kek: 'aws-kms' },
+  ];
   const configurations = (['postgresql', 'wiredtiger'] as const).flatMap((backend) =>
-    [{ ...shredding, kek: 'local-file', rotationEveryMs: 86_400_000 }, { ...shredding, kek: 'aws-kms' }, undefined].map(
-      (s) =>
+    [...kinds, undefined].flatMap((s) =>
+      // Compactions shown to drop the rows, and not: both levels of each compacted store are in the table.
+      [true, false].map((proven) =>
         assuranceClaims({
           backend,
           indexName: INDEX,
@@ -55,7 +60,9 @@ describe('the README’s table of certificate places', () => {
           compacted: COMPACTED,
           ...(s ? { shredding: s } : {}),
           sealing: { records: 10, keys: s ? 7 : 0 },
+          ...(proven ? { compactionProof: { checked: true }, probeCompactionProof: { checked: true } } : {}),
         }),
+      ),
     ),
   );
   const rows = readmeRows();
