@@ -43,6 +43,11 @@ const DAY = 24 * 60 * 60 * 1000;
  * quick sync finish in seconds rather than a fixed 10.
  */
 const EXPUNGE_WAITS_MS = [1000, 1000, 1000, 2000, 2000, 4000, 8000, ...Array<number>(10).fill(10_000)];
+/**
+ * Waits before each new look when a verification finds residues: about two minutes in all, past a late index
+ * write's own withdrawal (its expunge waits up to a minute for the soft-delete lease).
+ */
+const VERIFY_WAITS_MS = [2000, 4000, 8000, 15_000, 30_000, 60_000];
 const MAX_EXTENSION_MONTHS = 2;
 /** Failures raised by the workflow itself that an operator resolves (then signals a retry). */
 const OPERATOR_FAILURES = ['ExpungeIncomplete', 'VerificationFailed'];
@@ -208,16 +213,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
       await guarded('compact', () => long.compactStores(ref));
       erased += authorised.toErase;
     }
-    const verdict = await guarded('verify', async () => {
-      const result = await long.verifyErasure(ref);
-      if (result.found > 0 || result.deletedDocs > 0) {
-        throw ApplicationFailure.create({
-          message: `verification found ${result.found} residues`,
-          type: 'VerificationFailed',
-        });
-      }
-      return result;
-    });
+    const verdict = await guarded('verify', () => verifyUntilSettled());
     if (verdict.relocated > 0) {
       // Records written about the subject or derived from its records raced the fence: erase them too, in
       // another round, before anything is certified. A closure that keeps growing goes to an operator.
@@ -287,6 +283,29 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
       } catch {
         // Already finished (or never started): the dispute is closed in the store either way.
       }
+    }
+  }
+
+  /**
+   * Verifies, and while residues are found, looks again after a durable wait (merging the index first when deleted
+   * documents remain): a write that read a record before this request marked it may land its index document after
+   * the purge, and its own second look withdraws and expunges it within about a minute. Only a clean look passes;
+   * residues still there after the waits go to an operator.
+   */
+  async function verifyUntilSettled() {
+    // Requests that verified before residues were looked at again replay without the waits.
+    const looksAgain = patched('verify-looks-again-while-residues-settle');
+    for (let attempt = 0; ; attempt++) {
+      const result = await long.verifyErasure(ref);
+      if (result.found === 0 && result.deletedDocs === 0) return result;
+      if (!looksAgain || attempt >= VERIFY_WAITS_MS.length) {
+        throw ApplicationFailure.create({
+          message: `verification found ${result.found} residues and ${result.deletedDocs} deleted documents`,
+          type: 'VerificationFailed',
+        });
+      }
+      await sleep(VERIFY_WAITS_MS[attempt]!);
+      if (result.deletedDocs > 0) await quick.expungeIndex(ref);
     }
   }
 

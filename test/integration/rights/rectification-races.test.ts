@@ -102,7 +102,7 @@ describe('a rectification under races', () => {
     // Either the decision landed first (its record is then the erasure's to find) or it lost to the erasure's fence.
     expect([200, 409], decided.body).toContain(decided.statusCode);
     const erasure = await waitForState(app, tenant, erasureId, ['completed', 'needs-dpo', 'needs-operator'], 180_000);
-    expect(['completed', 'needs-dpo']).toContain(erasure.state);
+    expect(['completed', 'needs-dpo'], `${erasure.state}: ${erasure.operatorNote}`).toContain(erasure.state);
     const about = await app.runtime.db
       .collection(Collections.memories)
       .find({ tenant, subjects: graph.subject })
