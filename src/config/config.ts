@@ -68,7 +68,8 @@ const schema = z.object({
    */
   LETHE_POSTGRES_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL')
+    // Printable ASCII only: a control character (NUL, a newline) would reach the driver's connection string.
+    .regex(/^postgres(ql)?:\/\/[\x21-\x7e]+$/, 'must be a postgres:// URL, printable ASCII without spaces')
     .optional(),
   ELASTICSEARCH_URL: z.string().url().default('http://127.0.0.1:9200'),
   LETHE_INDEX_PREFIX: z

@@ -29,7 +29,16 @@ describe('the PostgreSQL under FerretDB, read for the compaction’s snapshot ch
     expect(parseConfig({ ...base, LETHE_POSTGRES_URL: 'postgres://lethe@db:5432/ferretdb' }).postgres).toEqual({
       url: 'postgres://lethe@db:5432/ferretdb',
     });
-    for (const value of ['mysql://db/x', 'db:5432', 'postgres://', 'postgres://a b@db/x'])
+    for (const value of [
+      'mysql://db/x',
+      'db:5432',
+      'postgres://',
+      'postgres://a b@db/x',
+      'postgres://lethe@db/ferret\u0000db',
+      'postgres://lethe@db/x\nhost=elsewhere',
+      'postgres://lethe@db/x\u007f',
+      'postgres://lethé@db/x',
+    ])
       expect(envRefusal({ LETHE_POSTGRES_URL: value }).variable, value).toBe('LETHE_POSTGRES_URL');
   });
 });
