@@ -1,17 +1,20 @@
 /**
- * Reliability: a server the erasure depends on fails while one of its steps runs. The stores (FerretDB, the
- * PostgreSQL under it that holds the data, Elasticsearch) are paused (SIGSTOP) or stopped and started again (the
- * stack's own start, same port and data); Temporal's dev server is restarted; the SMTP server is stopped before
- * the DPO is notified. Each fault must land: the step's activity is held at its start while the fault goes in,
- * and the fault lasts until the workflow's history shows the activity failed or retried. A fault that the step
- * got through untouched is injected again into a new request. Then the request either completes with a
- * certificate whose probes all found nothing, or waits in needs-operator with the operator e-mailed and the
- * runbook named, and completes on the runbook's retry. It never fails and never runs on forever, and nothing of
- * the subject is readable afterwards.
+ * Reliability: a server the erasure depends on fails while one of its steps runs. Every server of the stack
+ * (FerretDB, the PostgreSQL under it that holds the data, Elasticsearch, Temporal's dev server, the SMTP server,
+ * the KMS that holds the key-encryption keys) is faulted in every step, at least once: paused (SIGSTOP), stopped
+ * (its own shutdown) or killed (SIGKILL, no shutdown), and started again by the stack's own start, same port and
+ * data. The step's activity is held at its start while the fault goes in. Where the step calls the server, the
+ * fault must land: it lasts until the workflow's history shows the activity failed or retried, with a failure that
+ * names the server (a fault the step got through untouched is injected again into a new request). Where the step
+ * does not call it, the step must go through the whole fault on its first attempt. Then the request either
+ * completes with a certificate whose probes all found nothing, or waits in needs-operator with the operator
+ * e-mailed and the runbook named, and completes on the runbook's retry. It never fails and never runs on forever,
+ * and nothing of the subject is readable afterwards.
  *
  * These tests stop the servers of the stack they run on: they run alone (`npm run test:reliability`), never in
  * `npm test`. `LETHE_RELIABILITY=reduced` runs each step once, across both stores, plus one Temporal restart and
- * one SMTP stop; otherwise the whole matrix runs. The run ends with a table of faults × steps × outcome.
+ * one SMTP stop, and one slice of the rest in turn; otherwise the whole matrix runs. Each cell's last result goes
+ * to `fault-matrix.json`, which the README's table is rendered from.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +35,10 @@ import { activityAttempts, type ActivityAttempts } from '../support/activity-att
 import { serverUnderTest, type FaultyServer, type ServerUnderTest } from '../support/server-faults.js';
 import { bounded, diagnose } from '../support/paused-server-reads.js';
 import { recordCell } from '../../scripts/fault-matrix.js';
+import { testConfig } from '../support/harness.js';
+
+process.env.AWS_ACCESS_KEY_ID ??= 'local';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 
 const stack = loadStackConfig();
 const RUNBOOK = 'runbooks/stuck-erasure.md';
@@ -57,7 +64,7 @@ const AFTER_RETRY_MS = 5 * 60_000;
 
 type Step =
   'locate' | 'closure' | 'authorise' | 'tombstone' | 'purge' | 'expunge' | 'compact' | 'verify' | 'certify' | 'notify';
-type Fault = 'pause' | 'restart';
+type Fault = 'pause' | 'restart' | 'kill';
 
 /** The activity that runs each step (notify: the DPO's e-mail that the erasure completed). */
 const ACTIVITY_OF: Record<Step, string> = {
@@ -90,6 +97,11 @@ interface Scenario {
   step: Step;
   /** Part of the reduced (CI) form. */
   reduced: boolean;
+  /**
+   * Whether the step calls the server. A step that does must fail or retry on the fault, naming the server; one
+   * that does not must get through the whole fault on its first attempt. Either way a wrong entry fails the cell.
+   */
+  calls: boolean;
 }
 
 /**
@@ -125,7 +137,60 @@ const MATRIX = [
   'temporal/restart/purge',
   'temporal/restart/verify',
   'smtp/restart/notify',
+  // Killed (SIGKILL, no shutdown) where nothing above faults that server in that step.
+  'ferretdb/kill/closure',
+  'ferretdb/kill/compact',
+  'postgres/kill/tombstone',
+  'postgres/kill/expunge',
+  'postgres/kill/certify',
+  'elasticsearch/kill/locate',
+  'elasticsearch/kill/closure',
+  'elasticsearch/kill/authorise',
+  'elasticsearch/kill/compact',
+  'elasticsearch/kill/certify',
+  'temporal/kill/locate',
+  'temporal/kill/authorise',
+  'temporal/kill/tombstone',
+  'temporal/kill/expunge',
+  'temporal/kill/compact',
+  'temporal/kill/certify',
+  // The KMS that holds the key-encryption keys, in every step.
+  'kms/kill/locate',
+  'kms/kill/closure',
+  'kms/kill/authorise',
+  'kms/kill/tombstone',
+  'kms/restart/purge',
+  'kms/kill/expunge',
+  'kms/kill/compact',
+  'kms/pause/verify',
+  'kms/kill/certify',
+  // The SMTP server, in every step: only the notifications call it.
+  ...ERASURE_STEPS.map((step) => `smtp/kill/${step}`),
 ] as const;
+
+/**
+ * The cells whose step does not call the server: the step must go through the fault on its first attempt. The
+ * index is not read to find, close over or authorise (MongoDB holds the records and their lineage), nor in the
+ * compaction or the certificate; the KMS only by the marking and the purge, which open the records and seal the
+ * probes' sentences under new data keys (the verification opens them, and the tenant's other contents, with keys
+ * this worker already holds: a worker started since would call the KMS there, which `kms-outage.test.ts` covers);
+ * the SMTP server only by the notifications.
+ */
+const UNTOUCHED = new Set<string>([
+  'elasticsearch/kill/locate',
+  'elasticsearch/kill/closure',
+  'elasticsearch/kill/authorise',
+  'elasticsearch/kill/compact',
+  'elasticsearch/kill/certify',
+  'kms/kill/locate',
+  'kms/kill/closure',
+  'kms/kill/authorise',
+  'kms/kill/expunge',
+  'kms/kill/compact',
+  'kms/pause/verify',
+  'kms/kill/certify',
+  ...ERASURE_STEPS.map((step) => `smtp/kill/${step}`),
+]);
 
 /**
  * The CI subset: every erasure step once, across the document store and the index, mostly restarts (a refused
@@ -147,7 +212,7 @@ const REDUCED = new Set<string>([
 
 const ALL: Scenario[] = MATRIX.map((key) => {
   const [server, fault, step] = key.split('/') as [FaultyServer, Fault, Step];
-  return { server, fault, step, reduced: REDUCED.has(key) };
+  return { server, fault, step, reduced: REDUCED.has(key), calls: !UNTOUCHED.has(key) };
 });
 const MODE = process.env.LETHE_RELIABILITY === 'reduced' ? 'reduced' : 'full';
 /**
@@ -166,6 +231,7 @@ const SERVER_NAME: Record<FaultyServer, string> = {
   postgres: 'PostgreSQL',
   temporal: 'Temporal',
   smtp: 'SMTP',
+  kms: 'the KMS',
 };
 
 /**
@@ -181,19 +247,28 @@ const FAILURE_NAMING: Record<FaultyServer, RegExp> = {
   postgres: /Mongo|DatabaseError|ECONNREFUSED|ECONNRESET|Connection terminated|Query read timeout/,
   temporal: /Heartbeat timeout|StartToClose timeout/i,
   smtp: /ESOCKET|ECONNREFUSED|ECONNRESET|ETIMEDOUT|SMTP/i,
+  kms: /key service \(aws-kms\) is unavailable/,
 };
 
 function namesFault(s: Scenario, failure: string): boolean {
   return FAILURE_NAMING[s.server].test(failure) || (s.fault === 'pause' && /timeout/i.test(failure));
 }
 
+/** How each fault reads in the table, and in a test's title (SMTP's restart is a stop before the notification). */
+const FAULT_WORDS: Record<Fault, { table: string; title: string }> = {
+  pause: { table: 'paused', title: 'paused (SIGSTOP)' },
+  restart: { table: 'restarted', title: 'restarted' },
+  kill: { table: 'killed', title: 'killed (SIGKILL)' },
+};
+const faultWords = (s: Scenario) =>
+  s.server === 'smtp' && s.fault === 'restart' ? { table: 'stopped', title: 'stopped' } : FAULT_WORDS[s.fault];
+
 function faultName(s: Scenario): string {
-  return `${SERVER_NAME[s.server]} ${s.fault === 'pause' ? 'paused' : s.server === 'smtp' ? 'stopped' : 'restarted'}`;
+  return `${SERVER_NAME[s.server]} ${faultWords(s).table}`;
 }
 
 function titleOf(s: Scenario): string {
-  const what = s.fault === 'pause' ? 'paused (SIGSTOP)' : s.server === 'smtp' ? 'stopped' : 'restarted';
-  return `${SERVER_NAME[s.server]} ${what} mid-${s.step}`;
+  return `${SERVER_NAME[s.server]} ${faultWords(s).title} mid-${s.step}`;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -265,9 +340,11 @@ function table(rows: Row[]): string {
 
 describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`, () => {
   let app: TestApp;
+  const database = new URL(testConfig().mongo.uri);
+  database.pathname = `/lethe_reliability_${randomUUID().slice(0, 8)}`;
   const gate = new FaultGate();
   const servers = Object.fromEntries(
-    (['elasticsearch', 'ferretdb', 'postgres', 'temporal', 'smtp'] as const).map((name) => [
+    (['elasticsearch', 'ferretdb', 'postgres', 'temporal', 'smtp', 'kms'] as const).map((name) => [
       name,
       serverUnderTest(name),
     ]),
@@ -275,7 +352,7 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
   /** Heals PostgreSQL before FerretDB, whose start needs it. */
   const healAll = async () => {
     gate.release();
-    for (const name of ['postgres', 'ferretdb', 'elasticsearch', 'temporal', 'smtp'] as const) {
+    for (const name of ['postgres', 'ferretdb', 'elasticsearch', 'temporal', 'smtp', 'kms'] as const) {
       await servers[name].heal();
     }
   };
@@ -291,7 +368,19 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
       server.pid();
       expect(await server.healthy(), `${server.name} answers before the suite`).toBe(true);
     }
-    app = await startTestApp({ activityInterceptors: [gate.interceptor] });
+    // Content sealed under the stack's KMS, as in production, in a database of the suite's own: a KMS fault then
+    // reaches whichever step opens sealed content.
+    app = await startTestApp({
+      activityInterceptors: [gate.interceptor],
+      config: {
+        MONGODB_URI: database.toString(),
+        LETHE_KMS: 'aws-kms',
+        LETHE_AWS_KMS_REGION: 'eu-west-1',
+        LETHE_AWS_KMS_ENDPOINT: stack.kms.url,
+        LETHE_AWS_KMS_ALIAS_PREFIX: `alias/lethe-reliability-${randomUUID().slice(0, 8)}`,
+        LETHE_AWS_KMS_TIMEOUT_MS: '2000',
+      },
+    });
   });
 
   afterEach(async (context) => {
@@ -320,6 +409,7 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
 
   afterAll(async () => {
     await healAll();
+    await app?.runtime.db.dropDatabase().catch(() => undefined);
     await app?.close();
     console.log(
       `reliability (${MODE}, ${new Date().toISOString().slice(0, 10)}): faults × steps × outcome\n\n${table(rows)}\n`,
@@ -335,6 +425,15 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
     expect(Number.isInteger(ROTATION)).toBe(true);
   });
 
+  it('the matrix faults every server of the stack in every erasure step', () => {
+    const missing = Object.keys(servers).flatMap((server) =>
+      ERASURE_STEPS.filter((step) => !ALL.some((s) => s.server === server && s.step === step)).map(
+        (step) => `${server}/${step}`,
+      ),
+    );
+    expect(missing).toEqual([]);
+  });
+
   it('the reduced form faults every erasure step at least once, in both stores', () => {
     const reduced = ALL.filter((s) => s.reduced && ['ferretdb', 'postgres', 'elasticsearch'].includes(s.server));
     expect(ERASURE_STEPS.filter((step) => !reduced.some((s) => s.step === step))).toEqual([]);
@@ -347,7 +446,10 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
     const activity = ACTIVITY_OF[scenario.step];
     const server = servers[scenario.server];
 
-    it(`${label}: the step fails or retries, and the request completes (or waits for an operator and completes on the runbook's retry)`, async () => {
+    const expected = scenario.calls
+      ? "the step fails or retries, and the request completes (or waits for an operator and completes on the runbook's retry)"
+      : 'the step, which does not call it, goes through untouched, and the request completes';
+    it(`${label}: ${expected}`, async () => {
       const began = Date.now();
       const elapsed = (since = began) => Math.round((Date.now() - since) / 100) / 10;
       running = scenario;
@@ -400,6 +502,7 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
         let where: 'landed' | 'missed' | undefined;
         try {
           if (scenario.fault === 'pause') await server.pause();
+          else if (scenario.fault === 'kill') await server.kill();
           else await server.stop();
           gate.release();
           if (scenario.server === 'temporal') {
@@ -419,13 +522,20 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
           `[${label}] injection ${injection}: ${where ?? 'undecided'} after ${faultSeconds} s ` +
             `(${activity}: attempt ${landedAttempts.maxAttempt}, ${landedAttempts.failures[0] ?? 'no failure'})`,
         );
-        if (where === undefined) {
+        if (!scenario.calls) {
+          // The step does not call the server: it must have finished on its first attempt, the server down throughout.
+          if (where !== 'missed') {
+            throw new Error(
+              `[${label}] ${activity} is listed as not calling ${SERVER_NAME[scenario.server]}, but ${where === 'landed' ? `failed or retried on the fault (${landedAttempts.failures[0] ?? '?'})` : 'did not finish while the fault lasted'}:\n${await diagnose(handle)}`,
+            );
+          }
+        } else if (where === undefined) {
           // Neither failed nor finished: the step stalled on the fault, and injecting it again cannot change that.
           throw new Error(
             `[${label}] ${activity} stalled: its first attempt neither failed nor finished in ${LAND_WITHIN_MS / 1000} s of the fault:\n${await diagnose(handle)}`,
           );
         }
-        if (where === 'missed') {
+        if (scenario.calls && where === 'missed') {
           if (injection < MAX_INJECTIONS) {
             // The step got through the fault untouched: inject it again, into a request of its own.
             await handle.terminate('the fault missed its step; injecting it again').catch(() => undefined);
@@ -511,14 +621,19 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
           expect(sent.text).not.toContain(canary);
         }
 
-        // The fault reached the step: its activity failed or was retried before the request completed.
         const attempts = await activityAttempts(handle, activity);
-        expect(attempts.retried + attempts.failed, `${activity} failed or retried`).toBeGreaterThan(0);
-        // ...because of this fault: a failure of the step's activity names the faulted server.
-        expect(
-          attempts.failures.some((f) => namesFault(scenario, f)),
-          `a failure of ${activity} names ${SERVER_NAME[scenario.server]}: ${JSON.stringify(attempts.failures)}`,
-        ).toBe(true);
+        if (scenario.calls) {
+          // The fault reached the step: its activity failed or was retried before the request completed...
+          expect(attempts.retried + attempts.failed, `${activity} failed or retried`).toBeGreaterThan(0);
+          // ...because of this fault: a failure of the step's activity names the faulted server.
+          expect(
+            attempts.failures.some((f) => namesFault(scenario, f)),
+            `a failure of ${activity} names ${SERVER_NAME[scenario.server]}: ${JSON.stringify(attempts.failures)}`,
+          ).toBe(true);
+        } else {
+          expect(attempts.retried + attempts.failed, `${activity} went through the fault untouched`).toBe(0);
+          expect(attempts.firstCompletedAttempt).toBe(1);
+        }
         expect(attempts.completed, `${activity} completed in the end`).toBeGreaterThan(0);
         rows.push({
           scenario: keyOf(scenario),
@@ -526,9 +641,11 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
           step: scenario.step,
           activity,
           injections: injection,
-          outcome: viaOperator
-            ? `failed (retries exhausted) → needs-operator → operator retry → recovered`
-            : `retried → recovered`,
+          outcome: !scenario.calls
+            ? `not called → step untouched → completed`
+            : viaOperator
+              ? `failed (retries exhausted) → needs-operator → operator retry → recovered`
+              : `retried → recovered`,
           attempts: attempts.maxAttempt,
           failures: attempts.failures,
           faultSeconds,

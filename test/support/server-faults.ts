@@ -1,8 +1,9 @@
 /**
  * Faults injected into the local stack's own servers: a pause (SIGSTOP, later SIGCONT: the process keeps its
- * sockets, every request to it hangs) or a stop and a restart through the stack's own start functions, so the
- * server comes back on the same port over the same data directory. Only servers the stack started are touched
- * (never one someone else runs on the port).
+ * sockets, every request to it hangs), a stop (the server's own shutdown) or a kill (SIGKILL to it and its children:
+ * no shutdown, whatever was in flight lost), and a restart through the stack's own start functions, so the server
+ * comes back on the same port over the same data directory. Only servers the stack started are touched (never one
+ * someone else runs on the port).
  */
 import fs from 'node:fs';
 import { loadStackConfig } from '../../stack/stack-config.js';
@@ -11,9 +12,10 @@ import { waitFor } from '../../stack/processes.js';
 
 /**
  * The servers an erasure depends on, as the stack names them: the two stores (FerretDB and the PostgreSQL that
- * holds its data, Elasticsearch), Temporal's dev server, and the SMTP server notifications go to.
+ * holds its data, Elasticsearch), Temporal's dev server, the SMTP server notifications go to, and the KMS that holds
+ * the key-encryption keys.
  */
-export type FaultyServer = 'elasticsearch' | 'ferretdb' | 'postgres' | 'temporal' | 'smtp';
+export type FaultyServer = 'elasticsearch' | 'ferretdb' | 'postgres' | 'temporal' | 'smtp' | 'kms';
 
 /** One server of the local stack, with the faults a reliability test can inject into it. */
 export interface ServerUnderTest {
@@ -24,6 +26,8 @@ export interface ServerUnderTest {
   pause(): Promise<void>;
   resume(): void;
   stop(): Promise<void>;
+  /** SIGKILL to the server and its children, without a shutdown; resolves once they are gone. */
+  kill(): Promise<void>;
   /** Starts it with the stack's own start function and waits until it answers its health check. */
   start(): Promise<void>;
   healthy(): Promise<boolean>;
@@ -112,6 +116,17 @@ export function serverUnderTest(name: FaultyServer): ServerUnderTest {
       await service.stop();
       if (!(await waitFor(() => Promise.resolve(processState(target) === undefined), 30_000, 50))) {
         throw new Error(`${name} (pid ${target}) is still running after its stop`);
+      }
+    },
+    async kill() {
+      const targets = withChildren(pid());
+      for (const target of targets) signal(target, 'SIGKILL');
+      // Gone means reaped, not only dead: a server's own start (PostgreSQL's lock file check) takes a zombie's pid for
+      // a live one.
+      const gone = () => Promise.resolve(targets.every((t) => processState(t) === undefined));
+      if (!(await waitFor(gone, 30_000, 20))) {
+        const left = targets.map((t) => `${t}:${processState(t) ?? 'gone'}`).join(' ');
+        throw new Error(`${name} (pids ${left}) not reaped within 30 s of SIGKILL`);
       }
     },
     async start() {
