@@ -1,6 +1,6 @@
 /**
  * The fault matrix's last result per cell (`test/reliability/fault-matrix.json`): written by
- * `npm run test:reliability` after each scenario, rendered into the README by `npm run reliability:table`.
+ * `npm run test:reliability` after each scenario, rendered into docs/reliability.md by `npm run reliability:table`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +9,8 @@ import prettier from 'prettier';
 
 export const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const RESULTS_FILE = path.join(REPO_DIR, 'test', 'reliability', 'fault-matrix.json');
+/** The page that shows the table, between its markers. */
+export const MATRIX_PAGE = path.join(REPO_DIR, 'docs', 'reliability.md');
 const START = '<!-- fault-matrix:start -->';
 const END = '<!-- fault-matrix:end -->';
 
@@ -54,12 +56,13 @@ export function renderTable(cells: readonly MatrixCell[]): string {
   ].join('\n');
 }
 
-/** The README with the table between its markers rendered from `cells`, formatted as the repository formats it. */
+/** The page with the table between its markers rendered from `cells`, formatted as the repository formats it. */
 export async function readmeWithTable(readme: string, cells: readonly MatrixCell[]): Promise<string> {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md: the markers ${START} … ${END} are missing`);
+  if (start < 0 || end < start)
+    throw new Error(`${path.relative(REPO_DIR, MATRIX_PAGE)}: the markers ${START} … ${END} are missing`);
   const next = `${readme.slice(0, start + START.length)}\n\n${renderTable(cells)}\n\n${readme.slice(end)}`;
-  const options = (await prettier.resolveConfig(path.join(REPO_DIR, 'README.md'))) ?? {};
+  const options = (await prettier.resolveConfig(MATRIX_PAGE)) ?? {};
   return prettier.format(next, { ...options, parser: 'markdown' });
 }

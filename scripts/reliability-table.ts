@@ -1,12 +1,12 @@
-/** `npm run reliability:table`: renders the fault matrix's last results into the README. */
+/** `npm run reliability:table`: renders the fault matrix's last results into docs/reliability.md. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readCells, readmeWithTable, REPO_DIR } from './fault-matrix.js';
+import { MATRIX_PAGE, readCells, readmeWithTable, REPO_DIR } from './fault-matrix.js';
 
-const file = path.join(REPO_DIR, 'README.md');
-const before = fs.readFileSync(file, 'utf8');
+const name = path.relative(REPO_DIR, MATRIX_PAGE);
+const before = fs.readFileSync(MATRIX_PAGE, 'utf8');
 const after = await readmeWithTable(before, readCells());
-fs.writeFileSync(file, after);
+fs.writeFileSync(MATRIX_PAGE, after);
 console.log(
-  after === before ? 'README.md: the fault matrix table is up to date' : 'README.md: fault matrix table rewritten',
+  after === before ? `${name}: the fault matrix table is up to date` : `${name}: fault matrix table rewritten`,
 );

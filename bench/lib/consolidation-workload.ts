@@ -7,7 +7,7 @@
  *     attribute extracted from it;
  *  2. `change`: for some attributes that change over time, the CRM profile again under the same source and
  *     external id with the new value (a correction of the event), and the new value's memory extracted from it:
- *     admission supersedes the old value instead of disputing it (README, "A correction");
+ *     admission supersedes the old value instead of disputing it (docs/lifecycle.md, "A correction");
  *  3. `chat`: one or two chat sessions (new events) in which the customer restates some current values, each
  *     restatement a memory with the same wording as the record it repeats.
  * Some subjects are then served by a second agent too (`second`): a chat of its own restating two or three current

@@ -26,7 +26,7 @@ export type UnprovenCallBudget = (request: FastifyRequest, reply: FastifyReply) 
 
 /**
  * Requests per minute, counted in this process's memory (`@fastify/rate-limit`'s local store): each API process
- * enforces the whole budget, so N processes behind a balancer allow up to N times it (see the README).
+ * enforces the whole budget, so N processes behind a balancer allow up to N times it (see docs/rules.md).
  *
  * The address budget bounds callers that prove nothing about who they are. Public routes spend it before anything
  * else runs. A call that presents a token on a gated route is judged by its token first: many honest principals

@@ -14,7 +14,7 @@
  * These tests stop the servers of the stack they run on: they run alone (`npm run test:reliability`), never in
  * `npm test`. `LETHE_RELIABILITY=reduced` runs each step once, across both stores, plus one Temporal restart and
  * one SMTP stop, and one slice of the rest in turn; otherwise the whole matrix runs. Each cell's last result goes
- * to `fault-matrix.json`, which the README's table is rendered from.
+ * to `fault-matrix.json`, which the table in docs/reliability.md is rendered from.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -386,7 +386,7 @@ describe(`erasure under server faults (${MODE}: ${SCENARIOS.length} scenarios)`,
   afterEach(async (context) => {
     // Whatever happened, the servers are left running and answering.
     await healAll();
-    // The cell's last result, for the README's table: a pass as its row says, a failure as failed.
+    // The cell's last result, for the table in docs/reliability.md: a pass as its row says, a failure as failed.
     if (running) {
       const row = rows.find((r) => r.scenario === keyOf(running!));
       recordCell({

@@ -2,7 +2,7 @@
  * A deploy must not break a workflow in flight: an erasure can wait for days under a hold or for the DPO's
  * decision, and the new code must carry it on from its history. Every history recorded from real runs
  * (`npm run replay:record`, into `histories/`) is replayed against the workflow code of this checkout; a change
- * that would make any of them non-deterministic fails here, and needs `patched()` (see README, rolling deploys).
+ * that would make any of them non-deterministic fails here, and needs `patched()` (see docs/operations.md, deploying new workflow code).
  */
 import fs from 'node:fs';
 import path from 'node:path';

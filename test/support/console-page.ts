@@ -85,7 +85,7 @@ export function expectNoPageErrors(errors: string[]): void {
 
 /**
  * With LETHE_CONSOLE_SCREENSHOTS=1 (`npm run docs:screenshots`), saves the page as docs/console-{name}.png for the
- * README; otherwise does nothing.
+ * consoles' page (docs/consoles.md); otherwise does nothing.
  */
 export async function screenshotForDocs(page: Page, name: string): Promise<void> {
   if (process.env.LETHE_CONSOLE_SCREENSHOTS !== '1') return;

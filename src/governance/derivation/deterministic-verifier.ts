@@ -2,7 +2,7 @@
  * The default verifier: no model, runs anywhere. Entities, numbers, dates, negation and relation cues of each
  * obligation must be grounded in the evidence; a relation's two ends must be linked in one passage that also
  * states a cue of the relation's family. What it cannot see (paraphrase without shared words, a cue word used in
- * another sense, the direction of a relation) is listed in the README.
+ * another sense, the direction of a relation) is listed in docs/rules.md.
  */
 import {
   contentStems,

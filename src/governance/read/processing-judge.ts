@@ -3,7 +3,7 @@
  * read as evidence by the derivation audit, consolidated into a view, exported to a data subject, corrected by a
  * rectification. (Serving a record to a reader is the read judge's `seeMemory`, which applies the same marks.) A
  * path that processes records asks `mayProcess`; it never re-states a rule. `ACT_RULES` is the table of acts ×
- * rules the README shows; a rule an act does not list does not bind it, and `RULE_EXEMPTIONS` says why. Pure code.
+ * rules docs/rules.md shows; a rule an act does not list does not bind it, and `RULE_EXEMPTIONS` says why. Pure code.
  *
  * A record whose governance cannot be read (a status, hold list, contest list, valid time or subject list of the
  * wrong type) is refused for every act that checks that mark: processing fails closed, as reading does.
@@ -110,7 +110,7 @@ export const RULE_EXEMPTIONS: Readonly<Partial<Record<Act, Partial<Record<Rule, 
   },
 };
 
-/** What one rule protects, for the README's table and refusal reports. */
+/** What one rule protects, for the table in docs/rules.md and refusal reports. */
 export const RULE_MEANING: Readonly<Record<Rule, string>> = {
   tenant: 'the record belongs to the acting tenant',
   'owner-scope': 'the record is in a scope the actor reads (its own, or the tenant’s shared)',

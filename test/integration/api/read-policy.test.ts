@@ -231,8 +231,8 @@ describe('one read policy on every route', () => {
     ];
     const presenting = app.api.tenantRoutes.filter((r) => r.reads === 'records').map((r) => `${r.method} ${r.url}`);
     expect(presenting.sort()).toEqual([...judged].sort());
-    // And the README's read table names each of them (a new one must be added there, and to the red team).
-    const readme = await import('node:fs/promises').then((fs) => fs.readFile('README.md', 'utf8'));
+    // And the read table in docs/rules.md names each of them (a new one must be added there, and to the red team).
+    const readme = await import('node:fs/promises').then((fs) => fs.readFile('docs/rules.md', 'utf8'));
     for (const route of presenting) expect(readme, route).toContain(`\`${route.replace('/v1/tenants/:tenant', '…')}\``);
   });
 

@@ -3,7 +3,7 @@
  * tokens, with other principals' ids, another tenant's ids, ids of held, deleted, erased and candidate records,
  * purposes the caller does not hold, every intent, and odd query and body shapes. The tenant's records each carry
  * a canary string; every response body — 2xx and 4xx alike — is scanned for canaries the caller may not read.
- * Who may read what is computed here from the records as stored and the rules as the README's read table states
+ * Who may read what is computed here from the records as stored and the rules as the read table in docs/rules.md states
  * them, independently of the code under test. `LETHE_READ_REDTEAM_CALLS` changes the number of calls: `npm test`
  * makes 6 000 of them, `npm run test:red-team` the full 20 000.
  */
@@ -22,7 +22,7 @@ const CALLS = Number(process.env.LETHE_READ_REDTEAM_CALLS ?? 6_000);
 const IN_FLIGHT = 8;
 const CANARY = /cnry[a-z]+[0-9a-f]{8}/g;
 
-// ---- The README's read table, restated: what each purpose grants (an oracle, not the code under test). ----
+// ---- The read table of docs/rules.md, restated: what each purpose grants (an oracle, not the code under test). ----
 type Intent = 'current' | 'history' | 'as-of';
 interface OracleGrant {
   role: Role;

@@ -177,8 +177,8 @@ afterAll(async () => {
 }, 120_000);
 
 describe.concurrent('the exit codes of the CLI', () => {
-  it('are the ones the README lists, each with its meaning', ({ expect }) => {
-    const readme = fs.readFileSync(path.join(REPO_DIR, 'README.md'), 'utf8');
+  it('are the ones docs/operations.md lists, each with its meaning', ({ expect }) => {
+    const readme = fs.readFileSync(path.join(REPO_DIR, 'docs', 'operations.md'), 'utf8');
     const listed = /CLI exit codes: ([^.]+)\./.exec(readme)?.[1] ?? '';
     const documented = [...listed.matchAll(/(?:^|, )(\d) /g)].map((m) => Number(m[1]));
     expect(documented).toEqual(Object.values(ExitCode).sort((a, b) => a - b));

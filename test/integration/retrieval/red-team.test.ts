@@ -89,7 +89,7 @@ describe('retrieval under a red team', () => {
     await app?.close();
   });
 
-  /** Who may see what, from the stored records and the rules as the README states them, not from the code. */
+  /** Who may see what, from the stored records and the rules as docs/rules.md states them, not from the code. */
   async function admissibleFor(principal: string, intent: string, asOf?: string): Promise<Set<string>> {
     const records = await withStoredMarks(
       app.runtime.db,

@@ -1,5 +1,5 @@
 /**
- * The README's table of what each place in a certificate promises is the code's: every claim the erasure writes, on
+ * The table in docs/erasure-certificate.md of what each place in a certificate promises is the code's: every claim the erasure writes, on
  * either storage engine, with or without shredding, has its row there at its level, and no row names a place no
  * certificate holds.
  */
@@ -12,14 +12,14 @@ import { COMPACTED } from '../../../activities/erasure/purge.activities.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { AssuranceClaim } from '../../../src/governance/certificates/certificate.js';
 
-const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../README.md');
+const PAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../docs/erasure-certificate.md');
 const INDEX = 'lethe-mem-t-0123456789ab-v1';
 const OTHER = 'lethe-mem-t-0123456789ab-v2';
 
 /** The table after the certificate section's heading: each row's places (its first column's code) and its level. */
-function readmeRows(): { places: string[]; level: string }[] {
-  const text = fs.readFileSync(README, 'utf8');
-  const start = text.indexOf('#### What a `complete` certificate promises');
+function tableRows(): { places: string[]; level: string }[] {
+  const text = fs.readFileSync(PAGE, 'utf8');
+  const start = text.indexOf('# What a `complete` certificate promises');
   const lines = text.slice(start).split('\n');
   const first = lines.findIndex((l) => l.startsWith('| place'));
   const rows: { places: string[]; level: string }[] = [];
@@ -42,7 +42,7 @@ function tablePlace(claim: AssuranceClaim): string {
     .replace(/^mongodb:/, 'postgresql:');
 }
 
-describe('the README’s table of certificate places', () => {
+describe('the table of certificate places in docs/erasure-certificate.md', () => {
   const shredding = { at: new Date('2026-12-01T00:00:00Z'), epoch: 2, liveEpochs: [1, 2], boundMs: 5000 };
   const kinds = [
     { ...shredding, kek: 'local-file', rotationEveryMs: 86_400_000 },
@@ -65,7 +65,7 @@ describe('the README’s table of certificate places', () => {
       ),
     ),
   );
-  const rows = readmeRows();
+  const rows = tableRows();
 
   it('has a row at the right level for every claim a certificate can hold', () => {
     expect(rows.length).toBeGreaterThan(5);
