@@ -214,17 +214,22 @@ const weightOf = (key: string) => (key.startsWith('temporal/') ? 4 : 1);
 /**
  * The slice of each cell. Cells are dealt out step by step, the costliest first: those whose step calls the server
  * each to a slice that has none of that step yet (every step has at least three), so that every slice faults every
- * step with a fault that must land; each to the slice with the least cost so far.
+ * step with a fault that must land; the index's among them to the slices with the fewest of the index's so far, so
+ * that every slice faults both stores; and each to the slice with the least cost so far.
  */
 function dealSlices(keys: readonly string[]): Map<string, number> {
   const slices = new Map<string, number>();
   const load = Array<number>(ROTATION_SLICES).fill(0);
+  const indexCells = Array<number>(ROTATION_SLICES).fill(0);
   const all = load.map((_, i) => i);
-  const lightest = (among: number[]) => among.reduce((best, i) => (load[i]! < load[best]! ? i : best));
+  const isIndex = (key: string) => key.startsWith('elasticsearch/') && !UNTOUCHED.has(key);
   const place = (key: string, among: number[]) => {
-    const slice = lightest(among);
+    const fewest = isIndex(key) ? Math.min(...among.map((i) => indexCells[i]!)) : 0;
+    const candidates = isIndex(key) ? among.filter((i) => indexCells[i] === fewest) : among;
+    const slice = candidates.reduce((best, i) => (load[i]! < load[best]! ? i : best));
     slices.set(key, slice);
     load[slice]! += weightOf(key);
+    if (isIndex(key)) indexCells[slice]!++;
     return slice;
   };
   for (const step of ERASURE_STEPS) {
