@@ -170,6 +170,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     retentionScheduler,
     writes: createWriteGateway({
       staging,
+      macs: tenantMacs,
       client: temporalClient,
       taskQueue,
       onTenantWrite: (tenant) => retentionScheduler.ensure(tenant),

@@ -12,6 +12,7 @@ import { sha256Hex, type TenantMacs } from './fingerprint.js';
  */
 const CONTENT = 'content';
 const IDEMPOTENCY_KEY = 'idempotency-key';
+const WRITE_REQUEST = 'write-request';
 
 /** The keyed hash of a SHA-256 hex digest under the tenant's current key: what a new row stores. */
 export function keyedDigest(macs: TenantMacs, tenant: string, digest: string): string {
@@ -39,6 +40,19 @@ export function storedContentForms(macs: TenantMacs, tenant: string, content: st
 /** An event's idempotency key as stored: the plain key (source, external id, content digest) keyed. */
 export function keyedIdempotencyKey(macs: TenantMacs, tenant: string, plainKey: string): string {
   return macs.of(tenant, IDEMPOTENCY_KEY, plainKey);
+}
+
+/**
+ * What a write sent under an `Idempotency-Key` asked for, as its workflow keeps it: the SHA-256 of the request's
+ * canonical JSON, keyed under the tenant's current key (a repeat is compared with every configured key's form).
+ */
+export function keyedWriteRequest(macs: TenantMacs, tenant: string, digest: string): string {
+  return macs.of(tenant, WRITE_REQUEST, digest);
+}
+
+/** Every form a kept write request may hold for this digest. */
+export function writeRequestForms(macs: TenantMacs, tenant: string, digest: string): string[] {
+  return macs.all(tenant, WRITE_REQUEST, digest);
 }
 
 /** Every form a stored event may hold for this plain idempotency key (see `storedDigestForms`). */

@@ -31,7 +31,8 @@ const idempotencyHeaders = {
   properties: {
     'idempotency-key': {
       type: 'string',
-      description: 'One write per key and principal: a repeat answers the first write and writes nothing',
+      description:
+        'One write per key and principal: a repeat answers the first write and writes nothing; a different write under a used key is refused (409)',
     },
   },
 } as const;

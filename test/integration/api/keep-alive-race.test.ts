@@ -80,6 +80,28 @@ describe('a write whose kept-alive connection closes under it, before any answer
     expect(await stack.storedRecords(tenant)).toEqual({ events: 1, memories: 1 });
   });
 
+  it('refuses a different write under a key already used, naming the header, and writes nothing of it', async () => {
+    const tenant = uniqueTenant();
+    const token = await stack.agentToken(tenant);
+    const client = createApiClient(stack.api.url, token);
+    const key = randomUUID();
+    const batch = { events: [sampleEvent()], memories: [sampleMemory()] };
+    const first = await client.post(`/v1/tenants/${tenant}/batches`, batch, { idempotencyKey: key });
+    const other = { events: [sampleEvent({ content: 'Another event entirely, under the same key.' })], memories: [] };
+    const refused = await fetch(`${stack.api.url}/v1/tenants/${tenant}/batches`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(other),
+    });
+    expect(refused.status).toBe(409);
+    const error = ((await refused.json()) as { error: { field: string; message: string } }).error;
+    expect(error.field).toBe('Idempotency-Key');
+    expect(error.message).not.toContain('Another event');
+    expect(await stack.storedRecords(tenant)).toEqual({ events: 1, memories: 1 });
+    // The first write, sent again under its key, is still answered as it was.
+    expect(await client.post(`/v1/tenants/${tenant}/batches`, batch, { idempotencyKey: key })).toEqual(first);
+  });
+
   it('through a plain fetch, fails on the closed connection, and the server never received the write', async () => {
     const tenant = uniqueTenant();
     const token = await stack.agentToken(tenant);
