@@ -56,7 +56,15 @@ describe('retrieval under a red team', () => {
     });
 
   beforeAll(async () => {
-    app = await startTestApp();
+    // Budgets above the red team's own volume (10 000 calls a minute into one tenant at full size): it probes what
+    // retrieval serves, and a 429 would hide that. The budgets have tests of their own (`rate-limits.test.ts`).
+    app = await startTestApp({
+      config: {
+        LETHE_RATE_LIMIT_PER_PRINCIPAL: '1000000',
+        LETHE_RATE_LIMIT_PER_TENANT: '10000000',
+        LETHE_RATE_LIMIT_PER_ADDRESS: '1000000',
+      },
+    });
     tenant = uniqueTenant();
     other = uniqueTenant();
     for (const principal of PRINCIPALS) {
