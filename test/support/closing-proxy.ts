@@ -10,11 +10,14 @@ export interface ClosingProxy {
   readonly url: string;
   /** The next request's connection closes under it, before any answer. */
   closeNextRequest(): void;
+  /** Bytes this proxy has written to the server so far: what a dropped request adds nothing to. */
+  forwardedBytes(): number;
   close(): Promise<void>;
 }
 
 export async function startClosingProxy(target: URL): Promise<ClosingProxy> {
   let armed = false;
+  let forwarded = 0;
   const open = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
@@ -32,6 +35,7 @@ export async function startClosingProxy(target: URL): Promise<ClosingProxy> {
         upstream.destroy();
         return;
       }
+      forwarded += chunk.length;
       upstream.write(chunk);
     });
     upstream.pipe(client);
@@ -41,6 +45,7 @@ export async function startClosingProxy(target: URL): Promise<ClosingProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     closeNextRequest: () => void (armed = true),
+    forwardedBytes: () => forwarded,
     async close() {
       for (const socket of open) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
