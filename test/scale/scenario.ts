@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Services } from '../../src/app/services.js';
 import type { ErasureRequest } from '../../src/governance/erasure/erasure-request.js';
+import { openFindings } from '../../src/governance/erasure/copy-findings.js';
 import type { Role } from '../../src/governance/auth/principal.js';
 import { mintToken } from '../../src/governance/auth/tokens.js';
 import type { PageKey } from '../../src/substrate/mongo/keyset-page.js';
@@ -106,6 +107,11 @@ export class Scenario {
   /** Operator notes of parked requests, by note. */
   readonly parkNotes = new Map<string, number>();
   filingRetries = 0;
+  /** Copies the verification put to the DPO, by whose record each was: another subject's, or the erased one's own. */
+  readonly findingOwners = { otherSubject: 0, sameSubject: 0, unknown: 0 };
+  /** Every admitted record's subject, by tenant and id: what the DPO checks a finding against. */
+  private readonly subjectOf = new Map<string, number>();
+  private readonly decidedFindings = new Set<string>();
   private readonly tokens = new Map<string, Promise<string>>();
 
   constructor(
@@ -217,6 +223,11 @@ export class Scenario {
     report.batchMs.push(Date.now() - sent);
     const per = this.plan.memoriesPerSubject;
     b.subjects.forEach((s, i) => {
+      for (const record of [
+        ...answer.body.memories.slice(i * per, (i + 1) * per),
+        ...answer.body.events.slice(i * per, (i + 1) * per),
+      ])
+        this.subjectOf.set(`${t.tenant}|${record.id}`, s);
       t.memoryIds.set(
         s,
         answer.body.memories.slice(i * per, (i + 1) * per).map((m) => m.id),
@@ -310,7 +321,7 @@ export class Scenario {
               r.compactMs = verified.startedAt.getTime() - expunged.finishedAt.getTime();
           }
           if (s.state === 'needs-operator' && Date.now() - r.lastRetryAt > 30_000) await this.operatorRetry(r, s);
-          if (s.state === 'needs-dpo' && r.dpoDecisions === 0) await this.dpoExtends(r);
+          if (s.state === 'needs-dpo') await this.dpoDecides(r, s);
           if (s.state === 'rejected') throw new Error(`erasure request ${r.id} was rejected: ${s.operatorNote ?? ''}`);
         }
       }
@@ -360,14 +371,35 @@ export class Scenario {
     });
   }
 
-  private async dpoExtends(r: FiledRequest): Promise<void> {
+  /**
+   * What a DPO does with copies found outside a closure, knowing whose records they are: each subject's sentences
+   * differ only in the name, so a vector probe can find another customer's record of the same fact. Records of other
+   * subjects are certified as not the subject's (erasing them would erase someone else's data); anything of the
+   * subject's own, or of no known subject, is added to the erasure.
+   */
+  private async dpoDecides(r: FiledRequest, stored: ErasureRequest): Promise<void> {
+    // The stored request can still read needs-dpo for a poll after a decision was sent: each finding is decided once.
+    const open = openFindings(stored.findings).filter((f) => !this.decidedFindings.has(`${r.id}|${f.id}`));
+    if (open.length === 0) return;
+    for (const f of open) this.decidedFindings.add(`${r.id}|${f.id}`);
+    if (r.dpoDecisions >= 6) throw new Error(`erasure request ${r.id} put copies to the DPO again after 6 decisions`);
     r.dpoDecisions++;
-    await this.traffic.send('findings', 0, {
+    const owners = open.map((f) => this.subjectOf.get(`${r.tenant}|${f.id}`));
+    for (const owner of owners) {
+      if (owner === undefined) this.findingOwners.unknown++;
+      else if (owner === r.subject) this.findingOwners.sameSubject++;
+      else this.findingOwners.otherSubject++;
+    }
+    const othersOnly = owners.every((o) => o !== undefined && o !== r.subject);
+    const answer = await this.traffic.send('findings', 0, {
       method: 'POST',
       path: `/v1/tenants/${r.tenant}/erasure-requests/${r.id}/findings`,
       token: await this.token(r.tenant, ['dpo'], 'dpo-scale'),
-      body: { decision: 'extend', reason: 'scale test: erase the copies too' },
+      body: othersOnly
+        ? { decision: 'certify', reason: "scale test: the copies found are other customers' records of the same fact" }
+        : { decision: 'extend', reason: 'scale test: erase the copies too' },
     });
+    if (!answer.ok) throw new Error(`a findings decision got ${answer.status ?? 'no answer'}: ${answer.text.slice(0, 300)}`);
   }
 
   /**
