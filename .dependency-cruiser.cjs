@@ -1,6 +1,12 @@
 /**
  * The planes depend downwards only. Lower → higher imports are errors, and the workflow sandbox may
- * import only the workflow API, pure shared code, the policy evaluator and types from activities.
+ * import only the workflow API, pure shared code, the policy evaluator, the workflow contracts and types from
+ * activities.
+ *
+ * From the ground up: `src/` is the library every other folder stands on (shared code, configuration, the stores,
+ * the rules, admission, retrieval, and the Temporal client's gateways with the contracts of every workflow);
+ * `activities/` and `workflows/` run in the worker; `app/` holds the composition roots (the API server, the
+ * worker's wiring, the CLI), the only place that knows them all.
  */
 const layers = [
   ['shared', '^src/shared/'],
@@ -10,9 +16,10 @@ const layers = [
   ['governance', '^src/governance/'],
   ['ingestion', '^src/ingestion/'],
   ['retrieval', '^src/retrieval/'],
+  ['temporal client', '^src/temporal/'],
   ['activities', '^activities/'],
   ['workflows', '^workflows/'],
-  ['entry points', '^src/(app|temporal|api|cli)/'],
+  ['composition roots', '^app/'],
 ];
 
 // The rank of each plane: a module may import only planes of lower or equal rank.
@@ -24,9 +31,10 @@ const rank = {
   governance: 3,
   ingestion: 4,
   retrieval: 4,
-  activities: 5,
-  workflows: 6,
-  'entry points': 7,
+  'temporal client': 5,
+  activities: 6,
+  workflows: 7,
+  'composition roots': 8,
 };
 
 const forbidden = [];
@@ -55,9 +63,21 @@ forbidden.push(
         '^workflows/',
         '^src/shared/',
         '^src/governance/policy/evaluate',
+        '^src/temporal/contracts/',
         'node_modules/@temporalio/(workflow|common)/',
         '^activities/',
       ],
+    },
+  },
+  {
+    name: 'contracts-fit-the-sandbox',
+    comment:
+      'workflow contracts are imported by workflows at run time: they may import only the workflow API and types',
+    severity: 'error',
+    from: { path: '^src/temporal/contracts/' },
+    to: {
+      dependencyTypesNot: ['type-only'],
+      pathNot: ['^src/temporal/contracts/', 'node_modules/@temporalio/(workflow|common)/'],
     },
   },
   {

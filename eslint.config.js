@@ -20,7 +20,7 @@ export default tseslint.config(
   },
   {
     // The CLI, the stack tool, scripts and benchmarks talk to a terminal.
-    files: ['src/cli/**', 'stack/**', 'scripts/**', 'bench/**', 'test/**'],
+    files: ['app/cli/**', 'stack/**', 'scripts/**', 'bench/**', 'test/**'],
     rules: { 'no-console': 'off' },
   },
   {
@@ -51,7 +51,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'the consoles run in a browser: no Node built-ins' },
-            { group: ['**/src/api/*', '**/src/app/*', '**/substrate/*', '**/temporal/*'], message: 'use the HTTP API' },
+            { group: ['**/app/api/*', '**/app/*', '**/substrate/*', '**/temporal/*'], message: 'use the HTTP API' },
           ],
         },
       ],

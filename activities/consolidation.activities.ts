@@ -2,7 +2,6 @@ import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { StagingStore } from '../src/substrate/staging/staging-store.js';
 import type { TombstoneSpec, TombstoneStore } from '../src/substrate/tombstones/tombstone-store.js';
 import type { StagedBatch } from '../src/ingestion/admit-batch.js';
-import type { Role } from '../src/governance/auth/principal.js';
 import { principalScope } from '../src/substrate/model/records.js';
 import type { TenantMacs } from '../src/substrate/fingerprint.js';
 import { subjectContentParts } from '../src/substrate/content-hash.js';
@@ -18,6 +17,7 @@ import {
 import type { MemoryRecord } from '../src/substrate/model/records.js';
 import type { RestrictionStore } from '../src/governance/rights/restriction-store.js';
 import { mayProcess, type ProcessingContext, type Rule } from '../src/governance/read/processing-judge.js';
+import type { ConsolidationPlanInput } from '../src/temporal/contracts/consolidation.contract.js';
 
 /** Active records one run reads at most, in pages: a namespace larger than this is consolidated in part. */
 export const MAX_RUN_INPUTS = 20_000;
@@ -33,16 +33,6 @@ export interface ConsolidationActivityDeps {
   /** The tenant's restrictions and objections: a restricted or objected subject's records are not consolidated. */
   restrictions: Pick<RestrictionStore, 'snapshot'>;
   now?: () => Date;
-}
-
-export interface ConsolidationPlanInput {
-  tenant: string;
-  namespace: string;
-  /** Who asked: the views are theirs (their scope, their roles before the write policy). */
-  principal: string;
-  roles: Role[];
-  /** Whose memories: the principal's own, or the tenant's shared ones. */
-  scope: 'principal' | 'tenant';
 }
 
 /** Ids and counts only: the views' content stays in their stages. */

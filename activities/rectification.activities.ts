@@ -37,6 +37,7 @@ import { mapBounded } from '../src/substrate/mongo/collections.js';
 import type { MemoryRecord } from '../src/substrate/model/records.js';
 import { indexUnlessErased } from '../src/substrate/search/index-unless-erased.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
+import type { RectificationOutcome } from '../src/temporal/contracts/rectification.contract.js';
 
 /** What the erasure workflow is started with (its input, as the erasure gateway gives it). */
 export interface CorrectionErasureStart {
@@ -66,17 +67,6 @@ export interface RectificationActivityDeps {
   reviewersEmail: string;
   dpoEmail: string;
   now?: () => Date;
-}
-
-/** What a decision did: ids and counts only (this goes into the workflow's history). */
-export interface RectificationOutcome {
-  state: 'applied' | 'rejected' | 'void';
-  correctedId: string | null;
-  /** Copies of the inaccurate value besides the named record that the correction superseded. */
-  siblings: number;
-  stale: number;
-  /** Records the erasure of the inaccurate value is to reach (empty: nothing to erase). */
-  toErase: string[];
 }
 
 const LIVE = new Set(['active', 'disputed']);

@@ -12,12 +12,12 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime } from '@temporalio/worker';
-import { createRuntime } from '../src/app/runtime.js';
-import { createServices } from '../src/app/services.js';
+import { createRuntime } from '../app/runtime.js';
+import { createServices } from '../app/services.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { selectorReach } from '../src/governance/rights/selector-preview.js';
 import { mapBounded } from '../src/substrate/mongo/collections.js';
-import { createLetheWorker } from '../src/temporal/worker.js';
+import { createLetheWorker } from '../app/worker/worker.js';
 import { benchName, runBench } from './lib/bench-run.js';
 import { memoryRecordFor } from './lib/bench-records.js';
 import { loadAverage, median, num, ratio, table, timed } from './lib/stack-report.js';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createRuntime } from '../src/app/runtime.js';
+import { createRuntime } from '../app/runtime.js';
 import { loadConfig } from '../src/config/load-config.js';
 import type { Embedder } from '../src/substrate/search/embedder.port.js';
 import { createElasticsearchSearchIndex } from '../src/substrate/search/elasticsearch-search-index.js';

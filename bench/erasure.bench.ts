@@ -24,9 +24,9 @@ import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DefaultLogger, NativeConnection, Runtime as TemporalRuntime } from '@temporalio/worker';
 import { loadConfig } from '../src/config/load-config.js';
-import { createRuntime } from '../src/app/runtime.js';
-import { createServices } from '../src/app/services.js';
-import { bundleWorkflows } from '../src/temporal/worker.js';
+import { createRuntime } from '../app/runtime.js';
+import { createServices } from '../app/services.js';
+import { bundleWorkflows } from '../app/worker/worker.js';
 import { tenantIndexNames } from '../src/substrate/search/index-layout.js';
 import {
   buildDataset,

@@ -42,8 +42,8 @@ import {
 } from '@temporalio/worker';
 import type { Db } from 'mongodb';
 import { createRetentionActivities } from '../activities/retention.activities.js';
-import { createRuntime, type Runtime } from '../src/app/runtime.js';
-import { createServices } from '../src/app/services.js';
+import { createRuntime, type Runtime } from '../app/runtime.js';
+import { createServices } from '../app/services.js';
 import type { Config } from '../src/config/config.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createMongoAuditLog } from '../src/governance/audit/mongo-audit-log.js';
@@ -54,14 +54,12 @@ import { sha256Hex } from '../src/substrate/fingerprint.js';
 import { createMongoMemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord } from '../src/substrate/model/records.js';
 import { Collections } from '../src/substrate/mongo/collections.js';
-import { bundlerOptions } from '../src/temporal/bundling.js';
-import { bundleWorkflows, createLetheWorker } from '../src/temporal/worker.js';
+import { bundlerOptions } from '../app/worker/bundling.js';
+import { bundleWorkflows, createLetheWorker } from '../app/worker/worker.js';
 import { timedCipher, unsealedRuntime } from './lib/unsealed.js';
-import type {
-  RetentionSweepInput,
-  RetentionSweepResult,
-  SweepProgress,
-} from '../workflows/retention-sweep.workflow.js';
+import type { RetentionSweepResult } from '../src/temporal/contracts/retention-sweep.contract.js';
+import type { SweepProgress } from '../src/temporal/contracts/retention-sweep.contract.js';
+import type { RetentionSweepInput } from '../src/temporal/contracts/retention-sweep.contract.js';
 import {
   activityTimings,
   admissionBatch,

@@ -68,8 +68,8 @@
  * one process on this machine, not of a deployment.
  */
 import os from 'node:os';
-import { createRuntime } from '../src/app/runtime.js';
-import { createServices } from '../src/app/services.js';
+import { createRuntime } from '../app/runtime.js';
+import { createServices } from '../app/services.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { benchName, runBench } from './lib/bench-run.js';
 import { ATTEMPTS_PER_SCENARIO, buildPlan, ROUNDS, SCENARIOS } from './lib/poisoning-plan.js';

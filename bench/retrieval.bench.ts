@@ -30,7 +30,7 @@
 import os from 'node:os';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import type { Collection } from 'mongodb';
-import { createRuntime } from '../src/app/runtime.js';
+import { createRuntime } from '../app/runtime.js';
 import type { Config } from '../src/config/config.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createMongoDisputeStore } from '../src/governance/disputes/dispute-store.js';

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { createRuntime, type Runtime } from '../src/app/runtime.js';
+import { createRuntime, type Runtime } from '../app/runtime.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { rotateKeks } from '../src/substrate/crypto/kek-rotation.js';
 import { createMongoMemoryStore } from '../src/substrate/memories/memory-store.js';

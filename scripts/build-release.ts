@@ -1,6 +1,6 @@
 /**
  * Builds the directory a deployment runs from (`dist/release/`, or `--out <dir>`), needing nothing of the checkout
- * at run time: the compiled JavaScript of src/, activities/ and workflows/ (tsc, ESM with `.js` imports), the
+ * at run time: the compiled JavaScript of src/, app/, activities/ and workflows/ (tsc, ESM with `.js` imports), the
  * workflow bundle prebuilt (the worker loads it instead of bundling at start), the consoles' static files, the
  * policies, `bin/` entries, and a package.json and package-lock.json with the production dependencies only. It
  * installs nothing: `npm ci --omit=dev --ignore-scripts` in that directory does (the Dockerfile and
@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { PREBUILT_WORKFLOW_BUNDLE_FILE, WORKFLOWS_PATH, bundlerOptions } from '../src/temporal/bundling.js';
+import { PREBUILT_WORKFLOW_BUNDLE_FILE, WORKFLOWS_PATH, bundlerOptions } from '../app/worker/bundling.js';
 import { productionLockfile, productionManifest, type Lockfile, type Manifest } from './release/manifests.js';
 import { BIN_ENTRIES } from './release/bin-entries.js';
 
@@ -45,7 +45,7 @@ await phase('workflow bundle', async () => {
   fs.writeFileSync(path.join(outDir, PREBUILT_WORKFLOW_BUNDLE_FILE), code);
 });
 
-// The API serves the consoles from dist/console beside its compiled src/ (src/api/console-static.ts).
+// The API serves the consoles from dist/console beside its compiled app/ (app/api/console-static.ts).
 await phase('consoles', () =>
   run(bin('vite'), [
     'build',

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOWS_PATH, bundlerOptions } from '../src/temporal/bundling.js';
+import { WORKFLOWS_PATH, bundlerOptions } from '../app/worker/bundling.js';
 
 const index = process.argv.indexOf('--workflows');
 const workflowsPath = index >= 0 ? path.resolve(process.argv[index + 1]!) : WORKFLOWS_PATH;

@@ -1,23 +1,12 @@
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createAccessActivities } from '../activities/access.activities.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import type { AccessInput } from '../src/temporal/contracts/access-request.contract.js';
+import type { AccessOutcome } from '../src/temporal/contracts/access-request.contract.js';
 
 type Activities = ReturnType<typeof createAccessActivities>;
 const writes = proxyActivities<Activities>(RetryProfiles.storeWrite);
 const notify = proxyActivities<Activities>(RetryProfiles.notify);
-
-/** Input of an access request's workflow: ids and the delivery window only (the selector stays in the store). */
-export interface AccessInput {
-  tenant: string;
-  requestId: string;
-  /** How long the package stays downloadable before it is erased, in ms. */
-  deliveryWindowMs: number;
-}
-
-export interface AccessOutcome {
-  state: 'expired' | 'failed';
-  counts: Record<string, number>;
-}
 
 /**
  * An access and portability request (Art. 15, 20): build the signed package, tell the DPO, keep it for the

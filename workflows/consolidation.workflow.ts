@@ -2,7 +2,7 @@ import { executeChild, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createConsolidationActivities } from '../activities/consolidation.activities.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import { ingestBatch } from './ingest-batch.workflow.js';
-import type { ConsolidationInput, ConsolidationResult } from './consolidation.definitions.js';
+import type { ConsolidationInput, ConsolidationResult } from '../src/temporal/contracts/consolidation.contract.js';
 
 const { planConsolidation } = proxyActivities<ReturnType<typeof createConsolidationActivities>>(
   RetryProfiles.storeWrite,

@@ -11,7 +11,7 @@ import {
   type AdjudicationInput,
   type AdjudicationResult,
   type DisputeReviewInput,
-} from './dispute-review.definitions.js';
+} from '../src/temporal/contracts/dispute-review.contract.js';
 
 type Activities = ReturnType<typeof createDisputeActivities>;
 const store = proxyActivities<Activities>(RetryProfiles.storeWrite);

@@ -11,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { createErasureActivities } from '../activities/erasure.activities.js';
 import type { createDisputeActivities } from '../activities/dispute.activities.js';
-import { disputeVoidedSignal } from './dispute-review.definitions.js';
+import { disputeVoidedSignal } from '../src/temporal/contracts/dispute-review.contract.js';
 import { disputeWorkflowId } from '../src/shared/workflow-ids.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import { SearchAttributes } from '../src/shared/search-attributes.js';
@@ -27,7 +27,7 @@ import {
   type ErasureInput,
   type ErasureOutcome,
   type ErasurePhase,
-} from './erasure.definitions.js';
+} from '../src/temporal/contracts/erasure.contract.js';
 
 type Activities = ReturnType<typeof createErasureActivities>;
 const quick = proxyActivities<Activities>(RetryProfiles.storeWrite);

@@ -4,21 +4,14 @@ import { startDisputeReviews } from './dispute-start.js';
 import { reviewWorkflowId } from '../src/shared/workflow-ids.js';
 import type { createIngestionActivities } from '../activities/ingestion.activities.js';
 import type { createDisputeActivities } from '../activities/dispute.activities.js';
-import type { BatchResult } from '../src/ingestion/admit-batch.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import type { IngestBatchInput } from '../src/temporal/contracts/ingest-batch.contract.js';
+import type { IngestBatchResult } from '../src/temporal/contracts/ingest-batch.contract.js';
 
 type IngestionActivities = ReturnType<typeof createIngestionActivities>;
 const { admitStagedBatch, indexMemories } = proxyActivities<IngestionActivities>(RetryProfiles.storeWrite);
 const { discardStage } = proxyActivities<IngestionActivities>(RetryProfiles.quick);
 const { detectContradictions } = proxyActivities<ReturnType<typeof createDisputeActivities>>(RetryProfiles.storeWrite);
-
-export interface IngestBatchInput {
-  tenant: string;
-  stageId: string;
-}
-
-/** Input and result hold ids, statuses and counts only; the content stays in the stage and the stores. */
-export type IngestBatchResult = BatchResult & { indexed: number; disputes: string[]; superseded: number };
 
 /**
  * The first governed path: a staged batch of events and memories is checked as a whole, written,

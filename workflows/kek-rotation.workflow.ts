@@ -1,6 +1,7 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { createKeyActivities } from '../activities/keys.activities.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import type { KekRotationResult } from '../src/temporal/contracts/kek-rotation.contract.js';
 
 type Activities = ReturnType<typeof createKeyActivities>;
 const quick = proxyActivities<Activities>(RetryProfiles.quick);
@@ -8,18 +9,6 @@ const long = proxyActivities<Activities>(RetryProfiles.longPurge);
 
 /** Between the two re-wrap passes: far longer than any single key write takes (as `lethe keys rotate` waits). */
 const SETTLE = '2 seconds';
-
-/** Counts only: what the rotation did. */
-export interface KekRotationResult {
-  epoch: number;
-  rewrapped: number;
-  destroyed: number[];
-  /** Epochs that still wrapped a key after both passes: left alive, and named; the next rotation tries again. */
-  kept: number[];
-  /** Audit entries appended: one per tenant whose erasures waited on a destroyed epoch, per epoch. */
-  recorded: number;
-  tombsSwept: number;
-}
 
 /**
  * One KEK rotation, started by the worker's schedule: a new epoch, every live data key re-wrapped under it (twice,

@@ -19,7 +19,7 @@ import {
   type MemoryReviewInput,
   type ReviewDecisionInput,
   type ReviewOutcome,
-} from './memory-review.definitions.js';
+} from '../src/temporal/contracts/memory-review.contract.js';
 
 type Activities = ReturnType<typeof createReviewActivities>;
 const store = proxyActivities<Activities>(RetryProfiles.storeWrite);

@@ -13,7 +13,7 @@ import {
   type RectificationDecisionInput,
   type RectificationInput,
   type RectificationResult,
-} from './rectification.definitions.js';
+} from '../src/temporal/contracts/rectification.contract.js';
 
 type Activities = ReturnType<typeof createRectificationActivities>;
 const store = proxyActivities<Activities>(RetryProfiles.storeWrite);

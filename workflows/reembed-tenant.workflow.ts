@@ -1,35 +1,13 @@
-import { ApplicationFailure, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createReembedActivities, ReembedPage, ReembedStart } from '../activities/reembed.activities.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import type { ReembedInput } from '../src/temporal/contracts/reembed.contract.js';
+import type { ReembedProgress } from '../src/temporal/contracts/reembed.contract.js';
+import { reembedProgressQuery } from '../src/temporal/contracts/reembed.contract.js';
 
 type Activities = ReturnType<typeof createReembedActivities>;
 const quick = proxyActivities<Activities>(RetryProfiles.quick);
 const writes = proxyActivities<Activities>(RetryProfiles.storeWrite);
-
-export interface ReembedInput {
-  tenant: string;
-  /** Names the new index (lower-case letters and digits); the client derives it from the time it asks. */
-  generation: string;
-  /** Records per copy activity (default 500, at most 1 000). */
-  pageSize?: number;
-}
-
-export type ReembedPhase = 'begin' | 'copy' | 'swap' | 'catch-up' | 'reconcile' | 'done' | 'abandoned';
-
-/** Counts only: what an operator watches while a tenant is re-embedded. */
-export interface ReembedProgress {
-  phase: ReembedPhase;
-  model: string | null;
-  copied: number;
-  withdrawn: number;
-  caughtUp: number;
-  reconciled: number;
-  removed: number;
-  /** The swap moved the alias but could not delete the index it replaced (an orphan until reconciled). */
-  oldIndexLeft?: boolean;
-}
-
-export const reembedProgressQuery = defineQuery<ReembedProgress>('reembedProgress');
 
 /**
  * Re-embeds one tenant's index with the worker's embedder: a new index is filled beside the live one (which

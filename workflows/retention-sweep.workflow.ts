@@ -1,48 +1,13 @@
 import { continueAsNew, defineQuery, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { createRetentionActivities, SweepTotals } from '../activities/retention.activities.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
+import type { RetentionSweepInput } from '../src/temporal/contracts/retention-sweep.contract.js';
+import type { SweepProgress } from '../src/temporal/contracts/retention-sweep.contract.js';
+import type { RetentionSweepResult } from '../src/temporal/contracts/retention-sweep.contract.js';
 
 type Activities = ReturnType<typeof createRetentionActivities>;
 const quick = proxyActivities<Activities>(RetryProfiles.quick);
 const paged = proxyActivities<Activities>(RetryProfiles.longPurge);
-
-export interface RetentionSweepInput {
-  tenant: string;
-  /** Records per marking activity (default 1 000, at most 5 000). */
-  pageSize?: number;
-  /** Records per erasure request, one hand-off activity each (default `pageSize`, at most 5 000). */
-  erasureBatchSize?: number;
-  /** Activities per run before continuing as new, to bound the history (default 200). */
-  stepsPerRun?: number;
-  /**
-   * Erasures of the tenant allowed at work at once before the hand-off waits (default 1: two erasures of one tenant
-   * share its index, whose expunge and verification steps wait for zero deleted documents).
-   */
-  maxOpenErasures?: number;
-  /** Minutes a run keeps handing off under back-pressure before leaving the rest to the next run (default 50). */
-  handOffMinutes?: number;
-  /** How long to wait when throttled (default 30 s). */
-  pollEvery?: Parameters<typeof sleep>[0];
-  /** Sweep from this instant or `YYYY-MM-DDTHH` bucket instead of the watermark (after a migration). */
-  rescanFrom?: string;
-  /** Where the sweep stands; set by the workflow itself when it continues as new. */
-  progress?: SweepProgress;
-}
-
-export interface SweepProgress {
-  phase: 'mark' | 'handoff';
-  bucket: string;
-  until: string;
-  /** Epoch ms after which the hand-off stops waiting on back-pressure. */
-  handOffUntil: number;
-  totals: SweepTotals;
-}
-
-export interface RetentionSweepResult extends SweepTotals {
-  until: string;
-  /** Records left expired but not yet handed to erasure (back-pressure); the next run continues. */
-  pendingLeft: boolean;
-}
 
 export const retentionProgressQuery = defineQuery<SweepProgress | null>('retentionProgress');
 

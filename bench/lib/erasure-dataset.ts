@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
-import type { Services } from '../../src/app/services.js';
+import type { Services } from '../../app/services.js';
 import type { TenantMacs } from '../../src/substrate/fingerprint.js';
 import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
 import { sha256Hex } from '../../src/substrate/fingerprint.js';

@@ -11,12 +11,12 @@
  */
 import type { NativeConnection, WorkflowBundleOption } from '@temporalio/worker';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { Runtime } from '../../src/app/runtime.js';
-import type { Services } from '../../src/app/services.js';
+import type { Runtime } from '../../app/runtime.js';
+import type { Services } from '../../app/services.js';
 import type { ErasureRequest } from '../../src/governance/erasure/erasure-request.js';
-import { createAllActivities } from '../../src/temporal/activities.js';
+import { createAllActivities } from '../../app/worker/activities.js';
 import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
-import { createLetheWorker } from '../../src/temporal/worker.js';
+import { createLetheWorker } from '../../app/worker/worker.js';
 
 const POLL_MS = 200;
 const DESCRIBE_EVERY_MS = 5000;

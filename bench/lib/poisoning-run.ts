@@ -10,14 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import { createDisputeActivities } from '../../activities/dispute.activities.js';
 import type { Config } from '../../src/config/config.js';
-import type { Services } from '../../src/app/services.js';
-import { requireReader } from '../../src/api/routes/read-access.js';
+import type { Services } from '../../app/services.js';
+import { requireReader } from '../../app/api/routes/read-access.js';
 import { admitBatch, type AdmissionDeps, type StagedBatch } from '../../src/ingestion/admit-batch.js';
 import { WriteBatchSchema } from '../../src/ingestion/write-schemas.js';
 import { RetrieveRequestSchema, type RetrievedItem } from '../../src/retrieval/retrieval-service.js';
 import { mapBounded } from '../../src/substrate/mongo/collections.js';
 import { indexUnlessErased } from '../../src/substrate/search/index-unless-erased.js';
-import { admissionDepsOf, disputeDepsOf } from '../../src/temporal/activities.js';
+import { admissionDepsOf, disputeDepsOf } from '../../app/worker/activities.js';
 import { PURPOSE, READER, ROUNDS, type PlannedBatch, type PoisoningPlan } from './poisoning-plan.js';
 
 /** Batches of one round run at once (each touches one subject, so none races another's flapping or dispute check). */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { bundlerOptions } from '../../src/temporal/bundling.js';
+import { bundlerOptions } from '../../app/worker/bundling.js';
 import { freePort, sleep, tail } from '../../stack/processes.js';
 import type { StackBenchActivities } from './stack-bench.workflows.js';
 import { median, percentile, timed } from './stack-report.js';

@@ -1,4 +1,4 @@
-import type { Runtime } from '../../src/app/runtime.js';
+import type { Runtime } from '../../app/runtime.js';
 import type { ContentCipher } from '../../src/substrate/crypto/content-cipher.js';
 
 /**

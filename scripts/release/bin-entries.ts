@@ -3,9 +3,9 @@
  * the checkout. The API and the worker are one image, selected by command.
  */
 const COMMANDS = {
-  lethe: { file: 'lethe.mjs', module: 'src/cli/main.js', what: 'The lethe CLI' },
-  'lethe-api': { file: 'lethe-api.mjs', module: 'src/api/server.main.js', what: 'The HTTP API' },
-  'lethe-worker': { file: 'lethe-worker.mjs', module: 'src/temporal/worker.main.js', what: 'The Temporal worker' },
+  lethe: { file: 'lethe.mjs', module: 'app/cli/main.js', what: 'The lethe CLI' },
+  'lethe-api': { file: 'lethe-api.mjs', module: 'app/api/server.main.js', what: 'The HTTP API' },
+  'lethe-worker': { file: 'lethe-worker.mjs', module: 'app/worker/worker.main.js', what: 'The Temporal worker' },
 } as const;
 
 /** The package.json `bin` field: command name → file. */

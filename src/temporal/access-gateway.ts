@@ -9,7 +9,8 @@ import type { AccessStore } from '../governance/rights/access-store.js';
 import type { Fingerprinter, TenantMacs } from '../substrate/fingerprint.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
-import type { AccessInput } from '../../workflows/access-request.workflow.js';
+import type { AccessInput } from './contracts/access-request.contract.js';
+import { accessRequestWorkflow } from './contracts/access-request.contract.js';
 
 export function accessWorkflowId(tenant: string, requestId: string): string {
   return `access-${tenant}-${requestId}`;
@@ -38,8 +39,8 @@ export function createAccessGateway(deps: {
     };
     await startRequestWorkflow(
       deps.client,
+      accessRequestWorkflow,
       {
-        type: 'accessRequest',
         taskQueue: deps.taskQueue,
         workflowId: accessWorkflowId(request.tenant, request._id),
         tenant: request.tenant,

@@ -2,8 +2,10 @@ import type { Client } from '@temporalio/client';
 import type { Principal } from '../governance/auth/principal.js';
 import { consolidationWorkflowId } from '../shared/workflow-ids.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
-import type { ConsolidationResult } from '../../workflows/consolidation.definitions.js';
+import type { ConsolidationResult } from './contracts/consolidation.contract.js';
 import type { ConsolidationRequest } from '../ingestion/write-schemas.js';
+import { consolidationWorkflow } from './contracts/consolidation.contract.js';
+import { startWorkflow } from './workflow-calls.js';
 
 /** A run's answer: its result, or, past the wait, that it is still going (ids only). */
 export type ConsolidationAnswer =
@@ -28,7 +30,7 @@ export function createConsolidationGateway(deps: {
   return {
     async run(principal, request) {
       const owner = request.scope === 'tenant' ? 'tenant' : principal.id;
-      const handle = await deps.client.workflow.start('consolidation', {
+      const handle = await startWorkflow(deps.client, consolidationWorkflow, {
         taskQueue: deps.taskQueue,
         workflowId: consolidationWorkflowId(principal.tenant, request.namespace, owner),
         // A trigger while a run is going joins it: one run at a time per namespace and scope.

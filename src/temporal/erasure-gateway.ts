@@ -7,7 +7,15 @@ import type { FindingsDecision } from '../governance/erasure/copy-findings.js';
 import type { Fingerprinter, TenantMacs } from '../substrate/fingerprint.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
-import type { ErasureInput } from '../../workflows/erasure.definitions.js';
+import type { ErasureInput } from './contracts/erasure.contract.js';
+import {
+  erasureRequestWorkflow,
+  extendDeadlineUpdate,
+  holdReleasedSignal,
+  operatorRetryUpdate,
+  resolveFindingsUpdate,
+} from './contracts/erasure.contract.js';
+import { startWorkflow } from './workflow-calls.js';
 
 const FINISHED = new Set(['completed', 'rejected']);
 
@@ -29,7 +37,7 @@ export function createErasureGateway(deps: {
       receivedAt: request.receivedAt.toISOString(),
     };
     try {
-      await deps.client.workflow.start('erasureRequest', {
+      await startWorkflow(deps.client, erasureRequestWorkflow, {
         taskQueue: deps.taskQueue,
         workflowId: erasureWorkflowId(request.tenant, request._id),
         // A request runs to completion once: filing it again (same request key) must not start a second run
@@ -69,7 +77,9 @@ export function createErasureGateway(deps: {
     async holdReleased(tenant: string, holdId: string): Promise<number> {
       const waiting = await deps.requests.idsInState(tenant, 'partial');
       for (const requestId of waiting) {
-        await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).signal('holdReleased', { holdId });
+        await deps.client.workflow
+          .getHandle(erasureWorkflowId(tenant, requestId))
+          .signal(holdReleasedSignal, { holdId });
       }
       return waiting.length;
     },
@@ -81,9 +91,9 @@ export function createErasureGateway(deps: {
       reason: string,
     ): Promise<{ dueAt: string }> {
       const reasonHash = deps.fingerprints.of('extension-reason', tenant, reason);
-      const extended = (await deps.client.workflow
+      const extended = await deps.client.workflow
         .getHandle(erasureWorkflowId(tenant, requestId))
-        .executeUpdate('extendDeadline', { args: [{ months, reasonHash }] })) as { dueAt: string };
+        .executeUpdate(extendDeadlineUpdate, { args: [{ months, reasonHash }] });
       await deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
       return extended;
     },
@@ -97,11 +107,11 @@ export function createErasureGateway(deps: {
       const reasonHash = deps.fingerprints.of('findings-reason', principal.tenant, reason);
       await deps.client.workflow
         .getHandle(erasureWorkflowId(principal.tenant, requestId))
-        .executeUpdate('resolveFindings', { args: [{ decision, reasonHash, decidedBy: principal.id }] });
+        .executeUpdate(resolveFindingsUpdate, { args: [{ decision, reasonHash, decidedBy: principal.id }] });
     },
     /** An Update, not a signal: of several operators retrying at once, one is accepted and the others refused. */
     async retry(tenant: string, requestId: string): Promise<void> {
-      await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).executeUpdate('retryStep');
+      await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).executeUpdate(operatorRetryUpdate);
     },
   };
 }

@@ -7,6 +7,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { ROTATION_RUN_ALLOWANCE_MS } from '../governance/erasure/erasure-request.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
+import { kekRotationWorkflow } from './contracts/kek-rotation.contract.js';
 
 export function kekRotationScheduleId(taskQueue: string): string {
   return `kek-rotation-${taskQueue}`;
@@ -38,7 +39,7 @@ export async function ensureKekRotationSchedule(options: {
       spec: { intervals: [{ every }] },
       action: {
         type: 'startWorkflow',
-        workflowType: 'kekRotation',
+        workflowType: kekRotationWorkflow.name,
         workflowId: scheduleId,
         taskQueue: options.taskQueue,
         args: [],

@@ -30,7 +30,8 @@ import type { ClaimLookup } from '../substrate/memories/claim-lookup.js';
 import type { TombstoneSpec, TombstoneStore } from '../substrate/tombstones/tombstone-store.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 import { rectificationWorkflowId } from '../shared/workflow-ids.js';
-import type { RectificationInput } from '../../workflows/rectification.definitions.js';
+import type { RectificationInput } from './contracts/rectification.contract.js';
+import { rectificationRequestWorkflow } from './contracts/rectification.contract.js';
 
 /** A request's id, from the client's request key keyed under the tenant's key: filing it again finds the same one. */
 export function rectificationRequestId(macs: TenantMacs, tenant: string, requestKey: string): string {
@@ -65,8 +66,8 @@ export function createRectificationGateway(deps: {
     };
     await startRequestWorkflow(
       deps.client,
+      rectificationRequestWorkflow,
       {
-        type: 'rectificationRequest',
         taskQueue: deps.taskQueue,
         workflowId: rectificationWorkflowId(request.tenant, request._id),
         tenant: request.tenant,

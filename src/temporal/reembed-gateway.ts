@@ -1,7 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { ReembedProgress } from '../../workflows/reembed-tenant.workflow.js';
+import type { ReembedProgress } from './contracts/reembed.contract.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
+import { reembedProgressQuery, reembedTenantWorkflow } from './contracts/reembed.contract.js';
+import { startWorkflow } from './workflow-calls.js';
 
 /** What an operator sees of a tenant's re-embedding: the workflow's state and its counts. */
 export interface ReembedStatus {
@@ -33,7 +35,7 @@ export function createReembedGateway(deps: { client: Client; taskQueue: string }
     }
     const name = described.status.name;
     if (name === 'RUNNING') {
-      const progress = await handle.query<ReembedProgress>('reembedProgress').catch(() => null);
+      const progress = await handle.query(reembedProgressQuery).catch(() => null);
       return { workflowId, state: 'running', progress };
     }
     if (name === 'COMPLETED') return { workflowId, state: 'completed', progress: await handle.result() };
@@ -46,7 +48,7 @@ export function createReembedGateway(deps: { client: Client; taskQueue: string }
       // The index generation is named by the moment of asking: unique per tenant, letters and digits only.
       const generation = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
       try {
-        await deps.client.workflow.start('reembedTenant', {
+        await startWorkflow(deps.client, reembedTenantWorkflow, {
           taskQueue: deps.taskQueue,
           workflowId: workflowIdOf(tenant),
           // A finished re-embedding may be followed by another; a running one is joined, not doubled.

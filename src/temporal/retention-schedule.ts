@@ -8,24 +8,15 @@
  * Tenants are registered in `retention_sweeps` the first time they write (memoised per process) and the worker
  * re-ensures every registered tenant's schedule at start, so a deleted schedule comes back.
  */
-import type { ContentCipher } from '../substrate/crypto/content-cipher.js';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import type { Db } from 'mongodb';
-import type { RetentionActivityDeps, RetentionErasurePort } from '../../activities/retention.activities.js';
-import type { AuditLog } from '../governance/audit/audit-log.port.js';
-import type { ErasureRequestStore } from '../governance/erasure/erasure-request-store.js';
-import type { ErasureState } from '../governance/erasure/erasure-request.js';
-import { createExpiryQueue } from '../governance/retention/expiry-queue.js';
-import { createMongoSweepStateStore, type SweepStateStore } from '../governance/retention/sweep-state-store.js';
+import type { SweepStateStore } from '../governance/retention/sweep-state-store.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
-import type { RetentionSweepInput } from '../../workflows/retention-sweep.workflow.js';
-import type { ErasureGateway } from './erasure-gateway.js';
+import type { RetentionSweepInput } from './contracts/retention-sweep.contract.js';
+import { retentionSweepWorkflow } from './contracts/retention-sweep.contract.js';
 
 export const RETENTION_SWEEP_EVERY = '1 hour';
 /** The principal the sweep files erasures as; the erasure policy allows `system` only on retention-expiry by ids. */
 export const RETENTION_SWEEP_PRINCIPAL = 'retention-sweep';
-/** Erasure states that count as "at work" for the sweep's back-pressure (`partial` waits on a hold, not on us). */
-const AT_WORK: readonly ErasureState[] = ['received', 'running', 'needs-operator'];
 
 export function retentionScheduleId(tenant: string): string {
   return `retention-sweep-${tenant}`;
@@ -50,7 +41,7 @@ export async function ensureRetentionSchedule(options: RetentionScheduleOptions,
       spec: { intervals: [{ every: options.every ?? RETENTION_SWEEP_EVERY }], jitter: '5 minutes' },
       action: {
         type: 'startWorkflow',
-        workflowType: 'retentionSweep',
+        workflowType: retentionSweepWorkflow.name,
         workflowId: retentionScheduleId(tenant),
         taskQueue: options.taskQueue,
         args,
@@ -123,32 +114,3 @@ export function createRetentionScheduler(options: RetentionScheduleOptions & { s
   };
 }
 export type RetentionScheduler = ReturnType<typeof createRetentionScheduler>;
-
-/** The sweep's way into the erasure workflow: the gateway, as the system principal, on ground retention-expiry. */
-export function retentionErasurePort(erasures: ErasureGateway, requests: ErasureRequestStore): RetentionErasurePort {
-  return {
-    async file(tenant, memoryIds) {
-      const principal = { id: RETENTION_SWEEP_PRINCIPAL, tenant, roles: ['system'] as never };
-      const { request } = await erasures.file(principal, { selector: { memoryIds }, legalGround: 'retention-expiry' });
-      return { requestId: request._id };
-    },
-    async open(tenant) {
-      const ids = await Promise.all(AT_WORK.map((state) => requests.idsInState(tenant, state)));
-      return ids.reduce((n, list) => n + list.length, 0);
-    },
-  };
-}
-
-/** Everything `createRetentionActivities` needs, from the worker's services (one line in `activities.ts`). */
-export function retentionActivityDeps(
-  db: Db,
-  cipher: ContentCipher,
-  services: { audit: AuditLog; erasures: ErasureGateway; erasureRequests: ErasureRequestStore },
-): RetentionActivityDeps {
-  return {
-    queue: createExpiryQueue(db, cipher),
-    sweeps: createMongoSweepStateStore(db),
-    audit: services.audit,
-    erasures: retentionErasurePort(services.erasures, services.erasureRequests),
-  };
-}

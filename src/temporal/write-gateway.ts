@@ -3,13 +3,15 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { StagingStore } from '../substrate/staging/staging-store.js';
 import type { StagedBatch } from '../ingestion/admit-batch.js';
 import type { WriteBatch } from '../ingestion/write-schemas.js';
-import type { IngestBatchResult } from '../../workflows/ingest-batch.workflow.js';
+import type { IngestBatchResult } from './contracts/ingest-batch.contract.js';
 import type { Principal } from '../governance/auth/principal.js';
 import { SearchAttributes } from '../shared/search-attributes.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { DomainError, ErrorType } from '../shared/errors.js';
 import { sha256Hex, type TenantMacs } from '../substrate/fingerprint.js';
 import { keyedWriteRequest, writeRequestForms } from '../substrate/content-hash.js';
+import { ingestBatchWorkflow } from './contracts/ingest-batch.contract.js';
+import { executeWorkflow } from './workflow-calls.js';
 
 /** A write's answer; `repeated` when an earlier request under the same idempotency key wrote it. */
 export type SubmittedWrite = IngestBatchResult & { repeated: boolean };
@@ -101,7 +103,7 @@ export function createWriteGateway(deps: WriteGatewayDeps): WriteGateway {
         createdAt: new Date(),
       });
       try {
-        const result = await deps.client.workflow.execute('ingestBatch', {
+        const result = await executeWorkflow(deps.client, ingestBatchWorkflow, {
           taskQueue: deps.taskQueue,
           workflowId,
           // A keyed write's id is never run twice, even after the first run ended.

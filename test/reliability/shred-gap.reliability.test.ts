@@ -19,7 +19,7 @@ import { inActivity } from '../support/in-activity.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createServices } from '../../src/app/services.js';
+import { createServices } from '../../app/services.js';
 import type { ContentCipher, ContentRecord } from '../../src/substrate/crypto/content-cipher.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
 import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';

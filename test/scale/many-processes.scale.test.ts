@@ -20,8 +20,8 @@
  */
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, type Services } from '../../src/app/services.js';
-import type { Runtime } from '../../src/app/runtime.js';
+import { createServices, type Services } from '../../app/services.js';
+import type { Runtime } from '../../app/runtime.js';
 import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
 import { verifyCertificatesJsonl } from '../../src/governance/certificates/certificate-verify.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
@@ -395,7 +395,7 @@ describe(`${plan.memories} memories and ${plan.erasures} erasures through 3 work
     expect(askedAfter.length).toBeGreaterThan(0);
   });
 
-  it('parked no request for an operator, and every copy it put to the DPO was another subject\'s record', () => {
+  it("parked no request for an operator, and every copy it put to the DPO was another subject's record", () => {
     const parked = scenario.filed.filter((r: FiledRequest) => r.operatorRetries > 0);
     expect({ parked: parked.length, notes: Object.fromEntries(scenario.parkNotes) }).toEqual({ parked: 0, notes: {} });
     // A copy of the erased subject's own, or of no subject the test wrote, would be a record the closure missed.

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import type { Services } from '../../src/app/services.js';
+import type { Services } from '../../app/services.js';
 import type { ErasureRequest } from '../../src/governance/erasure/erasure-request.js';
 import { openFindings } from '../../src/governance/erasure/copy-findings.js';
 import type { Role } from '../../src/governance/auth/principal.js';
@@ -399,7 +399,8 @@ export class Scenario {
         ? { decision: 'certify', reason: "scale test: the copies found are other customers' records of the same fact" }
         : { decision: 'extend', reason: 'scale test: erase the copies too' },
     });
-    if (!answer.ok) throw new Error(`a findings decision got ${answer.status ?? 'no answer'}: ${answer.text.slice(0, 300)}`);
+    if (!answer.ok)
+      throw new Error(`a findings decision got ${answer.status ?? 'no answer'}: ${answer.text.slice(0, 300)}`);
   }
 
   /**

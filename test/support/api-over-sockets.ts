@@ -2,8 +2,8 @@
  * An API in a process of its own, with a worker in the test's process on their task queue: a client in the test
  * can block its own event loop while the server keeps its clock, as two machines would.
  */
-import { createServices } from '../../src/app/services.js';
-import type { Runtime } from '../../src/app/runtime.js';
+import { createServices } from '../../app/services.js';
+import type { Runtime } from '../../app/runtime.js';
 import { mintToken } from '../../src/governance/auth/tokens.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { freePort } from '../../stack/processes.js';

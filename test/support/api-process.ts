@@ -1,5 +1,5 @@
 /**
- * A Lethe API in a process of its own (`node --import tsx src/api/server.main.ts`), as operators run it behind a
+ * A Lethe API in a process of its own (`node --import tsx app/api/server.main.ts`), as operators run it behind a
  * balancer: a test can stop it with SIGTERM and start it again on the same port, while other processes keep
  * serving.
  */
@@ -29,7 +29,7 @@ export function startApiProcess(options: {
   tokenSecret: string;
   env?: Record<string, string>;
 }): ApiProcess {
-  const child = spawnLethe('src/api/server.main.ts', 'api', {
+  const child = spawnLethe('app/api/server.main.ts', 'api', {
     LETHE_API_HOST: '127.0.0.1',
     LETHE_API_PORT: String(options.port),
     LETHE_TASK_QUEUE: options.taskQueue,

@@ -6,9 +6,9 @@
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { createServices, type Services } from '../../src/app/services.js';
-import type { Runtime } from '../../src/app/runtime.js';
-import { buildApiServer } from '../../src/api/server.js';
+import { createServices, type Services } from '../../app/services.js';
+import type { Runtime } from '../../app/runtime.js';
+import { buildApiServer } from '../../app/api/server.js';
 import { mintToken } from '../../src/governance/auth/tokens.js';
 import { loadTokenKeys } from '../../src/governance/auth/token-keys.js';
 import type { Role } from '../../src/governance/auth/principal.js';

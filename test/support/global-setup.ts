@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { loadStackConfig } from '../../stack/stack-config.js';
-import { bundleWorkflows } from '../../src/temporal/worker.js';
+import { bundleWorkflows } from '../../app/worker/worker.js';
 import { WORKFLOW_BUNDLE_VARIABLE, workflowBundleDir } from './paths.js';
 import { cleanUpTestRun } from './stack-cleanup.js';
 import { writeRunBundle } from './run-bundle.js';

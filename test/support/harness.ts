@@ -8,9 +8,9 @@ import { Client } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/config.js';
-import { createRuntime, type Runtime } from '../../src/app/runtime.js';
-import { createLetheWorker } from '../../src/temporal/worker.js';
-import type { Services } from '../../src/app/services.js';
+import { createRuntime, type Runtime } from '../../app/runtime.js';
+import { createLetheWorker } from '../../app/worker/worker.js';
+import type { Services } from '../../app/services.js';
 import { workflowBundlePath } from './paths.js';
 import { quietTemporal } from './quiet-temporal.js';
 

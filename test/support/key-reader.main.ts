@@ -7,7 +7,7 @@
  * Input: LETHE_READ_RECORDS, a JSON array of stored rows ({ _id, tenant, content }, content sealed).
  */
 import { loadConfig } from '../../src/config/load-config.js';
-import { createRuntime } from '../../src/app/runtime.js';
+import { createRuntime } from '../../app/runtime.js';
 import type { ContentRecord } from '../../src/substrate/crypto/content-cipher.js';
 
 const records = JSON.parse(process.env.LETHE_READ_RECORDS ?? '[]') as ContentRecord[];

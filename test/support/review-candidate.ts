@@ -1,4 +1,4 @@
-import type { Services } from '../../src/app/services.js';
+import type { Services } from '../../app/services.js';
 import type { MemoryRecord } from '../../src/substrate/model/records.js';
 import { uniqueId } from './harness.js';
 

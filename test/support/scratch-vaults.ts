@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { testRuntime } from './harness.js';
-import type { Runtime } from '../../src/app/runtime.js';
+import type { Runtime } from '../../app/runtime.js';
 import {
   createDataKeyVault,
   DEFAULT_VAULT_TIMING,

@@ -1,5 +1,5 @@
 /**
- * A Lethe worker in a process of its own (`node --import tsx src/temporal/worker.main.ts`), so that a test can
+ * A Lethe worker in a process of its own (`node --import tsx app/worker/worker.main.ts`), so that a test can
  * SIGKILL it mid-activity the way a crash or an OOM kill would, and start another in its place.
  */
 import type { Client } from '@temporalio/client';
@@ -22,7 +22,7 @@ export interface WorkerProcess {
 }
 
 export function startWorkerProcess(options: { taskQueue: string; env?: Record<string, string> }): WorkerProcess {
-  const child = spawnLethe('src/temporal/worker.main.ts', 'worker', {
+  const child = spawnLethe('app/worker/worker.main.ts', 'worker', {
     LETHE_TASK_QUEUE: options.taskQueue,
     ...options.env,
   });

@@ -16,8 +16,8 @@ type Entry = { judge: 'read' | 'processing' | 'both' } | { exempt: string };
 
 const REGISTRY: Record<string, Entry> = {
   // Serving: the read judge.
-  'src/api/routes/read.routes.ts': { judge: 'read' },
-  'src/api/routes/review.routes.ts': { judge: 'read' },
+  'app/api/routes/read.routes.ts': { judge: 'read' },
+  'app/api/routes/review.routes.ts': { judge: 'read' },
   'src/retrieval/retrieval-service.ts': { judge: 'read' },
   'src/retrieval/search-service.ts': { judge: 'read' },
   // Processing: the processing judge.
@@ -35,7 +35,7 @@ const REGISTRY: Record<string, Entry> = {
   'activities/erasure/verify.activities.ts': { exempt: 'verification probes for any copy left' },
   'activities/reembed.activities.ts': { exempt: 'index maintenance re-embeds every live record as stored' },
   'src/substrate/search/index-unless-erased.ts': { exempt: 'indexing writes what is stored; reads judge it' },
-  'src/cli/commands/restore.command.ts': { exempt: 'a restore re-applies erasures to every restored record' },
+  'app/cli/commands/restore.command.ts': { exempt: 'a restore re-applies erasures to every restored record' },
   'activities/review.activities.ts': {
     exempt: 'a reviewer’s decision moves the record it names (a duty; the review routes ask the read judge)',
   },

@@ -37,13 +37,14 @@ describe('npm run check', () => {
   it('fails the plane rules when a lower plane imports a higher one, or a workflow imports activity code', () => {
     const result = spawnSync(
       depcruise,
-      ['--config', path.join(repo, '.dependency-cruiser.cjs'), 'src', 'workflows', 'activities'],
+      ['--config', path.join(repo, '.dependency-cruiser.cjs'), 'src', 'app', 'workflows', 'activities'],
       { cwd: path.join(repo, 'test', 'fixtures', 'planes'), encoding: 'utf8' },
     );
     expect(result.status).not.toBe(0);
     expect(result.stdout).toMatch(
-      /no-substrate-to-higher-plane: src\/substrate\/leaky-store\.ts → src\/api\/route\.ts/,
+      /no-substrate-to-higher-plane: src\/substrate\/leaky-store\.ts → app\/api\/route\.ts/,
     );
+    expect(result.stdout).toMatch(/contracts-fit-the-sandbox: src\/temporal\/contracts\/leaky\.contract\.ts → fs/);
     expect(result.stdout).toMatch(
       /workflow-imports-only-activity-types: workflows\/leaky\.workflow\.ts → activities\/impl\.activities\.ts/,
     );
@@ -52,7 +53,7 @@ describe('npm run check', () => {
   it('passes the plane rules on the project itself', () => {
     const result = spawnSync(
       depcruise,
-      ['--config', '.dependency-cruiser.cjs', 'src', 'workflows', 'activities', 'policies'],
+      ['--config', '.dependency-cruiser.cjs', 'src', 'app', 'workflows', 'activities', 'policies'],
       { cwd: repo, encoding: 'utf8' },
     );
     expect(result.stdout).toMatch(/no dependency violations found/);

@@ -1,4 +1,4 @@
-/** What the erasure API returns (see src/api/routes/erasure.routes.ts). */
+/** What the erasure API returns (see app/api/routes/erasure.routes.ts). */
 export interface ErasureSummary {
   id: string;
   state: string;

@@ -1,4 +1,4 @@
-/** What the review API returns (see src/api/routes/review.routes.ts). */
+/** What the review API returns (see app/api/routes/review.routes.ts). */
 export interface QueueItem {
   type: 'sign-off' | 'dispute';
   id: string;

@@ -5,8 +5,8 @@ import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { recordRoutes, type RegisteredRoute } from '../../support/route-recorder.js';
 import { ROLES, type Role } from '../../../src/governance/auth/principal.js';
 import { ACTION_ROLES, type Action } from '../../../src/governance/auth/permissions.js';
-import { buildApiServer, type TenantRoute } from '../../../src/api/server.js';
-import { refusalCounts } from '../../../src/api/authenticate.js';
+import { buildApiServer, type TenantRoute } from '../../../app/api/server.js';
+import { refusalCounts } from '../../../app/api/authenticate.js';
 
 /**
  * Routes that answer without a token, and why each may. Every other route must declare `config.action`: the

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { LETHE_BIN, runProcess } from '../../support/cli-process.js';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import { mintToken } from '../../../src/governance/auth/tokens.js';
 import { loadTokenKeys, publicJwkOf } from '../../../src/governance/auth/token-keys.js';
 import { REVOCATION_CACHE_MS } from '../../../src/governance/auth/revoked-token-store.js';

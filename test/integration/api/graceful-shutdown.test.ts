@@ -1,5 +1,5 @@
 /**
- * The API as its operators run it (`src/api/server.main.ts` in a process of its own): on SIGTERM it stops accepting
+ * The API as its operators run it (`app/api/server.main.ts` in a process of its own): on SIGTERM it stops accepting
  * connections, answers the request in flight as usual and exits 0; a second signal, or work in flight past the
  * grace, makes it exit 1.
  */
@@ -26,7 +26,7 @@ const children: ChildProcess[] = [];
 async function startApi(env: Record<string, string> = {}): Promise<ApiProcess> {
   const config = testConfig();
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_DIR, 'src', 'api', 'server.main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_DIR, 'app', 'api', 'server.main.ts')], {
     cwd: REPO_DIR,
     env: {
       ...process.env,

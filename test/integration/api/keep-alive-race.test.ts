@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiClient } from '../../../src/cli/api-client.js';
+import { createApiClient } from '../../../app/cli/api-client.js';
 import { startApiOverSockets, type ApiOverSockets } from '../../support/api-over-sockets.js';
 import { startClosingProxy, type ClosingProxy } from '../../support/closing-proxy.js';
 import { uniqueTenant } from '../../support/app.js';

@@ -44,7 +44,7 @@ function productionEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 const entry = (name: 'api' | 'worker') =>
-  path.join(REPO_DIR, 'src', ...(name === 'api' ? ['api', 'server.main.ts'] : ['temporal', 'worker.main.ts']));
+  path.join(REPO_DIR, 'app', ...(name === 'api' ? ['api', 'server.main.ts'] : ['worker', 'worker.main.ts']));
 const run = (name: 'api' | 'worker', env: NodeJS.ProcessEnv) =>
   runProcess(process.execPath, ['--import', 'tsx', entry(name)], { env, timeoutMs: 60_000 });
 

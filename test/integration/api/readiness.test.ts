@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import type { DependencyProbe, ReadinessReport } from '../../../src/observability/readiness.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';

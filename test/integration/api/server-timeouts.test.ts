@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { testConfig } from '../../support/harness.js';
 

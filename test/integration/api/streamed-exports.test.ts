@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 import type { CertificateStore } from '../../../src/governance/certificates/certificate-store.js';
 import type { DeletionCertificate } from '../../../src/governance/certificates/certificate.js';

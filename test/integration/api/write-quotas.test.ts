@@ -1,6 +1,6 @@
 import { loadTokenKeys } from '../../../src/governance/auth/token-keys.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { completeErasure, fileErasure } from '../../support/erasure-fixture.js';
 import { sampleEvent } from '../../support/samples.js';

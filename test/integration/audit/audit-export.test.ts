@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { exportAuditJsonl, verifyAuditJsonl } from '../../../src/governance/audit/audit-export.js';
 import { auditEntryId, createMongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { verifyChain } from '../../../src/governance/audit/audit-chain.js';
 import type { AuditEntry, AuditEntryInput, AuditLog } from '../../../src/governance/audit/audit-log.port.js';
 import { createMongoAuditLog, type MongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';

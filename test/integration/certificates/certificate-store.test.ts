@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { exportAuditJsonl } from '../../../src/governance/audit/audit-export.js';
 import type { AuditEntry, AuditLog } from '../../../src/governance/audit/audit-log.port.js';
 import { createMongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';

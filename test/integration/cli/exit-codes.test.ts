@@ -19,7 +19,7 @@ import {
   runLethe,
   type ProcessRun,
 } from '../../support/cli-process.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../app/cli/exit-codes.js';
 import { mintToken } from '../../../src/governance/auth/tokens.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 

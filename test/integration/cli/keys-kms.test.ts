@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadStackConfig } from '../../../stack/stack-config.js';
 import { runLethe, type ProcessRun } from '../../support/cli-process.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../app/cli/exit-codes.js';
 
 const described = (run: ProcessRun) => `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
 

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from 'mongodb';
 import { testRuntime } from '../../support/harness.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { createDataKeyVault, type DataKeyVault } from '../../../src/substrate/crypto/data-key-vault.js';
 import { createLocalKekFile, ensureLocalKekFile } from '../../../src/substrate/crypto/local-kek-file.js';
 import type { KeyEncryptionKeys } from '../../../src/substrate/crypto/key-encryption-keys.port.js';

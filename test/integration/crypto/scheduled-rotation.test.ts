@@ -17,7 +17,7 @@ import { ensureKekRotationSchedule, kekRotationScheduleId } from '../../../src/t
 import { ROTATION_RUN_ALLOWANCE_MS } from '../../../src/governance/erasure/erasure-request.js';
 import { EPOCH_DESTROYED_ACTION } from '../../../src/governance/keys/epoch-destruction.js';
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
-import type { KekRotationResult } from '../../../workflows/kek-rotation.workflow.js';
+import type { KekRotationResult } from '../../../src/temporal/contracts/kek-rotation.contract.js';
 
 const DAY_MS = 86_400_000;
 const kekDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-rotation-'));

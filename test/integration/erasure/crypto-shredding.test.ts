@@ -20,11 +20,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadStackConfig, postgresPlacement } from '../../../stack/stack-config.js';
 import { freePort } from '../../../stack/processes.js';
-import { createServices } from '../../../src/app/services.js';
+import { createServices } from '../../../app/services.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { rotateKeks } from '../../../src/substrate/crypto/kek-rotation.js';
-import { reapplyErasures } from '../../../src/cli/commands/restore.command.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import { reapplyErasures } from '../../../app/cli/commands/restore.command.js';
+import type { Runtime } from '../../../app/runtime.js';
 import type { DeletionCertificate } from '../../../src/governance/certificates/certificate.js';
 import type { ContentRecord } from '../../../src/substrate/crypto/content-cipher.js';
 

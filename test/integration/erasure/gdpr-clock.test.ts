@@ -11,7 +11,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { defaultPayloadConverter } from '@temporalio/common';
 import { readStackManifest, loadStackConfig } from '../../../stack/stack-config.js';
 import { readMailbox, waitForMessage, type CapturedMessage } from '../../../stack/smtp/mailbox.js';
-import { createLetheWorker } from '../../../src/temporal/worker.js';
+import { createLetheWorker } from '../../../app/worker/worker.js';
 import { newErasureRequest } from '../../../src/governance/erasure/erasure-filing.js';
 import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';
 import { canonicalJson } from '../../../src/shared/canonical-json.js';

@@ -12,7 +12,7 @@ import type { Db } from 'mongodb';
 import { testRuntime } from '../../support/harness.js';
 import { checkpoint, postgresDataDirectory } from '../../support/postgres-cluster.js';
 import { grepFiles } from '../../support/data-files.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { compactProved } from '../../../src/substrate/postgres/proved-compaction.js';
 import {
   createPostgresSnapshotHorizon,

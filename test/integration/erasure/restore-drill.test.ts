@@ -17,7 +17,7 @@ import { sampleEvent } from '../../support/samples.js';
 import { disputeAbout, leaveStage, signOff } from '../../support/side-records-fixture.js';
 import { stepGate } from '../../support/step-gate.js';
 import { backUpTenant, restoreTenant, type TenantBackup } from '../../support/tenant-backup.js';
-import type { ReapplyReport } from '../../../src/cli/commands/restore.command.js';
+import type { ReapplyReport } from '../../../app/cli/commands/restore.command.js';
 import type { DeletionCertificate } from '../../../src/governance/certificates/certificate.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 

@@ -8,7 +8,7 @@ import {
   reapplyErasures,
   registerRestoreCommands,
   type ReapplyReport,
-} from '../../../src/cli/commands/restore.command.js';
+} from '../../../app/cli/commands/restore.command.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { EventRecord, MemoryRecord } from '../../../src/substrate/model/records.js';
 

@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { createServices, type Services } from '../../../src/app/services.js';
-import type { Runtime } from '../../../src/app/runtime.js';
-import { buildApiServer } from '../../../src/api/server.js';
+import { createServices, type Services } from '../../../app/services.js';
+import type { Runtime } from '../../../app/runtime.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import { mintToken } from '../../../src/governance/auth/tokens.js';
 import type { ErasureRequest } from '../../../src/governance/erasure/erasure-request.js';
 import { erasureWorkflowId } from '../../../src/temporal/erasure-gateway.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Command } from 'commander';
-import { registerReviewCommands } from '../../../src/cli/commands/review.command.js';
-import { createCliContext } from '../../../src/cli/context.js';
-import { CliError } from '../../../src/cli/exit-codes.js';
+import { registerReviewCommands } from '../../../app/cli/commands/review.command.js';
+import { createCliContext } from '../../../app/cli/context.js';
+import { CliError } from '../../../app/cli/exit-codes.js';
 import { completeErasure, fileErasure } from '../../support/erasure-fixture.js';
 import { disputeWorkflowId } from '../../../src/shared/workflow-ids.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';

@@ -3,16 +3,16 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { readStackManifest, loadStackConfig } from '../../../stack/stack-config.js';
 import { waitForMessage } from '../../../stack/smtp/mailbox.js';
-import { createServices, type Services } from '../../../src/app/services.js';
-import type { Runtime } from '../../../src/app/runtime.js';
-import { createLetheWorker } from '../../../src/temporal/worker.js';
+import { createServices, type Services } from '../../../app/services.js';
+import type { Runtime } from '../../../app/runtime.js';
+import { createLetheWorker } from '../../../app/worker/worker.js';
 import { reviewPlan } from '../../../src/governance/review/review-plan.js';
 import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 import { workflowBundlePath } from '../../support/paths.js';
 import { quietTemporal } from '../../support/quiet-temporal.js';
-import type { MemoryReviewInput, ReviewOutcome } from '../../../workflows/memory-review.definitions.js';
-import type { DisputeReviewInput } from '../../../workflows/dispute-review.definitions.js';
+import type { MemoryReviewInput, ReviewOutcome } from '../../../src/temporal/contracts/memory-review.contract.js';
+import type { DisputeReviewInput } from '../../../src/temporal/contracts/dispute-review.contract.js';
 import { insertReviewCandidate } from '../../support/review-candidate.js';
 
 /**

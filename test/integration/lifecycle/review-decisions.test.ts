@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, type Services } from '../../../src/app/services.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import { createServices, type Services } from '../../../app/services.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { reviewPlan, type ReviewPlan } from '../../../src/governance/review/review-plan.js';
-import { toApiError } from '../../../src/api/workflow-errors.js';
+import { toApiError } from '../../../app/api/workflow-errors.js';
 import { DomainError } from '../../../src/shared/errors.js';
-import type { MemoryReviewInput, ReviewOutcome } from '../../../workflows/memory-review.definitions.js';
+import type { MemoryReviewInput, ReviewOutcome } from '../../../src/temporal/contracts/memory-review.contract.js';
 import { startWorker, testRuntime, uniqueId, type RunningWorker } from '../../support/harness.js';
 import { insertReviewCandidate } from '../../support/review-candidate.js';
 import { stepGate } from '../../support/step-gate.js';

@@ -25,7 +25,8 @@ import { disputeWorkflowId, reviewWorkflowId } from '../../../src/shared/workflo
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 import { expiryBucketOf } from '../../../src/governance/retention/expiry-bucket.js';
-import type { RetentionSweepInput, RetentionSweepResult } from '../../../workflows/retention-sweep.workflow.js';
+import type { RetentionSweepResult } from '../../../src/temporal/contracts/retention-sweep.contract.js';
+import type { RetentionSweepInput } from '../../../src/temporal/contracts/retention-sweep.contract.js';
 
 /** The lifecycle's legal moves, written out independently of the table in `src/shared/lifecycle.ts`. */
 const SPECIFICATION: Readonly<Record<MemoryStatus, readonly MemoryStatus[]>> = {

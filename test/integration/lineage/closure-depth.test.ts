@@ -7,7 +7,7 @@
  * record at a time would take most of the time budget on the local server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import {
   createMongoLineageStore,
   lineageEdgeDoc,

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, type Services } from '../../../src/app/services.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import { createServices, type Services } from '../../../app/services.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { freePort } from '../../../stack/processes.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 import { uniqueTenant } from '../../support/app.js';

@@ -20,7 +20,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRetentionActivities } from '../../../activities/retention.activities.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { createMongoAuditLog } from '../../../src/governance/audit/mongo-audit-log.js';
 import { ERASURE_PENDING, expiryBucketOf } from '../../../src/governance/retention/expiry-bucket.js';
 import { createExpiryQueue, type ExpiryQueue } from '../../../src/governance/retention/expiry-queue.js';

@@ -14,7 +14,7 @@ import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { expiryBucketOf } from '../../../src/governance/retention/expiry-bucket.js';
 import { createRetentionScheduler, retentionScheduleId } from '../../../src/temporal/retention-schedule.js';
 import { createMongoSweepStateStore } from '../../../src/governance/retention/sweep-state-store.js';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 
 describe('the retention schedule of a tenant', () => {
   let app: TestApp;

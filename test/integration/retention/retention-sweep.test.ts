@@ -7,7 +7,8 @@ import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { expiryBucketOf } from '../../../src/governance/retention/expiry-bucket.js';
 import { createMongoSweepStateStore } from '../../../src/governance/retention/sweep-state-store.js';
 import { ensureRetentionSchedule, retentionScheduleId } from '../../../src/temporal/retention-schedule.js';
-import type { RetentionSweepInput, RetentionSweepResult } from '../../../workflows/retention-sweep.workflow.js';
+import type { RetentionSweepResult } from '../../../src/temporal/contracts/retention-sweep.contract.js';
+import type { RetentionSweepInput } from '../../../src/temporal/contracts/retention-sweep.contract.js';
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 
 const HOUR = 3600_000;

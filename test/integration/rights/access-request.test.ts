@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { cliEnvironment, listenOnRealPort, runLethe } from '../../support/cli-process.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../app/cli/exit-codes.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import {
   receivedAccessRequest,

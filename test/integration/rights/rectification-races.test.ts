@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { buildSubjectGraph, completeErasure, fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { sampleMemory } from '../../support/samples.js';
-import { createAllActivities } from '../../../src/temporal/activities.js';
+import { createAllActivities } from '../../../app/worker/activities.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 

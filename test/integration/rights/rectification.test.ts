@@ -22,7 +22,7 @@ import {
 } from '../../support/erasure-fixture.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { runLethe } from '../../support/cli-process.js';
-import { ExitCode } from '../../../src/cli/exit-codes.js';
+import { ExitCode } from '../../../app/cli/exit-codes.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 
 interface RectificationView {

@@ -3,7 +3,7 @@
  * halves of the hybrid query, fusion, status updates, and erasure down to the Lucene segments.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import type { SearchIndex } from '../../../src/substrate/search/search-index.port.js';
 import { createEmbedder } from '../../../src/substrate/search/embedder-factory.js';
 import type { Embedder } from '../../../src/substrate/search/embedder.port.js';

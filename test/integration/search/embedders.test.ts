@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import type { Embedder } from '../../../src/substrate/search/embedder.port.js';
 import { createElasticsearchSearchIndex } from '../../../src/substrate/search/elasticsearch-search-index.js';
 import { createHashingEmbedder } from '../../../src/substrate/search/hashing-embedder.js';

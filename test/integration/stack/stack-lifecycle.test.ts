@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import nodemailer from 'nodemailer';
 import { Connection } from '@temporalio/client';
 import { checkReadiness } from '../../../src/observability/readiness.js';
-import { buildApiServer } from '../../../src/api/server.js';
+import { buildApiServer } from '../../../app/api/server.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { smtpProbe, temporalProbe } from '../../../src/observability/dependency-probes.js';
 

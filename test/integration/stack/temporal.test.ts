@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectivityCheck } from '../../../workflows/connectivity-check.workflow.js';
 import { startWorker, testRuntime, uniqueId, type RunningWorker } from '../../support/harness.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 
 describe('Temporal dev server', () => {
   let runtime: Runtime;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { readStackManifest } from '../../../stack/stack-config.js';
-import { bundlerOptions } from '../../../src/temporal/bundling.js';
+import { bundlerOptions } from '../../../app/worker/bundling.js';
 import { quietTemporal } from '../../support/quiet-temporal.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import type { Collection, Db, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import {
   createMongoLineageStore,
   lineageEdgeDoc,

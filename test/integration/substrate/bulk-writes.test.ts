@@ -4,7 +4,7 @@
  * registering the same edges twice must leave one of each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { createMongoLineageStore } from '../../../src/substrate/lineage/lineage-store.js';
 import { createMongoMemoryStore } from '../../../src/substrate/memories/memory-store.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';

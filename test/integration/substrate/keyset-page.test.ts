@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Collection } from 'mongodb';
 import { keysetPage, type Page, type PageKey } from '../../../src/substrate/mongo/keyset-page.js';
 import { testRuntime } from '../../support/harness.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 
 interface Doc {
   _id: string;

@@ -5,7 +5,7 @@
  * read before, written back by `_id`. Real database, read through the stores as every route reads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/app/runtime.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { createMongoEventStore } from '../../../src/substrate/events/event-store.js';
 import { createTenantMacs } from '../../../src/substrate/fingerprint.js';
 import { createMongoMemoryStore, type MemoryStore } from '../../../src/substrate/memories/memory-store.js';

@@ -4,10 +4,10 @@
  * cache is replayed from its history when its reviewer decides, and decides as if it had never left. Dev server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices, type Services } from '../../../src/app/services.js';
-import type { Runtime } from '../../../src/app/runtime.js';
+import { createServices, type Services } from '../../../app/services.js';
+import type { Runtime } from '../../../app/runtime.js';
 import { reviewPlan } from '../../../src/governance/review/review-plan.js';
-import type { MemoryReviewInput, ReviewOutcome } from '../../../workflows/memory-review.definitions.js';
+import type { MemoryReviewInput, ReviewOutcome } from '../../../src/temporal/contracts/memory-review.contract.js';
 import { startWorker, testRuntime, uniqueId, type RunningWorker } from '../../support/harness.js';
 import { insertReviewCandidate } from '../../support/review-candidate.js';
 

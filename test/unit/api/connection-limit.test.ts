@@ -6,7 +6,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { limitConnectionsPerAddress } from '../../../src/api/connection-limit.js';
+import { limitConnectionsPerAddress } from '../../../app/api/connection-limit.js';
 
 /** Resolves true when the server closed the socket before answering, false when it answered. */
 function outcome(socket: net.Socket): Promise<'answered' | 'closed'> {

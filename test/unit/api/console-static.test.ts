@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONSOLE_CSP, registerConsole } from '../../../src/api/console-static.js';
+import { CONSOLE_CSP, registerConsole } from '../../../app/api/console-static.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-console-static-'));
 const dir = path.join(root, 'console');

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { guardPresentedContent, presentEvent, presentMemory, unpresentedContent } from '../../../src/api/presenters.js';
-import { registerErrorHandling } from '../../../src/api/errors.js';
+import { guardPresentedContent, presentEvent, presentMemory, unpresentedContent } from '../../../app/api/presenters.js';
+import { registerErrorHandling } from '../../../app/api/errors.js';
 import { resolveReader } from '../../../src/governance/read/reader.js';
 import { seeEvent, seeMemory } from '../../../src/governance/read/read-judge.js';
 import { loadPolicies, requirePolicy } from '../../../src/governance/policy/policy-set.js';

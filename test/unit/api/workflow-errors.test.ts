@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { ApplicationFailure } from '@temporalio/common';
 import { ActivityFailure, RetryState } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
-import { toApiError } from '../../../src/api/workflow-errors.js';
-import { sanitize } from '../../../src/temporal/sanitizing-interceptor.js';
+import { toApiError } from '../../../app/api/workflow-errors.js';
+import { sanitize } from '../../../app/worker/sanitizing-interceptor.js';
 import { KekUnavailable } from '../../../src/substrate/crypto/key-encryption-keys.port.js';
 import { DomainError } from '../../../src/shared/errors.js';
 

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { registerAuditCommands } from '../../../src/cli/commands/audit.command.js';
-import { CliError, ExitCode } from '../../../src/cli/exit-codes.js';
-import type { CliContext } from '../../../src/cli/context.js';
+import { registerAuditCommands } from '../../../app/cli/commands/audit.command.js';
+import { CliError, ExitCode } from '../../../app/cli/exit-codes.js';
+import type { CliContext } from '../../../app/cli/context.js';
 import { buildChain, seeds } from './chain-fixtures.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-audit-cli-'));

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { registerVerifyCommand } from '../../../src/cli/commands/verify.command.js';
-import { registerCertificateCommands } from '../../../src/cli/commands/certificates.command.js';
-import { CliError, ExitCode } from '../../../src/cli/exit-codes.js';
-import type { CliContext } from '../../../src/cli/context.js';
+import { registerVerifyCommand } from '../../../app/cli/commands/verify.command.js';
+import { registerCertificateCommands } from '../../../app/cli/commands/certificates.command.js';
+import { CliError, ExitCode } from '../../../app/cli/exit-codes.js';
+import type { CliContext } from '../../../app/cli/context.js';
 import { anchoringAuditChain, buildCertificateChain, jsonl, testSigner } from './certificate-fixtures.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-verify-cli-'));

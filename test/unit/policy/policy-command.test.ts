@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { registerPolicyCommands } from '../../../src/cli/commands/policy.command.js';
-import { CliError, ExitCode } from '../../../src/cli/exit-codes.js';
+import { registerPolicyCommands } from '../../../app/cli/commands/policy.command.js';
+import { CliError, ExitCode } from '../../../app/cli/exit-codes.js';
 import { POLICIES_DIR } from '../../../src/governance/policy/policy-set.js';
 import { policyDir, policyWith, removePolicyDirs, rule } from './policy-fixtures.js';
 
