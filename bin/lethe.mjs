@@ -11,7 +11,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const projectNode = path.join(root, 'node_modules', '.bin', 'node');
 const result = spawnSync(
   fs.existsSync(projectNode) ? projectNode : process.execPath,
-  ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)],
+  ['--import', 'tsx', path.join(root, 'app', 'cli', 'main.ts'), ...process.argv.slice(2)],
   {
     stdio: 'inherit',
   },

@@ -195,7 +195,7 @@ export async function checkPatterns(
 
 async function main(): Promise<void> {
   const entries = process.argv.slice(2);
-  const files = (entries.length > 0 ? entries : ['src']).flatMap(sourceFiles).sort();
+  const files = (entries.length > 0 ? entries : ['src', 'app']).flatMap(sourceFiles).sort();
   const found: FoundPattern[] = [];
   const dynamic: string[] = [];
   for (const file of files) {

@@ -63,7 +63,7 @@ function sources(dir: string): string[] {
   });
 }
 
-const readers = [...sources('src'), ...sources('activities')].filter((f) =>
+const readers = [...sources('src'), ...sources('app'), ...sources('activities')].filter((f) =>
   READS_RECORDS.test(readFileSync(path.join(repo, f), 'utf8')),
 );
 
