@@ -16,7 +16,7 @@ import type { DisputeStore } from '../src/governance/disputes/dispute-store.js';
 import type { ErasureSetStore } from '../src/governance/erasure/erasure-set-store.js';
 import type { ErasureFenceStore, FenceKey } from '../src/governance/erasure/erasure-fence-store.js';
 import { idempotencyKeyOf, type EventStore, type NewEvent } from '../src/substrate/events/event-store.js';
-import { sha256Hex } from '../src/substrate/fingerprint.js';
+import { sha256Hex } from '../src/shared/sha256.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
 import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';

@@ -27,7 +27,7 @@ import type { Role } from '../src/governance/auth/principal.js';
 import { canonicalJson } from '../src/shared/canonical-json.js';
 import { ErrorType } from '../src/shared/errors.js';
 import type { Fingerprinter, TenantMacs } from '../src/substrate/fingerprint.js';
-import { sha256Hex } from '../src/substrate/fingerprint.js';
+import { sha256Hex } from '../src/shared/sha256.js';
 import { contentHashOf } from '../src/substrate/content-hash.js';
 import type { EventStore } from '../src/substrate/events/event-store.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';

@@ -50,7 +50,7 @@ import { createMongoAuditLog } from '../src/governance/audit/mongo-audit-log.js'
 import { ERASURE_PENDING, expiryBucketOf } from '../src/governance/retention/expiry-bucket.js';
 import { createExpiryQueue } from '../src/governance/retention/expiry-queue.js';
 import { createMongoSweepStateStore } from '../src/governance/retention/sweep-state-store.js';
-import { sha256Hex } from '../src/substrate/fingerprint.js';
+import { sha256Hex } from '../src/shared/sha256.js';
 import { createMongoMemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord } from '../src/substrate/model/records.js';
 import { Collections } from '../src/substrate/mongo/collections.js';

@@ -12,6 +12,7 @@ import {
   type AdjudicationResult,
   type DisputeReviewInput,
 } from '../src/temporal/contracts/dispute-review.contract.js';
+import { selfReviewRefusal } from '../src/shared/self-review.js';
 
 type Activities = ReturnType<typeof createDisputeActivities>;
 const store = proxyActivities<Activities>(RetryProfiles.storeWrite);
@@ -19,7 +20,8 @@ const notify = proxyActivities<Activities>(RetryProfiles.notify);
 
 /** Why an adjudication is refused before it reaches the stores, or null. Pure. */
 export function adjudicationRefusal(input: DisputeReviewInput, decision: AdjudicationInput): string | null {
-  if (input.writers.includes(decision.reviewer)) return 'reviewer: may not adjudicate a dispute over a write they made';
+  const self = selfReviewRefusal({ kind: 'dispute', writers: input.writers }, decision.reviewer);
+  if (self) return self;
   if (!['keep-one', 'keep-both', 'reject-one'].includes(decision.outcome))
     return 'outcome: keep-one, keep-both or reject-one';
   if (decision.outcome === 'keep-both' && decision.memoryId !== undefined) return 'memoryId: not used with keep-both';

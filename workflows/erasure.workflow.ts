@@ -28,6 +28,7 @@ import {
   type ErasureOutcome,
   type ErasurePhase,
 } from '../src/temporal/contracts/erasure.contract.js';
+import { isErasureFinished } from '../src/shared/erasure-finished.js';
 
 type Activities = ReturnType<typeof createErasureActivities>;
 const quick = proxyActivities<Activities>(RetryProfiles.storeWrite);
@@ -88,7 +89,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     },
     {
       validator: () => {
-        if (phase === 'completed' || phase === 'rejected') {
+        if (isErasureFinished(phase)) {
           throw refusal(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
         }
         if (phase !== 'needs-operator')
@@ -137,7 +138,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
           throw refusal(ErrorType.Conflict, 'months: at most two months of extension in total', 'months');
         }
         if (!reasonHash) throw refusal(ErrorType.Validation, 'reason: required', 'reason');
-        if (phase === 'completed' || phase === 'rejected') {
+        if (isErasureFinished(phase)) {
           throw refusal(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
         }
       },
@@ -326,10 +327,10 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
       const target = warned ? Date.parse(dueAt) : Date.parse(dueAt) - 3 * DAY;
       deadlineChanged = false;
       const interrupted = await condition(
-        () => deadlineChanged || phase === 'completed' || phase === 'rejected',
+        () => deadlineChanged || isErasureFinished(phase),
         Math.max(1, target - Date.now()),
       );
-      if (phase === 'completed' || phase === 'rejected') return;
+      if (isErasureFinished(phase)) return;
       if (interrupted) {
         warned = false;
         continue;

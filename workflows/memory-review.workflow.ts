@@ -20,6 +20,7 @@ import {
   type ReviewDecisionInput,
   type ReviewOutcome,
 } from '../src/temporal/contracts/memory-review.contract.js';
+import { selfReviewRefusal } from '../src/shared/self-review.js';
 
 type Activities = ReturnType<typeof createReviewActivities>;
 const store = proxyActivities<Activities>(RetryProfiles.storeWrite);
@@ -76,9 +77,8 @@ export async function memoryReview(input: MemoryReviewInput): Promise<ReviewOutc
           );
         if (by === 'reviewer')
           throw refusal(ErrorType.Conflict, 'review: already decided by another reviewer', 'decision');
-        if (decision.reviewer === input.writtenBy) {
-          throw refusal(ErrorType.Forbidden, 'reviewer: may not decide on a write they made', 'reviewer');
-        }
+        const self = selfReviewRefusal({ kind: 'review', writtenBy: input.writtenBy }, decision.reviewer);
+        if (self) throw refusal(ErrorType.Forbidden, self, 'reviewer');
         if (decision.decision !== 'approve' && decision.decision !== 'reject') {
           throw refusal(ErrorType.Validation, 'decision: approve or reject', 'decision');
         }

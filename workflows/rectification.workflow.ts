@@ -1,7 +1,7 @@
 import { ParentClosePolicy, condition, proxyActivities, setHandler, startChild } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createRectificationActivities } from '../activities/rectification.activities.js';
-import { decisionRefusal } from '../src/shared/rectification-refusal.js';
+import { selfReviewRefusal } from '../src/shared/self-review.js';
 import { ErrorType } from '../src/shared/errors.js';
 import { RetryProfiles } from '../src/shared/retry-profiles.js';
 import { erasureWorkflowId } from '../src/shared/workflow-ids.js';
@@ -65,7 +65,10 @@ export async function rectificationRequest(input: RectificationInput): Promise<R
       validator: (decision: RectificationDecisionInput) => {
         if (result || deciding)
           throw refusal(ErrorType.Conflict, 'rectification: already decided by another reviewer', 'id');
-        const refused = decisionRefusal(input, decision.reviewer);
+        const refused = selfReviewRefusal(
+          { kind: 'rectification', writers: input.writers, requester: input.requester },
+          decision.reviewer,
+        );
         if (refused) throw refusal(ErrorType.Forbidden, refused, 'reviewer');
         if (decision.decision !== 'approve' && decision.decision !== 'reject')
           throw refusal(ErrorType.Validation, 'decision: approve or reject', 'decision');

@@ -14,7 +14,7 @@ import type { Db } from 'mongodb';
 import type { Services } from '../../app/services.js';
 import type { TenantMacs } from '../../src/substrate/fingerprint.js';
 import { eventIdOf, idempotencyKeyOf } from '../../src/substrate/events/event-store.js';
-import { sha256Hex } from '../../src/substrate/fingerprint.js';
+import { sha256Hex } from '../../src/shared/sha256.js';
 import { lineageEdgeDoc, type LineageEdgeDoc } from '../../src/substrate/lineage/lineage-store.js';
 import type { EventRecord, MemoryKind, MemoryRecord } from '../../src/substrate/model/records.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';

@@ -5,7 +5,7 @@
  * same fact (inadmissible for `current` intent), records deleted before purge and records under a legal hold.
  * Pure code: deterministic for a seed.
  */
-import { sha256Hex } from '../../src/substrate/fingerprint.js';
+import { sha256Hex } from '../../src/shared/sha256.js';
 import type { MemoryRecord } from '../../src/substrate/model/records.js';
 import { principalScope } from '../../src/substrate/model/records.js';
 import type { Intent } from '../../src/governance/read/admissibility.js';

@@ -5,7 +5,7 @@
 import type { TenantMacs } from '../../src/substrate/fingerprint.js';
 import { randomUUID } from 'node:crypto';
 import { eventRecordOf } from '../../src/substrate/events/event-store.js';
-import { sha256Hex } from '../../src/substrate/fingerprint.js';
+import { sha256Hex } from '../../src/shared/sha256.js';
 import type { EventInput, MemoryInput } from '../../src/ingestion/write-schemas.js';
 import type { EventRecord, MemoryRecord } from '../../src/substrate/model/records.js';
 import { rng, sentenceMaker } from './substrate-measure.js';

@@ -5,7 +5,8 @@ import type { AuditEntryInput, AuditLog } from '../governance/audit/audit-log.po
 import { evaluatePolicy, type PolicyDocument } from '../governance/policy/evaluate.js';
 import type { EventStore } from '../substrate/events/event-store.js';
 import { idempotencyKeyOf } from '../substrate/events/event-store.js';
-import { sha256Hex, type TenantMacs } from '../substrate/fingerprint.js';
+import { type TenantMacs } from '../substrate/fingerprint.js';
+import { sha256Hex } from '../shared/sha256.js';
 import { contentHashOf, storedIdempotencyKeyForms, subjectContentParts } from '../substrate/content-hash.js';
 import type { LineageStore } from '../substrate/lineage/lineage-store.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';

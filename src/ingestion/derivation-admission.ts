@@ -9,7 +9,7 @@ import { auditDerivation, type DerivationVerdict } from '../governance/derivatio
 import type { DerivationVerifier, EvidencePassage } from '../governance/derivation/verifier.port.js';
 import { evaluatePolicy, type PolicyDecision, type PolicyDocument } from '../governance/policy/evaluate.js';
 import { idempotencyKeyOf, type EventStore } from '../substrate/events/event-store.js';
-import { sha256Hex } from '../substrate/fingerprint.js';
+import { sha256Hex } from '../shared/sha256.js';
 import type { MemoryStore } from '../substrate/memories/memory-store.js';
 import { principalScope, type DerivationAuditRecord, type EventRecord } from '../substrate/model/records.js';
 import { mapBounded } from '../substrate/mongo/collections.js';

@@ -1,4 +1,5 @@
-import { sha256Hex, type TenantMacs } from './fingerprint.js';
+import { type TenantMacs } from './fingerprint.js';
+import { sha256Hex } from '../shared/sha256.js';
 
 /**
  * Content hashes at rest: an HMAC under the tenant's own key over the content's SHA-256, never the SHA-256 itself,

@@ -1,9 +1,5 @@
-import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { BoundedMap } from '../shared/bounded-map.js';
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
 
 /** A fingerprint key and its id (`LETHE_FINGERPRINT_KEYS`, `id:secret,…`, the first is current). */
 export interface FingerprintKey {

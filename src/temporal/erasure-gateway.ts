@@ -16,8 +16,7 @@ import {
   resolveFindingsUpdate,
 } from './contracts/erasure.contract.js';
 import { startWorkflow } from './workflow-calls.js';
-
-const FINISHED = new Set(['completed', 'rejected']);
+import { isErasureFinished } from '../shared/erasure-finished.js';
 
 export { erasureRequestId, erasureWorkflowId };
 
@@ -68,7 +67,7 @@ export function createErasureGateway(deps: {
         const { request, created } = await deps.requests.create(
           newErasureRequest({ id, principal, receivedAt: new Date() }, filing, selectorHash),
         );
-        if (!created && FINISHED.has(request.state) && !filing.requestKey) continue;
+        if (!created && isErasureFinished(request.state) && !filing.requestKey) continue;
         await start(request);
         return { request, created };
       }

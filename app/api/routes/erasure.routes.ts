@@ -17,9 +17,9 @@ import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js
 import { jsonSchemaOf } from './json-schema.js';
 import { callWorkflow } from '../workflow-errors.js';
 import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
+import { isErasureFinished } from '../../../src/shared/erasure-finished.js';
 
 /** States after which a request takes no more decisions. */
-const FINISHED: ReadonlySet<string> = new Set(['completed', 'rejected']);
 
 const FindingsDecisionSchema = z.strictObject({
   decision: z.enum(FINDINGS_DECISIONS),
@@ -71,9 +71,9 @@ function presentErasureSummary(r: ErasureRequest, now: number) {
     receivedAt: r.receivedAt.toISOString(),
     dueAt: r.dueAt.toISOString(),
     extensionMonths: r.extensionMonths,
-    overdue: !FINISHED.has(r.state) && r.dueAt.getTime() < now,
+    overdue: !isErasureFinished(r.state) && r.dueAt.getTime() < now,
     /** When a finished request last changed (its closing): what time-to-close is measured to. */
-    closedAt: FINISHED.has(r.state) ? r.updatedAt.toISOString() : null,
+    closedAt: isErasureFinished(r.state) ? r.updatedAt.toISOString() : null,
     holdIds: r.holdIds,
     certificateIds: r.certificateIds,
   };
@@ -188,7 +188,7 @@ export function registerErasureRoutes(
       const body = parseOrThrow(ExtensionSchema, request.body);
       const found = await deps.requests.get(tenant, id);
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
-      if (FINISHED.has(found.state))
+      if (isErasureFinished(found.state))
         throw new DomainError(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
       const { dueAt } = await callWorkflow(
         { field: 'months', finished: 'erasure request: the request already finished' },

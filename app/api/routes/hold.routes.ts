@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AuditLog } from '../../../src/governance/audit/audit-log.port.js';
 import type { HoldStore } from '../../../src/governance/holds/hold-store.js';
 import { HoldPlacementSchema, holdScopeKind, type LegalHold } from '../../../src/governance/holds/legal-hold.js';
-import { evaluatePolicy, type PolicyDocument } from '../../../src/governance/policy/evaluate.js';
+import type { PolicyDocument } from '../../../src/governance/policy/evaluate.js';
+import { createPolicyGate } from './policy-gate.js';
 import type { Principal } from '../../../src/governance/auth/principal.js';
 import type { ErasureGateway } from '../../../src/temporal/erasure-gateway.js';
 import type { ErasureRequestStore } from '../../../src/governance/erasure/erasure-request-store.js';
@@ -41,23 +42,15 @@ export function registerHoldRoutes(
     requests: ErasureRequestStore;
   },
 ): void {
-  async function authorise(principal: Principal, action: 'place' | 'release', scopeKind: string) {
-    const decision = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action, scopeKind });
-    await deps.audit.append({
-      tenant: principal.tenant,
-      actor: principal.id,
-      action: `hold.${action}.${decision.outcome === 'allow' ? 'authorised' : 'refused'}`,
-      outcome: decision.outcome === 'allow' ? 'ok' : 'refused',
-      details: { policyId: decision.policyId, policyVersion: decision.policyVersion, rule: decision.ruleId, scopeKind },
-    });
-    if (decision.outcome !== 'allow') {
-      throw new DomainError(
-        ErrorType.PolicyDenied,
-        `authorization: policy ${decision.policyId} does not allow this principal to ${action} a hold`,
-        'authorization',
-      );
-    }
-  }
+  const gate = createPolicyGate({
+    policy: deps.policy,
+    audit: deps.audit,
+    prefix: 'hold',
+    noun: () => 'a hold',
+    reads: [],
+  });
+  const authorise = (principal: Principal, action: 'place' | 'release', scopeKind: string) =>
+    gate(principal, action, { scopeKind });
 
   app.get(
     '/v1/tenants/:tenant/legal-holds',

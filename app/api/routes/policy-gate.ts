@@ -8,6 +8,16 @@ import { DomainError, ErrorType } from '../../../src/shared/errors.js';
  * policy? Every refusal is audited, and every allowed action that changes something; an allowed read is not (it
  * would flood the chain). A refusal is a 403 naming the policy, never the rule's facts.
  */
+/** Whether the policy allows this principal `action`, asked without an audit entry: for reads that several actions open. */
+export function policyAllows(
+  policy: PolicyDocument,
+  principal: Principal,
+  action: string,
+  facts: Record<string, string> = {},
+): boolean {
+  return evaluatePolicy(policy, { actorRoles: principal.roles, action, ...facts }).outcome === 'allow';
+}
+
 export function createPolicyGate(deps: {
   policy: PolicyDocument;
   audit: AuditLog;

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AuditLog } from '../../../src/governance/audit/audit-log.port.js';
 import type { Principal } from '../../../src/governance/auth/principal.js';
-import { evaluatePolicy, type PolicyDocument } from '../../../src/governance/policy/evaluate.js';
+import type { PolicyDocument } from '../../../src/governance/policy/evaluate.js';
 import {
-  decisionRefusal,
   dueDateOf,
   ExtensionSchema,
   MAX_EXTENSION_MONTHS,
@@ -23,8 +22,9 @@ import { presentRectificationProposal } from '../presenters.js';
 import { callWorkflow } from '../workflow-errors.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
-import { createPolicyGate } from './policy-gate.js';
+import { createPolicyGate, policyAllows } from './policy-gate.js';
 import type { DecisionGateway } from '../../../src/temporal/decision-gateway.js';
+import { selfReviewRefusal } from '../../../src/shared/self-review.js';
 
 /** What a request shows: ids, the corrected content's keyed hash, states and dates; never the content itself. */
 function presentRectification(r: RectificationRequest) {
@@ -152,9 +152,8 @@ export function registerRectificationRoutes(app: FastifyInstance, deps: Rectific
       const principal = principalOf(request);
       const { id } = request.params as { id: string };
       // Readable by whoever may decide or file it: the words are the DPO's, about the record's subject.
-      const canDecide = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action: 'decide' }).outcome;
-      const canFile = evaluatePolicy(deps.policy, { actorRoles: principal.roles, action: 'file' }).outcome;
-      if (canDecide !== 'allow' && canFile !== 'allow') await authorise(principal, 'decide');
+      if (!policyAllows(deps.policy, principal, 'decide') && !policyAllows(deps.policy, principal, 'file'))
+        await authorise(principal, 'decide');
       const filed = await found(principal, id);
       const content = filed.state === 'awaiting-review' ? await deps.store.contentOf(principal.tenant, id) : null;
       if (content === null)
@@ -234,7 +233,10 @@ export function registerRectificationRoutes(app: FastifyInstance, deps: Rectific
       const filed = await found(principal, id);
       if (filed.state !== 'awaiting-review')
         throw new DomainError(ErrorType.Conflict, `rectification: already ${filed.state}`, 'id');
-      const refused = decisionRefusal(filed, principal.id);
+      const refused = selfReviewRefusal(
+        { kind: 'rectification', writers: filed.writers, requester: filed.requester },
+        principal.id,
+      );
       if (refused) throw new DomainError(ErrorType.Forbidden, refused, 'reviewer');
       const args: RectificationDecisionInput = {
         reviewer: principal.id,

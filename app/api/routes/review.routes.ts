@@ -22,6 +22,7 @@ import { notVisible, requireReader, type ReadingDeps } from './read-access.js';
 import { decodeCursor, encodeCursor, nextCursor } from './pagination.js';
 import type { PageKey } from '../../../src/substrate/mongo/keyset-page.js';
 import type { DecisionGateway } from '../../../src/temporal/decision-gateway.js';
+import { selfReviewRefusal } from '../../../src/shared/self-review.js';
 
 /** Statuses of a record an erasure has reached: to a reviewer it is simply gone. */
 const ERASED: ReadonlySet<string> = new Set(['deleted', 'purged']);
@@ -230,8 +231,8 @@ export function registerReviewRoutes(
           throw new DomainError(ErrorType.Conflict, alreadyDecided(m), 'decision');
         throw new DomainError(ErrorType.NotFound, 'review item: not found', 'id');
       }
-      if (m.writtenBy === principal.id)
-        throw new DomainError(ErrorType.Forbidden, 'reviewer: may not decide on a write they made', 'reviewer');
+      const self = selfReviewRefusal({ kind: 'review', writtenBy: m.writtenBy }, principal.id);
+      if (self) throw new DomainError(ErrorType.Forbidden, self, 'reviewer');
       const reasonHash = deps.fingerprints.of('review-reason', principal.tenant, body.reason);
       const outcome = await callWorkflow(
         { field: 'decision', finished: alreadyDecided(await deps.memories.get(principal.tenant, id)) },
@@ -314,13 +315,8 @@ export function registerReviewRoutes(
       const dispute = await disputeFor(principal.tenant, id, principal.roles);
       if (dispute.state !== 'open')
         throw new DomainError(ErrorType.Conflict, await disputeFinished(principal.tenant, id, principal.roles), 'id');
-      if (dispute.writers.includes(principal.id)) {
-        throw new DomainError(
-          ErrorType.Forbidden,
-          'reviewer: may not adjudicate a dispute over a write they made',
-          'reviewer',
-        );
-      }
+      const self = selfReviewRefusal({ kind: 'dispute', writers: dispute.writers }, principal.id);
+      if (self) throw new DomainError(ErrorType.Forbidden, self, 'reviewer');
       if (body.memoryId !== undefined && !dispute.memoryIds.includes(body.memoryId)) {
         throw validationError('memoryId', 'must name one of the two records of the dispute');
       }

@@ -3,6 +3,7 @@ import { ApiError, getText, getJson, postJson } from '../api.js';
 import type { Session } from '../session.js';
 import { ErrorNotice, Field, described, download, formatDate, formatTime } from '../ui/controls.js';
 import { LEGAL_GROUNDS, SETTLED, STEPS, type ErasureDetail } from './erasure-types.js';
+import { isErasureFinished } from '../../../src/shared/erasure-finished.js';
 
 const POLL_MS = 1000;
 
@@ -112,7 +113,7 @@ export function RequestDetail(props: { session: Session; id: string }) {
         />
       )}
       <Certificates session={session} ids={request.certificateIds} />
-      {!['completed', 'rejected'].includes(request.state) && (
+      {!isErasureFinished(request.state) && (
         <Extension session={session} id={request.id} onExtended={() => setTick(tick + 1)} />
       )}
     </section>

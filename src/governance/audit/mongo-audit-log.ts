@@ -13,7 +13,7 @@
  * winning streak pauses now and then so that the others get in (races for a seq are not otherwise fair).
  */
 import type { Collection, Db } from 'mongodb';
-import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { Collections, duplicateKeysOnly, mapBounded } from '../../substrate/mongo/collections.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { GENESIS_HASH, sealEntry } from './audit-chain.js';
 import { normalizeAuditInput, type NormalizedAuditInput } from './audit-input.js';
@@ -343,19 +343,11 @@ async function insertOrdered(audit: Collection<AuditDoc>, docs: AuditDoc[]): Pro
     else await audit.insertMany(docs, { ordered: true });
     return null;
   } catch (error) {
-    if (!isDuplicateKey(error) && !hasDuplicateWriteError(error)) throw error;
-    if (docs.length === 1) return 0;
-    const index = (error as { writeErrors?: { index: number }[] | { index: number } }).writeErrors;
-    const first = Array.isArray(index) ? index[0]?.index : index?.index;
-    if (typeof first !== 'number') throw error;
-    return first;
+    // An ordered insert stops at its first failure: one duplicate, at the position the race was lost.
+    const duplicates = duplicateKeysOnly(error);
+    if (!duplicates) throw error;
+    return docs.length === 1 ? 0 : duplicates[0]!;
   }
-}
-
-function hasDuplicateWriteError(error: unknown): boolean {
-  const writeErrors = (error as { writeErrors?: unknown }).writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  return list.some((e) => (e as { code?: number }).code === 11000);
 }
 
 /** Later inputs repeating a key within one flush resolve to the first one's entry. */

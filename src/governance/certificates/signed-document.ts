@@ -5,7 +5,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json.js';
-import { sha256Hex } from '../../substrate/fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import { verifySignature, type CertificateSigner } from './signing.js';
 
 export interface DocumentSignature {

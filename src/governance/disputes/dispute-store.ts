@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { sha256Hex } from '../../substrate/fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
 import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { Collections, duplicateKeysOnly, mapBounded } from '../../substrate/mongo/collections.js';
 import { SCAN_DOCS_PER_LOOKUP, scanWithin } from '../../substrate/mongo/bounded-scan.js';
 import { createMongoAdmissionLeaseStore, type AdmissionLeaseStore } from './admission-lease-store.js';
 
@@ -94,7 +94,7 @@ export function createMongoErasureFenceStore(
         try {
           await fences.insertMany(docs, { ordered: false });
         } catch (error) {
-          if (!onlyDuplicates(error)) throw error;
+          if (!duplicateKeysOnly(error)) throw error;
         }
       }
       return unique.length;
@@ -137,11 +137,4 @@ export function createMongoErasureFenceStore(
       return result.deletedCount;
     },
   };
-}
-
-function onlyDuplicates(error: unknown): boolean {
-  if (isDuplicateKey(error) && !(error as { writeErrors?: unknown }).writeErrors) return true;
-  const raw = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
-  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
-  return list.length > 0 && list.every((e) => e.code === 11000);
 }

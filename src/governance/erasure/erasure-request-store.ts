@@ -10,10 +10,10 @@ import {
 } from './erasure-request.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 import type { ErasureBacklog } from '../../observability/metrics.port.js';
+import { isErasureFinished } from '../../shared/erasure-finished.js';
 
-const FINISHED: readonly ErasureState[] = ['completed', 'rejected'];
 /** States a request has not left for good: what an operator's backlog counts (finished ones only grow). */
-const OPEN: readonly ErasureState[] = ERASURE_STATES.filter((s) => !FINISHED.includes(s));
+const OPEN: readonly ErasureState[] = ERASURE_STATES.filter((s) => !isErasureFinished(s));
 
 interface SelectorDoc {
   _id: string;
@@ -115,7 +115,7 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       }
       // Written once, never rewritten. An open request filed again with the same selector gets it back if a crash
       // came between the two inserts; a finished one never does.
-      const open = !FINISHED.includes(stored.request.state) && stored.request.selectorHash === request.selectorHash;
+      const open = !isErasureFinished(stored.request.state) && stored.request.selectorHash === request.selectorHash;
       if (selector && open) {
         try {
           await selectors.updateOne(

@@ -8,10 +8,8 @@
  */
 import { z } from 'zod';
 import { plainString, UNSTORABLE_CHARACTERS } from '../../shared/plain-text.js';
-import { sha256Hex } from '../../substrate/fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import { MAX_CONTENT_BYTES } from '../../substrate/model/records.js';
-
-export { decisionRefusal } from '../../shared/rectification-refusal.js';
 
 export const RectificationFilingSchema = z
   .strictObject({

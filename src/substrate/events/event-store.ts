@@ -1,7 +1,8 @@
 import type { Collection, Db, FindCursor } from 'mongodb';
 import type { EventOrigin, EventRecord, Sensitivity } from '../model/records.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
-import { sha256Hex, type TenantMacs } from '../fingerprint.js';
+import { type TenantMacs } from '../fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import { keyedDigest, keyedIdempotencyKey, storedIdempotencyKeyForms } from '../content-hash.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { createRecordMarks } from '../mongo/record-marks.js';

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
-import { sha256Hex } from '../fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import { SCAN_DOCS_PER_LOOKUP, SCAN_MIN_IDS, scanWithin } from '../mongo/bounded-scan.js';
-import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, duplicateKeysOnly, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 /**
  * One derivation edge, written once and never updated. Insert-only on purpose: the local server applies an
@@ -119,7 +119,7 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
         try {
           await lineage.insertMany(docs.slice(i, i + 1000), { ordered: false });
         } catch (error) {
-          if (!onlyDuplicateKeys(error)) throw error;
+          if (!duplicateKeysOnly(error)) throw error;
         }
       }
     },
@@ -210,11 +210,4 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       return [...out, ...into].reduce((n, r) => n + r.deletedCount, 0);
     },
   };
-}
-
-/** An unordered insert's error when every item that failed was a duplicate key (already there). */
-function onlyDuplicateKeys(error: unknown): boolean {
-  const raw = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
-  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
-  return list.length > 0 ? list.every((e) => e.code === 11000) : isDuplicateKey(error);
 }

@@ -3,7 +3,7 @@ import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
-import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, duplicateKeysOnly, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 import { createDeletionMarks, guardIdOf, type TransitionGuard } from './deletion-marks.js';
 import { keysetPage, type Page, type PageKey } from '../mongo/keyset-page.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
@@ -314,7 +314,7 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       await guards.insertMany(docs, { ordered: false });
       return [];
     } catch (error) {
-      const writeErrors = duplicateWriteErrors(error);
+      const writeErrors = duplicateKeysOnly(error);
       if (writeErrors === null) throw error;
       return writeErrors;
     }
@@ -346,7 +346,7 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
         try {
           await memories.insertMany(await cipher.sealAll(chunk), { ordered: false });
         } catch (error) {
-          const duplicates = duplicateWriteErrors(error);
+          const duplicates = duplicateKeysOnly(error);
           if (duplicates === null) throw error;
           for (const index of duplicates) outcomes[i + index] = 'exists';
         }
@@ -496,16 +496,4 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     },
   };
   return store;
-}
-
-/**
- * The item indexes of an unordered bulk insert's errors when every one of them is a duplicate key; null when
- * any other error is among them (the caller rethrows it).
- */
-function duplicateWriteErrors(error: unknown): number[] | null {
-  const raw = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } })
-    .writeErrors;
-  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
-  if (list.length === 0 || !list.every((e) => e.code === 11000)) return null;
-  return list.map((e) => e.index);
 }

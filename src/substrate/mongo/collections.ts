@@ -62,6 +62,24 @@ export function isDuplicateKey(error: unknown): boolean {
 }
 
 /**
+ * The one reading of a write's error for duplicate keys: the batch positions of its failures when every one of them
+ * was a duplicate key (the documents were there already), or null when any failure was something else, which the
+ * caller rethrows. A single-document write refused as a duplicate answers `[0]`. An error that says 11000 at its top
+ * while one of its items failed otherwise is null: a duplicate never hides another failure.
+ */
+export function duplicateKeysOnly(error: unknown): number[] | null {
+  const raw = (error as { writeErrors?: WriteFailure[] | WriteFailure }).writeErrors;
+  const list = Array.isArray(raw) ? raw : raw ? [raw] : [];
+  if (list.length === 0) return isDuplicateKey(error) ? [0] : null;
+  return list.every((e) => e.code === 11000) ? list.map((e) => e.index ?? 0) : null;
+}
+
+interface WriteFailure {
+  code?: number;
+  index?: number;
+}
+
+/**
  * Inserts a tenant's document unless one with its id is there: then the stored one comes back, `created: false` (a
  * filing retried under the same key). An id held by another tenant is the insert's own error, never that document.
  */

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
-import { sha256Hex, type TenantMacs } from '../fingerprint.js';
+import { type TenantMacs } from '../fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
 import { storedDigestForms } from '../content-hash.js';
 import { Collections, mapBounded } from '../mongo/collections.js';

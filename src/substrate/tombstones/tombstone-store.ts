@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../fingerprint.js';
-import { Collections, isDuplicateKey } from '../mongo/collections.js';
+import { Collections, duplicateKeysOnly } from '../mongo/collections.js';
 import { findByIds } from '../mongo/bounded-scan.js';
 
 /** What a tombstone forbids: an idempotency key, a content fingerprint for a subject, or a record id as a parent. */
@@ -55,7 +55,7 @@ export function createMongoTombstoneStore(db: Db, fingerprints: Fingerprinter): 
           const result = await collection.insertMany(docs, { ordered: false });
           written += result.insertedCount;
         } catch (error) {
-          if (!isDuplicateKey(error) && !hasOnlyDuplicateErrors(error)) throw error;
+          if (!duplicateKeysOnly(error)) throw error;
           written += (error as { result?: { insertedCount?: number } }).result?.insertedCount ?? 0;
         }
       }
@@ -67,10 +67,4 @@ export function createMongoTombstoneStore(db: Db, fingerprints: Fingerprinter): 
       return specs.filter((_, i) => variants[i]!.some((v) => found.has(v)));
     },
   };
-}
-
-function hasOnlyDuplicateErrors(error: unknown): boolean {
-  const writeErrors = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  return list.length > 0 && list.every((e) => e.code === 11000);
 }

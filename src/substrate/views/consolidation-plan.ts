@@ -13,7 +13,7 @@
  * neither dispute nor supersede the facts they summarise.
  */
 import { canonicalJson } from '../../shared/canonical-json.js';
-import { sha256Hex } from '../fingerprint.js';
+import { sha256Hex } from '../../shared/sha256.js';
 import type { MemoryRecord } from '../model/records.js';
 import { normalisedContent } from './extractive-summariser.js';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../../src/substrate/fingerprint.js';
+import { sha256Hex } from '../../../src/shared/sha256.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { sampleEvent, sampleMemory } from '../../support/samples.js';

@@ -188,7 +188,7 @@ describe('the first governed path: ingest → derive → index → search', () =
     await app.services.tombstones.write(tenant, 'req-test', [
       {
         kind: 'subject-content',
-        parts: ['subject-1', (await import('../../../src/substrate/fingerprint.js')).sha256Hex(event.content)],
+        parts: ['subject-1', (await import('../../../src/shared/sha256.js')).sha256Hex(event.content)],
       },
       { kind: 'record', parts: ['mem_erased'] },
     ]);

@@ -6,7 +6,7 @@ import {
   statesSameValue,
 } from '../../../src/governance/rights/rectification-siblings.js';
 import { claimOf } from '../../../src/substrate/memories/claim-lookup.js';
-import { sha256Hex } from '../../../src/substrate/fingerprint.js';
+import { sha256Hex } from '../../../src/shared/sha256.js';
 import type { MemoryRecord } from '../../../src/substrate/model/records.js';
 import { memoryRecord } from '../../support/samples.js';
 
