@@ -81,6 +81,13 @@ forbidden.push(
     },
   },
   {
+    name: 'activities-through-ports',
+    comment: 'activities reach the databases through the stores and ports of src/, never through a driver of their own',
+    severity: 'error',
+    from: { path: '^activities/' },
+    to: { path: 'node_modules/(mongodb|@elastic/elasticsearch|pg)/' },
+  },
+  {
     name: 'workflow-imports-only-activity-types',
     comment: 'workflows import activities for their types only',
     severity: 'error',

@@ -1,6 +1,5 @@
 import type { ContentCipher } from '../../src/substrate/crypto/content-cipher.js';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Db } from 'mongodb';
 import type { AuditLog } from '../../src/governance/audit/audit-log.port.js';
 import type { CertificateStore } from '../../src/governance/certificates/certificate-store.js';
 import type { ErasureFenceStore, FenceKey } from '../../src/governance/erasure/erasure-fence-store.js';
@@ -23,11 +22,11 @@ import type { TombstoneStore } from '../../src/substrate/tombstones/tombstone-st
 import { ErrorType } from '../../src/shared/errors.js';
 import type { Metrics } from '../../src/observability/metrics.port.js';
 import { isEvent, locateRecordIds } from '../../src/governance/erasure/locate.js';
-import type { SnapshotHorizon } from '../../src/substrate/postgres/snapshot-horizon.js';
-import type { ProvedCompactionOptions } from '../../src/substrate/postgres/proved-compaction.js';
+import type { ErasureStorage } from '../../src/substrate/mongo/erasure-storage.js';
 
 export interface ErasureActivityDeps {
-  db: Db;
+  /** The database beneath the stores, as far as an erasure needs it: compaction and a scan of stored content. */
+  storage: ErasureStorage;
   /** Content sealed at rest: the purge destroys the erased records' data keys before their rows. */
   cipher: ContentCipher;
   requests: ErasureRequestStore;
@@ -53,10 +52,6 @@ export interface ErasureActivityDeps {
   erasurePolicy: PolicyDocument;
   dpoEmail: string;
   operatorEmail: string;
-  /** The PostgreSQL under FerretDB's snapshot horizon: the compaction waits for it, and says what it found. */
-  snapshots?: SnapshotHorizon;
-  /** How long the compaction waits for older snapshots (default a minute). */
-  provedCompaction?: ProvedCompactionOptions;
   /** Records purged per heartbeat. */
   purgeChunk?: number;
   /** Where each step's duration is reported (the operator's metrics). */

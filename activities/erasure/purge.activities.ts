@@ -3,8 +3,6 @@ import { Context } from '@temporalio/activity';
 import { sampleKey, sentenceSamples } from '../../src/governance/erasure/copy-findings.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
 import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
-import { compactCollections } from '../../src/substrate/mongo/compaction.js';
-import { compactProved } from '../../src/substrate/postgres/proved-compaction.js';
 import type { TombstoneSpec } from '../../src/substrate/tombstones/tombstone-store.js';
 import type { Selector } from '../../src/governance/erasure/erasure-request.js';
 import { keyedStoredHash } from '../../src/substrate/content-hash.js';
@@ -69,7 +67,7 @@ export const REQUEST_RECORDS = [Collections.erasureSelectors, Collections.erasur
 export async function forgetSelector(deps: ErasureActivityDeps, ref: ErasureRef): Promise<number> {
   const kept = (await deps.requests.selectorOf(ref.tenant, ref.requestId)) ? 1 : 0;
   await deps.requests.dropSelector(ref.tenant, ref.requestId);
-  const now = await compactCollections(deps.db, REQUEST_RECORDS);
+  const now = await deps.storage.compact(REQUEST_RECORDS);
   const before = (await deps.requests.get(ref.tenant, ref.requestId))?.compacted ?? [];
   await deps.requests.update(ref.tenant, ref.requestId, { compacted: [...new Set([...before, ...now])] });
   return kept;
@@ -413,9 +411,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
 
     /** Step 4d: rewrite the MongoDB collections that held the records (compact, force). */
     async compactStores(ref: ErasureRef): Promise<{ collections: number }> {
-      const { compacted, proof } = await beating(() =>
-        compactProved(deps.db, COMPACTED, deps.snapshots, deps.provedCompaction),
-      );
+      const { compacted, proof } = await beating(() => deps.storage.compactProved(COMPACTED));
       await deps.requests.update(ref.tenant, ref.requestId, { compacted, compactionProof: proof });
       return { collections: compacted.length };
     },

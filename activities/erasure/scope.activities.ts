@@ -2,7 +2,6 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { holdSubjectHashes } from '../../src/governance/holds/hold-store.js';
 import { holdCovers } from '../../src/governance/holds/legal-hold.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
-import { compactCollections } from '../../src/substrate/mongo/compaction.js';
 import { evaluatePolicy } from '../../src/governance/policy/evaluate.js';
 import {
   beating,
@@ -194,7 +193,7 @@ export function createScopeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // clear row rewritten away).
         await deps.fences.lower(ref.tenant, ref.requestId);
         await deps.requests.dropSelector(ref.tenant, ref.requestId);
-        await compactCollections(deps.db, [Collections.erasureSelectors]);
+        await deps.storage.compact([Collections.erasureSelectors]);
         await deps.sets.drop(ref.tenant, ref.requestId);
       }
       return result;

@@ -10,9 +10,8 @@ import type {
 } from '../../src/governance/certificates/certificate.js';
 import type { ExposureSummary } from '../../src/governance/erasure/side-records.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
-import { idsWithContent } from '../../src/substrate/mongo/content-scan.js';
-import { storageBackendOf, type StorageBackend } from '../../src/substrate/mongo/compaction.js';
-import { compactProved, type CompactionProof } from '../../src/substrate/postgres/proved-compaction.js';
+import type { StorageBackend } from '../../src/substrate/mongo/compaction.js';
+import type { CompactionProof } from '../../src/substrate/postgres/proved-compaction.js';
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 import { COMPACTED, forgetSelector, REQUEST_RECORDS, sentenceDigest } from './purge.activities.js';
 import { checkedOn, otherIndices } from './index-reach.js';
@@ -53,12 +52,7 @@ export interface Verdict {
 
 /** Step 6: verify by probes that cannot be satisfied by the purge's own bookkeeping, then certify what was checked. */
 export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
-  let backend: Promise<StorageBackend> | null = null;
-  const storageBackend = () =>
-    (backend ??= storageBackendOf(deps.db).catch((error: unknown) => {
-      backend = null;
-      throw error;
-    }));
+  const storageBackend = () => deps.storage.backend();
 
   return {
     /**
@@ -138,7 +132,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
             api.flat().forEach((id) => hits.api.add(id));
             const repeatsAny = repeatsAnyOf(window);
             for (const collection of [Collections.events, Collections.memories]) {
-              const stored = await idsWithContent(deps.db, deps.cipher, collection, ref.tenant, repeatsAny);
+              const stored = await deps.storage.idsWithContent(collection, ref.tenant, repeatsAny);
               stored.forEach((id) => hits.stored.add(id));
             }
           };
@@ -293,12 +287,7 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // collection. Otherwise they stay for the next round or the operator's retry.
           if (verdict.ok) {
             await deps.probes.destroy(ref.tenant, ref.requestId);
-            const { proof } = await compactProved(
-              deps.db,
-              [Collections.erasureProbes],
-              deps.snapshots,
-              deps.provedCompaction,
-            );
+            const { proof } = await deps.storage.compactProved([Collections.erasureProbes]);
             await deps.requests.update(ref.tenant, ref.requestId, { probeCompactionProof: proof });
           }
           return { found, relocated, deletedDocs: stats.deletedDocs, probes: results.length, findings: open };

@@ -3,6 +3,7 @@ import type { Services } from '../services.js';
 import type { AdmissionDeps } from '../../src/ingestion/admit-batch.js';
 import { createConnectivityActivities } from '../../activities/connectivity.activities.js';
 import { createIngestionActivities } from '../../activities/ingestion.activities.js';
+import { createErasureStorage } from '../../src/substrate/mongo/erasure-storage.js';
 import { createErasureActivities } from '../../activities/erasure.activities.js';
 import { createRetentionActivities } from '../../activities/retention.activities.js';
 import { retentionActivityDeps } from './retention-deps.js';
@@ -91,9 +92,12 @@ export function createAllActivities(runtime: Runtime, services: Services) {
     }),
     ...createDisputeActivities(disputeDepsOf(services, runtime.config.smtp)),
     ...createErasureActivities({
-      db: runtime.db,
+      storage: createErasureStorage(
+        runtime.db,
+        runtime.cipher,
+        runtime.snapshots ? { snapshots: runtime.snapshots } : {},
+      ),
       cipher: runtime.cipher,
-      ...(runtime.snapshots ? { snapshots: runtime.snapshots } : {}),
       requests: services.erasureRequests,
       sets: services.erasureSets,
       probes: services.probes,
