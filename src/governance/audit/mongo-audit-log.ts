@@ -14,6 +14,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { Collections, duplicateKeysOnly, mapBounded } from '../../substrate/mongo/collections.js';
+import { chainLinkId, findChainHead } from '../../substrate/mongo/hash-chain.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import { GENESIS_HASH, sealEntry } from './audit-chain.js';
 import { normalizeAuditInput, type NormalizedAuditInput } from './audit-input.js';
@@ -53,8 +54,6 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-/** Seq digits in `_id`: ids sort like seqs up to 10^15 entries per tenant. */
-const SEQ_DIGITS = 15;
 const RANGE_BATCH = 500;
 const RANGE_CONCURRENCY = 16;
 /** A range covering more than 1/SCAN_FRACTION of the chain is read with one query rather than by `_id`. */
@@ -76,7 +75,7 @@ interface Streak {
 
 /** `_id` of a tenant's entry at `seq`. */
 export function auditEntryId(tenant: string, seq: number): string {
-  return `${tenant}:${String(seq).padStart(SEQ_DIGITS, '0')}`;
+  return chainLinkId(tenant, seq);
 }
 
 /** Creates the MongoDB-backed audit log. */
@@ -104,33 +103,8 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
    * The head, searched upward from a known entry: probe seq+1, +2, +4… then bisect. Equality lookups on `_id` are
    * fast on FerretDB (a sort is not), and a known lower bound is usually the head itself: one probe.
    */
-  const findHead = async (tenant: string, known: AuditEntry | null): Promise<AuditEntry | null> => {
-    let low = known;
-    let lowSeq = known?.seq ?? 0;
-    let step = 1;
-    let missing: number;
-    for (;;) {
-      const probe = await byId(tenant, lowSeq + step);
-      if (!probe) {
-        missing = lowSeq + step;
-        break;
-      }
-      low = probe;
-      lowSeq = probe.seq;
-      step *= 2;
-    }
-    while (missing - lowSeq > 1) {
-      const mid = lowSeq + Math.floor((missing - lowSeq) / 2);
-      const probe = await byId(tenant, mid);
-      if (probe) {
-        low = probe;
-        lowSeq = mid;
-      } else {
-        missing = mid;
-      }
-    }
-    return low;
-  };
+  const findHead = (tenant: string, known: AuditEntry | null): Promise<AuditEntry | null> =>
+    findChainHead((seq) => byId(tenant, seq), known);
 
   /**
    * The head after losing the race for `taken`: reads `taken` and the next few seqs in parallel, since the winner

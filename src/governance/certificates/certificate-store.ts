@@ -15,6 +15,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { chainLinkId, findChainHead } from '../../substrate/mongo/hash-chain.js';
 import { DomainError, ErrorType, validationError } from '../../shared/errors.js';
 import { TENANT_PATTERN } from '../auth/principal.js';
 import type { AuditLog } from '../audit/audit-log.port.js';
@@ -70,14 +71,12 @@ export interface MongoCertificateStoreDeps {
 
 type CertificateDoc = DeletionCertificate & { _id: string; anchor?: CertificateAnchorRef };
 
-/** Seq digits in `_id`: ids sort like seqs. */
-const SEQ_DIGITS = 15;
 const LIST_BATCH = 64;
 const LIST_CONCURRENCY = 16;
 
 /** `_id` of a tenant's certificate at `seq`. */
 export function certificateDocId(tenant: string, seq: number): string {
-  return `${tenant}:${String(seq).padStart(SEQ_DIGITS, '0')}`;
+  return chainLinkId(tenant, seq);
 }
 
 /** Creates the MongoDB-backed certificate store. */
@@ -101,30 +100,9 @@ export function createMongoCertificateStore(db: Db, deps: MongoCertificateStoreD
 
   /** The head, searched upward from a known certificate by `_id` equality (the fast path on FerretDB). */
   const findHead = async (tenant: string): Promise<CertificateDoc | null> => {
-    let low: CertificateDoc | null = heads.get(tenant) ?? null;
-    let lowSeq = low?.seq ?? 0;
-    let step = 1;
-    let missing: number;
-    for (;;) {
-      const probe = await bySeq(tenant, lowSeq + step);
-      if (!probe) {
-        missing = lowSeq + step;
-        break;
-      }
-      low = probe;
-      lowSeq = probe.seq;
-      step *= 2;
-    }
-    while (missing - lowSeq > 1) {
-      const mid = lowSeq + Math.floor((missing - lowSeq) / 2);
-      const probe = await bySeq(tenant, mid);
-      if (probe) {
-        low = probe;
-        lowSeq = mid;
-      } else missing = mid;
-    }
-    remember(low);
-    return low;
+    const head = await findChainHead((seq) => bySeq(tenant, seq), heads.get(tenant) ?? null);
+    remember(head);
+    return head;
   };
 
   /** Anchors the certificate in the audit chain unless it is marked anchored already; safe to repeat. */
