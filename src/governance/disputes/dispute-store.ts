@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { sha256Hex } from '../../shared/sha256.js';
-import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
 import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
@@ -137,8 +137,8 @@ export function createMongoDisputeStore(db: Db, cipher: ContentCipher): DisputeS
       await reasons.replaceOne({ _id }, { tenant, disputeId, text: sealed!.content }, { upsert: true });
     },
     async reason(tenant, disputeId, reasonHash) {
-      const found = await reasons.findOne({ _id: `${disputeId}:${reasonHash}` });
-      if (!found || found.tenant !== tenant) return null;
+      const found = await findOwn(reasons, tenant, `${disputeId}:${reasonHash}`);
+      if (!found) return null;
       const opened = await cipher.openOne({ _id: reasonKeyOf(found._id), tenant, content: found.text });
       return opened?.content ?? null;
     },

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
-import { Collections } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn } from '../../substrate/mongo/collections.js';
 
 /**
  * Verification probes prepared before a purge (the erased sentences, samples of them as vectors), so that verify
@@ -85,8 +85,8 @@ export function createMongoProbeStore(db: Db, cipher: ContentCipher): ProbeStore
     $lt: `${batchPrefix(requestId)}~`,
   });
   async function get(tenant: string, requestId: string): Promise<ErasureProbes | null> {
-    const doc = await probes.findOne({ _id: requestId });
-    if (!doc || doc.tenant !== tenant) return null;
+    const doc = await findOwn(probes, tenant, requestId);
+    if (!doc) return null;
     const opened = await cipher.openOne({ _id: keyIdOf(requestId), tenant, content: doc.samples });
     // Samples whose key is gone prove nothing any more: read as none.
     const samples = opened

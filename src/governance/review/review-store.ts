@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { Collections, mapBounded } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, mapBounded } from '../../substrate/mongo/collections.js';
 import { findByIds } from '../../substrate/mongo/bounded-scan.js';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
 
@@ -35,8 +35,8 @@ export function createMongoReviewStore(db: Db, cipher: ContentCipher): ReviewSto
       await reviews.replaceOne({ _id: decision._id }, { ...decision, reason: sealed!.content }, { upsert: true });
     },
     async get(tenant, memoryId) {
-      const found = await reviews.findOne({ _id: memoryId });
-      if (!found || found.tenant !== tenant) return null;
+      const found = await findOwn(reviews, tenant, memoryId);
+      if (!found) return null;
       const reason = await cipher.openOne({ _id: reasonKeyOf(found._id), tenant, content: found.reason });
       // A reason whose key is shredded belongs to an erased record: the decision reads as gone with it.
       return reason ? { ...found, reason: reason.content } : null;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections, insertOnce } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce } from '../../substrate/mongo/collections.js';
 import type { AccessPackage, AccessRequest, Selector } from './access-request.js';
 
 /** What a request was filed for: its selector, and the subject it answers when the selector names none. */
@@ -124,8 +124,8 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
   };
   const erasePackage = (tenant: string, id: string) => removePackage(tenant, id, [selectorKey(id)]);
   const filingOf = async (tenant: string, id: string): Promise<SealedFiling | null> => {
-    const found = await requests.findOne({ _id: id });
-    if (!found || found.tenant !== tenant) return null;
+    const found = await findOwn(requests, tenant, id);
+    if (!found) return null;
     const opened = await cipher.openOne({ _id: selectorKey(id), tenant, content: found.selectorSealed });
     if (!opened) return null;
     const parsed = JSON.parse(opened.content) as SealedFiling | Selector;
@@ -179,8 +179,8 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
       );
     },
     async getPackage(tenant, id) {
-      const head = await heads.findOne({ _id: id });
-      if (!head || head.tenant !== tenant) return null;
+      const head = await findOwn(heads, tenant, id);
+      if (!head) return null;
       const stored = await parts.find({ tenant, requestId: id }).toArray();
       const wanted = stored.filter((p) => p.part < head.parts).sort((a, b) => a.part - b.part);
       if (wanted.length !== head.parts || wanted.some((p, i) => p.part !== i)) return null;

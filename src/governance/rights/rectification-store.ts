@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
-import { Collections, insertOnce } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce } from '../../substrate/mongo/collections.js';
 import type { RectificationRequest, RectificationState } from './rectification.js';
 
 /** The request as stored: the corrected content sealed under a key of its own, shredded once applied or void. */
@@ -81,8 +81,8 @@ export function createMongoRectificationStore(db: Db, cipher: ContentCipher): Re
       return found.map(strip);
     },
     async contentOf(tenant, id) {
-      const found = await requests.findOne({ _id: id });
-      if (!found || found.tenant !== tenant || !found.contentSealed) return null;
+      const found = await findOwn(requests, tenant, id);
+      if (!found?.contentSealed) return null;
       const opened = await cipher.openOne({ _id: contentKey(id), tenant, content: found.contentSealed });
       return opened?.content ?? null;
     },

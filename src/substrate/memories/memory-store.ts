@@ -3,7 +3,7 @@ import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
-import { Collections, duplicateKeysOnly, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, findOwn, duplicateKeysOnly, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 import { createDeletionMarks, guardIdOf, type TransitionGuard } from './deletion-marks.js';
 import { keysetPage, type Page, type PageKey } from '../mongo/keyset-page.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
@@ -369,8 +369,8 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
     },
     async transition(tenant, id, from, to, reason, patch = {}) {
       // The row as written, not as it stands: a claimed move still unwritten is finished forward by the claim below.
-      const record = await memories.findOne({ _id: id });
-      if (!record || record.tenant !== tenant || record.status !== from) return false;
+      const record = await findOwn(memories, tenant, id);
+      if (!record || record.status !== from) return false;
       return marks.inFlight(tenant, () => claimOne(record, from, to, reason, patch));
     },
     async transitionMany(tenant, records, to, reason, patch = {}) {

@@ -1,4 +1,4 @@
-import type { Collection, Db, Filter, OptionalUnlessRequiredId } from 'mongodb';
+import type { Collection, Db, Filter, OptionalUnlessRequiredId, WithId } from 'mongodb';
 
 /** Collection names in one place, so that erasure, compaction and tests agree on them. */
 export const Collections = {
@@ -59,6 +59,21 @@ export const Collections = {
 
 export function isDuplicateKey(error: unknown): boolean {
   return (error as { code?: number }).code === 11000;
+}
+
+/**
+ * A tenant's document by id, or null: never another tenant's, whatever id the caller names. Ids are not secrets (a
+ * request id, a memory id): confinement is in the query itself, not left to each caller's check afterwards.
+ */
+export async function findOwn<T extends { _id: string; tenant: string }>(
+  collection: Collection<T>,
+  tenant: string,
+  id: string,
+): Promise<WithId<T> | null> {
+  // No stored document holds a NUL (PostgreSQL text under FerretDB cannot), and FerretDB fails such a query rather
+  // than finding nothing: the answer is known without asking.
+  if (id.includes('\u0000') || tenant.includes('\u0000')) return null;
+  return collection.findOne({ _id: id, tenant } as Filter<T>);
 }
 
 /**

@@ -1,15 +1,21 @@
 /**
- * The one reading of a write's duplicate keys (`duplicateKeysOnly`), on errors the real driver raises against the
- * local FerretDB, and on the shapes a server may send that the local one does not: every store that inserts
- * idempotently relies on it to tell "already there" from a failure it must not swallow.
+ * The persistence kit's functions on the real local FerretDB: `duplicateKeysOnly`, the one reading of a write's
+ * duplicate keys that every store inserting idempotently relies on to tell "already there" from a failure it must not
+ * swallow (also on shapes a server may send that the local one does not), and `findOwn`, a tenant's document by id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../app/runtime.js';
-import { duplicateKeysOnly } from '../../../src/substrate/mongo/collections.js';
+import { duplicateKeysOnly, findOwn } from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 
 interface Doc {
   _id: string;
+  n: number;
+}
+
+interface Owned {
+  _id: string;
+  tenant: string;
   n: number;
 }
 
@@ -92,5 +98,25 @@ describe('duplicateKeysOnly, on shapes another server may send', () => {
     expect(duplicateKeysOnly(Object.assign(new Error('bulk'), { writeErrors: { code: 11000, index: 3 } }))).toEqual([
       3,
     ]);
+  });
+});
+
+describe('findOwn', () => {
+  const owned = () => runtime.db.collection<Owned>(`${collectionName}-owned`);
+  afterAll(() => owned().drop());
+
+  it("gives a tenant its own document by id, and never another tenant's under the same id", async () => {
+    await owned().insertOne({ _id: 'req-1', tenant: 't-a', n: 1 });
+    expect(await findOwn(owned(), 't-a', 'req-1')).toEqual({ _id: 'req-1', tenant: 't-a', n: 1 });
+    expect(await findOwn(owned(), 't-b', 'req-1')).toBeNull();
+    expect(await findOwn(owned(), 't-a', 'req-2')).toBeNull();
+  });
+
+  it('treats odd bytes in the id or the tenant as plain values, never as a query', async () => {
+    await owned().insertOne({ _id: 'req-$ne', tenant: 't-a', n: 2 });
+    expect(await findOwn(owned(), 't-a', 'req-$ne')).toMatchObject({ n: 2 });
+    expect(await findOwn(owned(), 't-a\u0000', 'req-$ne')).toBeNull();
+    expect(await findOwn(owned(), 't-a', 'req-$ne\u0000')).toBeNull();
+    expect(await findOwn(owned(), '.*', 'req-1')).toBeNull();
   });
 });
