@@ -1,13 +1,6 @@
 import { copiesLapseDue, lapseEpochs, type ShreddingRecord } from '../../src/governance/erasure/erasure-request.js';
-import type {
-  AssuranceClaim,
-  AssuranceLapse,
-  CertificateFinding,
-  CertificateInput,
-  ExposureStatement,
-  ProbeResult,
-  StoreResult,
-} from '../../src/governance/certificates/certificate.js';
+import type { AssuranceClaim, AssuranceLapse, CertificateFinding, CertificateInput, ProbeResult, StoreResult } from '../../src/governance/certificates/certificate.js';
+import type { ExposureStatement } from '../../src/shared/api-contract/erasure.js';
 import type { ExposureSummary } from '../../src/governance/erasure/side-records.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
 import type { StorageBackend } from '../../src/substrate/mongo/compaction.js';

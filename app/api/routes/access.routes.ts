@@ -11,9 +11,10 @@ import { presentAccessPackage } from '../presenters.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf } from './json-schema.js';
 import { createPolicyGate } from './policy-gate.js';
+import type { AccessRequestView } from '../../../src/shared/api-contract/access.js';
 
 /** What a request shows: ids, the selector's kind and keyed hash, counts and dates; never the subject. */
-function presentAccess(r: AccessRequest) {
+function presentAccess(r: AccessRequest): AccessRequestView {
   return {
     id: r._id,
     state: r.state,

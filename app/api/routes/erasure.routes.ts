@@ -18,6 +18,7 @@ import { jsonSchemaOf } from './json-schema.js';
 import { callWorkflow } from '../workflow-errors.js';
 import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 import { isErasureFinished } from '../../../src/shared/erasure-finished.js';
+import type { ErasureDetail, ErasureSummary } from '../../../src/shared/api-contract/erasure.js';
 
 /** States after which a request takes no more decisions. */
 
@@ -32,7 +33,7 @@ const ExtensionSchema = z.strictObject({
 });
 
 /** What the status shows: state, steps with timestamps and counts, progress — never the selector or content. */
-export function presentErasure(r: ErasureRequest) {
+export function presentErasure(r: ErasureRequest): ErasureDetail {
   return {
     id: r._id,
     state: r.state,
@@ -62,7 +63,7 @@ export function presentErasure(r: ErasureRequest) {
 }
 
 /** One line of the DPO's list: the clock and where the request stands, without steps or selector. */
-function presentErasureSummary(r: ErasureRequest, now: number) {
+function presentErasureSummary(r: ErasureRequest, now: number): ErasureSummary {
   return {
     id: r._id,
     state: r.state,

@@ -2,18 +2,10 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { CliError, ExitCode } from '../exit-codes.js';
+import type { AccessRequestView } from '../../../src/shared/api-contract/access.js';
 
-interface AccessView {
-  id: string;
-  state: string;
-  selectorKind: string;
-  receivedAt: string;
-  dueAt: string;
-  counts: Record<string, number>;
-  packageSha256: string | null;
-  expiresAt: string | null;
-  downloads: number;
-}
+/** An access request as the API answers it. */
+type AccessView = AccessRequestView;
 
 const WAIT_SECONDS = 300;
 const BUILDING = new Set(['received', 'building']);

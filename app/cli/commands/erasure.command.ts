@@ -1,25 +1,10 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { CliError, ExitCode } from '../exit-codes.js';
+import type { ErasureDetail } from '../../../src/shared/api-contract/erasure.js';
 
-interface ErasureView {
-  id: string;
-  state: string;
-  legalGround: string;
-  dueAt: string;
-  steps: {
-    step: string;
-    state: string;
-    startedAt: string;
-    finishedAt: string | null;
-    counts: Record<string, number>;
-  }[];
-  progress: { purged: number; total: number };
-  holdIds: string[];
-  certificateIds: string[];
-  note: string | null;
-  findings?: { id: string; kind: string; probes: string[]; resolution: string }[];
-}
+/** A request's status as the API answers it. */
+type ErasureView = ErasureDetail;
 
 /** States a request is still being worked in; `--wait` polls until it leaves them. */
 const IN_FLIGHT = ['received', 'running'];

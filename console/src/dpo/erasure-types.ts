@@ -1,36 +1,10 @@
-/** What the erasure API returns (see app/api/routes/erasure.routes.ts). */
-export interface ErasureSummary {
-  id: string;
-  state: string;
-  selectorKind: string;
-  legalGround: string;
-  receivedAt: string;
-  dueAt: string;
-  extensionMonths: number;
-  overdue: boolean;
-  closedAt: string | null;
-  holdIds: string[];
-  certificateIds: string[];
-}
-
-export interface ErasureStepView {
-  step: string;
-  state: 'running' | 'done' | 'failed';
-  startedAt: string;
-  finishedAt: string | null;
-  counts: Record<string, number>;
-}
-
-export interface ErasureDetail extends Omit<ErasureSummary, 'overdue' | 'closedAt'> {
-  selectorHash: string;
-  requester: string;
-  steps: ErasureStepView[];
-  progress: { purged: number; total: number };
-  counts: Record<string, number>;
-  note: string | null;
-  /** Copies of erased content found outside the closure (ids only), and the DPO's decision on each. */
-  findings?: { id: string; kind: string; probes: string[]; resolution: 'open' | 'extended' | 'stated' }[];
-}
+/** What the erasure API returns: one contract, shared with the API's presenters and the CLI. */
+export type {
+  ErasureDetail,
+  ErasureFindingView,
+  ErasureStepView,
+  ErasureSummary,
+} from '../../../src/shared/api-contract/erasure.js';
 
 /** The steps the workflow records, in the order it runs them; certification shows as the certificate itself. */
 export const STEPS = ['locate', 'closure', 'authorise', 'tombstone', 'purge', 'expunge', 'verify'] as const;

@@ -3,18 +3,10 @@ import { ApiError, getJson, getText, postJson } from '../api.js';
 import type { Session } from '../session.js';
 import { ErrorNotice, Field, described, download, formatDate, formatTime } from '../ui/controls.js';
 import { usePolling } from '../ui/polling.js';
+import type { AccessRequestView } from '../../../src/shared/api-contract/access.js';
 
-interface AccessRequest {
-  id: string;
-  state: string;
-  selectorKind: string;
-  receivedAt: string;
-  dueAt: string;
-  counts: Record<string, number>;
-  packageSha256: string | null;
-  expiresAt: string | null;
-  downloads: number;
-}
+/** An access request as the API answers it. */
+type AccessRequest = AccessRequestView;
 
 /** Access and portability (Art. 15, 20): file for a subject, watch the package being built, download it signed. */
 export function AccessRequests(props: { session: Session }) {

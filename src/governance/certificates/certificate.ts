@@ -20,6 +20,7 @@ import { sha256Hex } from '../../shared/sha256.js';
 import { canonicalJson } from '../../shared/canonical-json.js';
 import type { AuditEntryInput } from '../audit/audit-log.port.js';
 import type { CertificateSigner } from './signing.js';
+import type { ExposureStatement } from '../../shared/api-contract/erasure.js';
 
 /** The format tag every body carries (domain separation for the signature, and versioning). */
 export const CERTIFICATE_FORMAT = 'lethe.deletion-certificate/1';
@@ -152,21 +153,6 @@ export interface AssuranceClaim {
   statement: string;
   /** Required at L3. */
   lapses?: AssuranceLapse;
-}
-
-/**
- * Whether the erased memories had reached agents before they were erased: retrievals that returned any of them
- * and prompts they were reported in, with the first and last times. Counts and times only.
- */
-export interface ExposureStatement {
-  retrievals: number;
-  /** Retrievals by route (`retrieve`, `search`, `memory`, `event`); absent on older certificates and when none. */
-  byRoute?: Partial<Record<'retrieve' | 'search' | 'memory' | 'event', number>>;
-  prompts: number;
-  firstRetrievedAt?: string;
-  lastRetrievedAt?: string;
-  firstExposedAt?: string;
-  lastExposedAt?: string;
 }
 
 /** The signed part of a certificate. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ExposureStatement, ProbeResult } from '../certificates/certificate.js';
+import type { ProbeResult } from '../certificates/certificate.js';
+import type { ExposureStatement } from '../../shared/api-contract/erasure.js';
 import type { CopyFinding } from './copy-findings.js';
 import type { CompactionProof } from '../../substrate/postgres/proved-compaction.js';
 
