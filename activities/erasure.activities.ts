@@ -4,6 +4,7 @@ import { createFindingsActivities } from './erasure/findings.activities.js';
 import { createPurgeActivities } from './erasure/purge.activities.js';
 import { createScopeActivities } from './erasure/scope.activities.js';
 import { createVerifyActivities } from './erasure/verify.activities.js';
+import { createCertifyActivities } from './erasure/certify.activities.js';
 
 export type { ErasureActivityDeps, ErasureRef } from './erasure/erasure-context.js';
 export type { AuthoriseResult } from './erasure/scope.activities.js';
@@ -22,6 +23,7 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
     ...createScopeActivities(deps, ctx),
     ...createPurgeActivities(deps, ctx),
     ...createVerifyActivities(deps, ctx),
+    ...createCertifyActivities(deps, ctx),
     ...createFindingsActivities(deps, ctx),
 
     async setErasureState(

@@ -3,7 +3,7 @@
  * of at most 500 printable characters, places as codes): a claim that grows past it would stop every certificate.
  */
 import { describe, expect, it } from 'vitest';
-import { assuranceClaims } from '../../../activities/erasure/verify.activities.js';
+import { assuranceClaims } from '../../../activities/erasure/assurance-claims.js';
 import { COMPACTED } from '../../../activities/erasure/purge.activities.js';
 import { parseCertificateInput } from '../../../src/governance/certificates/certificate-schema.js';
 import type { ProbeResult } from '../../../src/governance/certificates/certificate.js';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { assuranceClaims } from '../../../activities/erasure/verify.activities.js';
+import { assuranceClaims } from '../../../activities/erasure/assurance-claims.js';
 import { COMPACTED } from '../../../activities/erasure/purge.activities.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
 import type { AssuranceClaim } from '../../../src/governance/certificates/certificate.js';
