@@ -2,6 +2,8 @@ import { releaseCompletedRequest } from '../src/governance/erasure/completed-req
 import { erasureContext, type ErasureActivityDeps, type ErasureRef } from './erasure/erasure-context.js';
 import { createFindingsActivities } from './erasure/findings.activities.js';
 import { createPurgeActivities } from './erasure/purge.activities.js';
+import { createTombstoneActivities } from './erasure/tombstone.activities.js';
+import { createCompactActivities } from './erasure/compact.activities.js';
 import { createScopeActivities } from './erasure/scope.activities.js';
 import { createVerifyActivities } from './erasure/verify.activities.js';
 import { createCertifyActivities } from './erasure/certify.activities.js';
@@ -21,7 +23,9 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
   }
   return {
     ...createScopeActivities(deps, ctx),
+    ...createTombstoneActivities(deps, ctx),
     ...createPurgeActivities(deps, ctx),
+    ...createCompactActivities(deps, ctx),
     ...createVerifyActivities(deps, ctx),
     ...createCertifyActivities(deps, ctx),
     ...createFindingsActivities(deps, ctx),

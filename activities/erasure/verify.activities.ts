@@ -1,11 +1,8 @@
 import type { ProbeResult } from '../../src/governance/certificates/certificate.js';
 import { Collections, mapBounded } from '../../src/substrate/mongo/collections.js';
-
 import { beating, isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
-
-import { sentenceDigest } from './purge.activities.js';
+import { sentenceDigest } from './tombstone.activities.js';
 import { probeReader } from '../../src/governance/read/reader.js';
-
 import {
   decideFindings,
   mergeFindings,

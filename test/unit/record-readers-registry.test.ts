@@ -1,5 +1,5 @@
 /**
- * The registry of code that reads records: every module of `src/` and `activities/` that reads memories or events
+ * The registry of code that reads records: every module of `src/`, `app/` and `activities/` that reads memories or events
  * from their stores is listed here, with the judge it asks (the read judge for what a reader is shown, the
  * processing judge for what a record is used for) or why it asks none (it locates, purges, verifies or maintains
  * storage for a duty that must reach every copy). A new module that reads records fails this test until it is
@@ -32,6 +32,9 @@ const REGISTRY: Record<string, Entry> = {
   'src/governance/erasure/locate.ts': { exempt: 'erasure locates every record a selector names, to erase it' },
   'activities/erasure/erasure-context.ts': { exempt: 'erasure reads the records it is erasing' },
   'activities/erasure/purge.activities.ts': { exempt: 'the purge destroys every copy, whatever its marks' },
+  'activities/erasure/tombstone.activities.ts': {
+    exempt: 'the probes keep the sentences of every record being erased, whatever its marks',
+  },
   'activities/erasure/verify.activities.ts': { exempt: 'verification probes for any copy left' },
   'activities/reembed.activities.ts': { exempt: 'index maintenance re-embeds every live record as stored' },
   'src/substrate/search/index-unless-erased.ts': { exempt: 'indexing writes what is stored; reads judge it' },
