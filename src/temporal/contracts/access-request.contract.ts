@@ -1,4 +1,8 @@
+/**
+ * An access request's workflow as its callers and the workflow share it: input, outcome and type name.
+ */
 import { workflowContract } from './workflow-contract.js';
+
 /** Input of an access request's workflow: ids and the delivery window only (the selector stays in the store). */
 export interface AccessInput {
   tenant: string;

@@ -1,3 +1,6 @@
+/**
+ * A consolidation run's workflow as its callers and the workflow share it: input, result and type name.
+ */
 import type { Role } from '../../governance/auth/principal.js';
 import type { SkipReason } from '../../substrate/views/consolidation-plan.js';
 import type { Rule } from '../../governance/read/processing-judge.js';

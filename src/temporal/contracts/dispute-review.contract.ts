@@ -1,3 +1,7 @@
+/**
+ * A dispute's workflow as the routes and the workflow share it: input, the adjudication Update and the voiding
+ * signal.
+ */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ReviewPlan } from '../../governance/review/review-plan.js';
 import type { Adjudication } from '../../governance/disputes/contradiction.js';

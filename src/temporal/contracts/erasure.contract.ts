@@ -1,3 +1,7 @@
+/**
+ * An erasure request's workflow as its callers and the workflow share it: input, outcome, signals, Updates and the
+ * phase query.
+ */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FindingsDecision } from '../../governance/erasure/copy-findings.js';
 import { workflowContract } from './workflow-contract.js';

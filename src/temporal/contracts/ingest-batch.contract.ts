@@ -1,3 +1,6 @@
+/**
+ * A write batch's workflow as the write gateway and the workflow share it: input, result and type name.
+ */
 import type { BatchResult } from '../../ingestion/admit-batch.js';
 import { workflowContract } from './workflow-contract.js';
 

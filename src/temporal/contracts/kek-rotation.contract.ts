@@ -1,4 +1,8 @@
+/**
+ * The scheduled KEK rotation's workflow as its schedule and the workflow share it: result and type name.
+ */
 import { workflowContract } from './workflow-contract.js';
+
 /** Counts only: what the rotation did. */
 export interface KekRotationResult {
   epoch: number;

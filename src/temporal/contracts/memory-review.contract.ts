@@ -1,3 +1,7 @@
+/**
+ * A high-impact write's sign-off workflow as the routes and the workflow share it: input, the decision Update, the
+ * state query.
+ */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { ReviewPlan } from '../../governance/review/review-plan.js';
 

@@ -1,3 +1,7 @@
+/**
+ * A rectification request's workflow as its callers and the workflow share it: input, the decision Update, the state
+ * query.
+ */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import { workflowContract } from './workflow-contract.js';
 

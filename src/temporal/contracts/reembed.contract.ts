@@ -1,5 +1,10 @@
+/**
+ * A tenant's re-embedding workflow as its gateway and the workflow share it: input, progress, type name and the
+ * progress query.
+ */
 import { workflowContract } from './workflow-contract.js';
 import { defineQuery } from '@temporalio/workflow';
+
 export interface ReembedInput {
   tenant: string;
   /** Names the new index (lower-case letters and digits); the client derives it from the time it asks. */

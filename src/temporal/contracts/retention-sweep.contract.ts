@@ -1,3 +1,7 @@
+/**
+ * A tenant's retention sweep workflow as its schedule and the workflow share it: input, progress, result and type
+ * name.
+ */
 import type { Duration } from '@temporalio/common';
 import type { SweepTotals } from '../../governance/retention/sweep-state-store.js';
 import { workflowContract } from './workflow-contract.js';
