@@ -19,6 +19,7 @@
  * scale-data.ts.
  */
 import os from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices, type Services } from '../../app/services.js';
 import type { Runtime } from '../../app/runtime.js';
@@ -37,6 +38,8 @@ import { inWindow, outcomes, type CallRecord, type Window } from './traffic.js';
 const plan = scalePlan();
 const SUBJECTS_PER_TENANT = plan.memories / plan.tenants / plan.memoriesPerSubject;
 const ERASURES_PER_TENANT = plan.erasures / plan.tenants;
+/** How long a run may still take after its request reads completed: twice the notification's start-to-close. */
+const RUN_END_GRACE_MS = 2 * 60_000;
 
 interface AuditTally {
   entries: number;
@@ -298,8 +301,20 @@ describe(`${plan.memories} memories and ${plan.erasures} erasures through 3 work
           r.id,
         ).toEqual([]);
       }
+      // The request reads completed before its run ends: the run still sends the DPO's notification. A worker
+      // SIGKILLed mid-send leaves that activity to its start-to-close timeout (RetryProfiles.notify, 1 minute), so
+      // each run gets twice that to end before its status is read.
       const runs = await Promise.all(
-        mine.map((r) => services.temporalClient.workflow.getHandle(erasureWorkflowId(t.tenant, r.id)).describe()),
+        mine.map(async (r) => {
+          const handle = services.temporalClient.workflow.getHandle(erasureWorkflowId(t.tenant, r.id));
+          const grace = new AbortController();
+          await Promise.race([
+            handle.result().catch(() => undefined),
+            delay(RUN_END_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined),
+          ]);
+          grace.abort();
+          return handle.describe();
+        }),
       );
       expect(runs.filter((d) => d.status.name !== 'COMPLETED').map((d) => d.workflowId)).toEqual([]);
     }
