@@ -20,24 +20,88 @@ import { isErasureFinished } from '../shared/erasure-finished.js';
 
 export { erasureRequestId, erasureWorkflowId };
 
-/** Files erasure requests (idempotently) and starts one workflow per request. */
-export function createErasureGateway(deps: {
+/** What the erasure gateway stands on. */
+export interface ErasureGatewayDeps {
   requests: ErasureRequestStore;
   client: Client;
   taskQueue: string;
   fingerprints: Fingerprinter;
   /** Request ids are keyed under the tenant's key: a certificate or audit export naming one confirms no guess. */
   macs: TenantMacs;
-}) {
-  async function start(request: ErasureRequest): Promise<void> {
+}
+
+/** Files erasure requests (idempotently), starts one workflow per request, and sends it the DPO's decisions. */
+export class ErasureGateway {
+  constructor(private readonly deps: ErasureGatewayDeps) {}
+
+  /**
+   * The same filing (same request key, or same selector and ground) returns the existing request while it
+   * is open; once it has finished, filing again opens a new request.
+   */
+  async file(principal: Principal, filing: ErasureFiling): Promise<{ request: ErasureRequest; created: boolean }> {
+    const { deps } = this;
+    const selectorHash = deps.fingerprints.of('erasure-selector', principal.tenant, canonicalJson(filing.selector));
+    for (let generation = 1; ; generation++) {
+      const id = erasureRequestId(deps.macs, principal.tenant, filing, selectorHash, generation);
+      const { request, created } = await deps.requests.create(
+        newErasureRequest({ id, principal, receivedAt: new Date() }, filing, selectorHash),
+      );
+      if (!created && isErasureFinished(request.state) && !filing.requestKey) continue;
+      await this.start(request);
+      return { request, created };
+    }
+  }
+
+  /** Wakes every request waiting on a hold of this tenant; each checks whether the release frees its records. */
+  async holdReleased(tenant: string, holdId: string): Promise<number> {
+    const waiting = await this.deps.requests.idsInState(tenant, 'partial');
+    for (const requestId of waiting) {
+      await this.handle(tenant, requestId).signal(holdReleasedSignal, { holdId });
+    }
+    return waiting.length;
+  }
+
+  /** The request keeps the reason's keyed hash only, as the workflow and the audit entry do. */
+  async extendDeadline(tenant: string, requestId: string, months: number, reason: string): Promise<{ dueAt: string }> {
+    const reasonHash = this.deps.fingerprints.of('extension-reason', tenant, reason);
+    const extended = await this.handle(tenant, requestId).executeUpdate(extendDeadlineUpdate, {
+      args: [{ months, reasonHash }],
+    });
+    await this.deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
+    return extended;
+  }
+
+  /** The DPO's decision on copies found outside the closure; the reason is kept as a keyed hash only. */
+  async resolveFindings(
+    principal: Principal,
+    requestId: string,
+    decision: FindingsDecision,
+    reason: string,
+  ): Promise<void> {
+    const reasonHash = this.deps.fingerprints.of('findings-reason', principal.tenant, reason);
+    await this.handle(principal.tenant, requestId).executeUpdate(resolveFindingsUpdate, {
+      args: [{ decision, reasonHash, decidedBy: principal.id }],
+    });
+  }
+
+  /** An Update, not a signal: of several operators retrying at once, one is accepted and the others refused. */
+  async retry(tenant: string, requestId: string): Promise<void> {
+    await this.handle(tenant, requestId).executeUpdate(operatorRetryUpdate);
+  }
+
+  private handle(tenant: string, requestId: string) {
+    return this.deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId));
+  }
+
+  private async start(request: ErasureRequest): Promise<void> {
     const input: ErasureInput = {
       tenant: request.tenant,
       requestId: request._id,
       receivedAt: request.receivedAt.toISOString(),
     };
     try {
-      await startWorkflow(deps.client, erasureRequestWorkflow, {
-        taskQueue: deps.taskQueue,
+      await startWorkflow(this.deps.client, erasureRequestWorkflow, {
+        taskQueue: this.deps.taskQueue,
         workflowId: erasureWorkflowId(request.tenant, request._id),
         // A request runs to completion once: filing it again (same request key) must not start a second run
         // over a finished request. Only a run that failed or was terminated may be started again.
@@ -54,64 +118,8 @@ export function createErasureGateway(deps: {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
   }
-
-  return {
-    /**
-     * The same filing (same request key, or same selector and ground) returns the existing request while it
-     * is open; once it has finished, filing again opens a new request.
-     */
-    async file(principal: Principal, filing: ErasureFiling): Promise<{ request: ErasureRequest; created: boolean }> {
-      const selectorHash = deps.fingerprints.of('erasure-selector', principal.tenant, canonicalJson(filing.selector));
-      for (let generation = 1; ; generation++) {
-        const id = erasureRequestId(deps.macs, principal.tenant, filing, selectorHash, generation);
-        const { request, created } = await deps.requests.create(
-          newErasureRequest({ id, principal, receivedAt: new Date() }, filing, selectorHash),
-        );
-        if (!created && isErasureFinished(request.state) && !filing.requestKey) continue;
-        await start(request);
-        return { request, created };
-      }
-    },
-    /** Wakes every request waiting on a hold of this tenant; each checks whether the release frees its records. */
-    async holdReleased(tenant: string, holdId: string): Promise<number> {
-      const waiting = await deps.requests.idsInState(tenant, 'partial');
-      for (const requestId of waiting) {
-        await deps.client.workflow
-          .getHandle(erasureWorkflowId(tenant, requestId))
-          .signal(holdReleasedSignal, { holdId });
-      }
-      return waiting.length;
-    },
-    /** The request keeps the reason's keyed hash only, as the workflow and the audit entry do. */
-    async extendDeadline(
-      tenant: string,
-      requestId: string,
-      months: number,
-      reason: string,
-    ): Promise<{ dueAt: string }> {
-      const reasonHash = deps.fingerprints.of('extension-reason', tenant, reason);
-      const extended = await deps.client.workflow
-        .getHandle(erasureWorkflowId(tenant, requestId))
-        .executeUpdate(extendDeadlineUpdate, { args: [{ months, reasonHash }] });
-      await deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
-      return extended;
-    },
-    /** The DPO's decision on copies found outside the closure; the reason is kept as a keyed hash only. */
-    async resolveFindings(
-      principal: Principal,
-      requestId: string,
-      decision: FindingsDecision,
-      reason: string,
-    ): Promise<void> {
-      const reasonHash = deps.fingerprints.of('findings-reason', principal.tenant, reason);
-      await deps.client.workflow
-        .getHandle(erasureWorkflowId(principal.tenant, requestId))
-        .executeUpdate(resolveFindingsUpdate, { args: [{ decision, reasonHash, decidedBy: principal.id }] });
-    },
-    /** An Update, not a signal: of several operators retrying at once, one is accepted and the others refused. */
-    async retry(tenant: string, requestId: string): Promise<void> {
-      await deps.client.workflow.getHandle(erasureWorkflowId(tenant, requestId)).executeUpdate(operatorRetryUpdate);
-    },
-  };
 }
-export type ErasureGateway = ReturnType<typeof createErasureGateway>;
+
+export function createErasureGateway(deps: ErasureGatewayDeps): ErasureGateway {
+  return new ErasureGateway(deps);
+}

@@ -1,6 +1,6 @@
 import type { KekEpoch } from '../../../src/substrate/crypto/key-encryption-keys.port.js';
 import { z } from 'zod';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErasureGateway } from '../../../src/temporal/erasure-gateway.js';
 import type { ErasureRequestStore } from '../../../src/governance/erasure/erasure-request-store.js';
 import {
@@ -80,6 +80,20 @@ function presentErasureSummary(r: ErasureRequest, now: number): ErasureSummary {
   };
 }
 
+/** POST …/erasure-requests: 202 with the new request, or 200 with the open one the same filing made. */
+export async function fileErasureRequest(
+  erasures: ErasureGateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const filing = parseOrThrow(ErasureFilingSchema, request.body);
+  const { request: filed, created } = await callWorkflow(
+    { field: 'requestKey', finished: 'erasure request: already filed and finished under this request key' },
+    () => erasures.file(principalOf(request), filing),
+  );
+  return reply.code(created ? 202 : 200).send(presentErasure(filed));
+}
+
 export function registerErasureRoutes(
   app: FastifyInstance,
   deps: {
@@ -100,14 +114,7 @@ export function registerErasureRoutes(
         response: errorResponses,
       },
     },
-    async (request, reply) => {
-      const filing = parseOrThrow(ErasureFilingSchema, request.body);
-      const { request: filed, created } = await callWorkflow(
-        { field: 'requestKey', finished: 'erasure request: already filed and finished under this request key' },
-        () => deps.erasures.file(principalOf(request), filing),
-      );
-      return reply.code(created ? 202 : 200).send(presentErasure(filed));
-    },
+    (request, reply) => fileErasureRequest(deps.erasures, request, reply),
   );
 
   app.get(
