@@ -140,7 +140,10 @@ export function createAccessActivities(deps: AccessActivityDeps) {
         await deps.access.discardPackage(ref.tenant, ref.requestId);
         // Erasures that keep landing mid-build: the activity's retries (with their backoff) take over.
         if (attempt >= BUILD_ATTEMPTS)
-          throw new Error(`records of ${ref.requestId} were erased during ${attempt} builds`);
+          throw new DomainError(
+            ErrorType.Contended,
+            `records of ${ref.requestId} were erased during ${attempt} builds`,
+          );
       }
     },
 

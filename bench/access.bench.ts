@@ -2,7 +2,7 @@
  * Access benchmark: `npm run bench:access [-- --records N]` (default 10 000).
  *
  * One data subject with N records (a fifth of them events, the rest memories each derived from one of those events,
- * with their lineage), beside another subject's 500: an access request for the subject (`services.accesses.file`,
+ * with their lineage), beside another subject's 500: an access request for the subject (`services.workflows.access.file`,
  * the `accessRequest` workflow on a worker of the bench's own, timed from filing until the package is stored,
  * signed and sealed) against the baseline, `locate` and the lineage closure of the same selector alone. Three
  * rounds, alternating which goes first; medians and their ratio (aim: access ≤ 2× the baseline).
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
       };
       const access = async () => {
         const { ms, value: id } = await timed(async () => {
-          const { request } = await services.accesses.file(dpo, { selector, requestKey: randomUUID() });
+          const { request } = await services.workflows.access.file(dpo, { selector, requestKey: randomUUID() });
           for (;;) {
             const state = (await services.access.get(tenant, request._id))!;
             if (state.state === 'ready' || state.state === 'expired') {

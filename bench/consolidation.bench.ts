@@ -169,7 +169,10 @@ async function main(): Promise<void> {
   let pause = defaultPause;
   const apiServices: Services = {
     ...services,
-    consolidations: { run: (principal, request) => gateways.get(pause)!.run(principal, request) },
+    workflows: {
+      ...services.workflows,
+      consolidations: { run: (principal, request) => gateways.get(pause)!.run(principal, request) },
+    },
   };
   const workload = generateWorkload({
     subjects: SUBJECTS,

@@ -243,14 +243,14 @@ async function admissionSection(
     });
     const eventsCollection = runtime.db.collection<EventRecord>(Collections.events);
     const memoriesCollection = runtime.db.collection<MemoryRecord>(Collections.memories);
-    const policies = { impact: services.impactPolicy, retention: services.retentionPolicy };
+    const policies = { impact: services.rules.impact, retention: services.rules.retention };
 
     const admitThrough = async (
       via: typeof services,
       into: string,
       batch: ReturnType<typeof admissionBatch>,
     ): Promise<void> => {
-      const result = await via.writes.submit({ id: writer, tenant: into, roles: ['agent'] }, batch);
+      const result = await via.workflows.writes.submit({ id: writer, tenant: into, roles: ['agent'] }, batch);
       if (result.refused)
         throw new Error(`admission refused the batch: ${result.refused.type} at ${result.refused.field}`);
       const notActive = result.memories.filter((m) => m.status !== 'active').length;

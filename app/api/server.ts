@@ -132,11 +132,10 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       metrics: services.metrics,
     });
     registerPrincipalRateLimits(app, limits.rate, services.metrics);
-    registerWriteRoutes(app, { writes: services.writes, quota: services.writeQuota });
-    registerConsolidationRoutes(app, { consolidations: services.consolidations });
+    registerWriteRoutes(app, { writes: services.workflows.writes, quota: services.writeQuota });
+    registerConsolidationRoutes(app, { consolidations: services.workflows.consolidations });
     const reading = {
-      readPolicy: services.readPolicy,
-      scopePolicy: services.scopePolicy,
+      rules: services.rules,
       audit: services.audit,
       restrictions: services.restrictions,
     };
@@ -154,10 +153,10 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       ...reading,
     });
     registerAuditRoutes(app, { audit: services.audit });
-    registerIndexRoutes(app, { reembeds: services.reembeds, index: services.index, audit: services.audit });
+    registerIndexRoutes(app, { reembeds: services.workflows.reembeds, index: services.index, audit: services.audit });
     registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });
     registerErasureRoutes(app, {
-      erasures: services.erasures,
+      erasures: services.workflows.erasure,
       requests: services.erasureRequests,
       kekEpochs: () => services.cipher.vault.keks.epochs(),
     });
@@ -180,28 +179,28 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
         macs: services.tenantMacs,
       },
       audit: services.audit,
-      policy: services.restrictionPolicy,
+      policy: services.rules.restriction,
       fingerprints: services.fingerprints,
       macs: services.tenantMacs,
     });
     registerAccessRoutes(app, {
-      accesses: services.accesses,
+      accesses: services.workflows.access,
       audit: services.audit,
-      policy: services.accessPolicy,
+      policy: services.rules.access,
     });
     registerRectificationRoutes(app, {
-      rectifications: services.rectificationGateway,
+      rectifications: services.workflows.rectification,
       store: services.rectifications,
       audit: services.audit,
-      policy: services.rectificationPolicy,
-      decisions: services.decisions,
+      policy: services.rules.rectification,
+      decisions: services.workflows.decisions,
       fingerprints: services.fingerprints,
     });
     registerHoldRoutes(app, {
       holds: services.holds,
       audit: services.audit,
-      policy: services.holdPolicy,
-      erasures: services.erasures,
+      policy: services.rules.hold,
+      erasures: services.workflows.erasure,
       requests: services.erasureRequests,
     });
     registerCertificateRoutes(app, { certificates: services.certificates, publicKeyPem: services.publicKeyPem });
@@ -209,7 +208,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       memories: services.memories,
       reviews: services.reviews,
       disputes: services.disputes,
-      decisions: services.decisions,
+      decisions: services.workflows.decisions,
       fingerprints: services.fingerprints,
       ...reading,
     });

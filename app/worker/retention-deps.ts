@@ -35,12 +35,12 @@ export function retentionErasurePort(erasures: ErasureGateway, requests: Erasure
 export function retentionActivityDeps(
   db: Db,
   cipher: ContentCipher,
-  services: { audit: AuditLog; erasures: ErasureGateway; erasureRequests: ErasureRequestStore },
+  services: { audit: AuditLog; workflows: { erasure: ErasureGateway }; erasureRequests: ErasureRequestStore },
 ): RetentionActivityDeps {
   return {
     queue: createExpiryQueue(db, cipher),
     sweeps: createMongoSweepStateStore(db),
     audit: services.audit,
-    erasures: retentionErasurePort(services.erasures, services.erasureRequests),
+    erasures: retentionErasurePort(services.workflows.erasure, services.erasureRequests),
   };
 }

@@ -129,7 +129,7 @@ export async function runLethe(
   try {
     const principal = { id: 'dpo-bench', tenant, roles: ['dpo' as const] };
     const t0 = Date.now();
-    const { request: filed } = await services.erasures.file(principal, {
+    const { request: filed } = await services.workflows.erasure.file(principal, {
       selector: { subjectId: subject },
       legalGround: 'art17-1a',
     });

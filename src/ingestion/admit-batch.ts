@@ -79,11 +79,14 @@ export interface AdmissionDeps {
   claims?: ClaimLookup;
   /** Where a quarantine is counted, by reason code (the operator's alert). */
   metrics?: Pick<Metrics, 'quarantined'>;
-  impactPolicy: PolicyDocument;
-  writePolicy: PolicyDocument;
-  retentionPolicy: PolicyDocument;
-  reviewSlaPolicy: PolicyDocument;
-  reviewTimeoutPolicy: PolicyDocument;
+  /** The policies admission judges by: impact, write, retention, and the sign-off's deadlines. */
+  rules: {
+    impact: PolicyDocument;
+    write: PolicyDocument;
+    retention: PolicyDocument;
+    reviewSla: PolicyDocument;
+    reviewTimeout: PolicyDocument;
+  };
   /**
    * The write-side defences against poisoning: taint, quarantine and attribute flapping. On unless set to false,
    * which only a benchmark does, to measure what they buy (`bench:poisoning`); no setting reaches it.
@@ -202,7 +205,7 @@ async function admitWithinLease(
     .map((m) => ({
       memoryId: m.id,
       writtenBy: principal,
-      plan: reviewPlan(deps.reviewSlaPolicy, deps.reviewTimeoutPolicy, m.sensitivity),
+      plan: reviewPlan(deps.rules.reviewSla, deps.rules.reviewTimeout, m.sensitivity),
     }));
   return { refused: null, events: written.events, memories: written.memories, reviews };
 }
@@ -340,7 +343,7 @@ async function writeBatch(
     });
     const derivation = audits[index];
     const admission = admittedRecord(
-      { impact: deps.impactPolicy, retention: deps.retentionPolicy },
+      { impact: deps.rules.impact, retention: deps.rules.retention },
       {
         tenant,
         writer: principal,
@@ -510,7 +513,7 @@ async function checkBatch(
     async ([i, m]): Promise<Refusal | null> => {
       const facts = inputs[i]!;
       const field = `memories.${i}`;
-      const allowed = evaluatePolicy(deps.writePolicy, {
+      const allowed = evaluatePolicy(deps.rules.write, {
         roles: batch.roles,
         kind: m.kind,
         namespace: m.namespace,

@@ -17,6 +17,11 @@ export const ErrorType = {
   Gone: 'Gone',
   /** A service Lethe depends on (the KMS) did not answer in time: nothing was done, and the same call may succeed later. */
   Unavailable: 'Unavailable',
+  /**
+   * Work that raced other writes too often to finish in this attempt (an access package whose records kept being
+   * erased mid-build): nothing half-done was kept, and a later attempt, after the retry profile's backoff, may succeed.
+   */
+  Contended: 'Contended',
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -36,6 +41,7 @@ const STATUS: Record<ErrorTypeName, number> = {
   StorageQuotaExceeded: 413,
   Gone: 410,
   Unavailable: 503,
+  Contended: 503,
 };
 
 /** A refusal the caller can act on; its message names the field and never carries personal data. */

@@ -10,8 +10,7 @@ import { DomainError, ErrorType } from '../../../src/shared/errors.js';
  * and the audit log refusals go to.
  */
 export interface ReadingDeps {
-  readPolicy: PolicyDocument;
-  scopePolicy: PolicyDocument;
+  rules: { read: PolicyDocument; scope: PolicyDocument };
   audit: AuditLog;
   restrictions: Pick<RestrictionStore, 'snapshot'>;
 }
@@ -30,7 +29,7 @@ export async function requireReader(
   request: ReadRequest,
   what: string,
 ): Promise<Reader> {
-  const reader = resolveReader({ read: deps.readPolicy, scope: deps.scopePolicy }, principal, request);
+  const reader = resolveReader(deps.rules, principal, request);
   if (reader.grants.length > 0) return { ...reader, restrictions: await deps.restrictions.snapshot(principal.tenant) };
   await deps.audit.append({
     tenant: principal.tenant,

@@ -217,7 +217,7 @@ describe('erasure under a legal hold', () => {
       }),
     );
     const { record } = admittedRecord(
-      { impact: s.impactPolicy, retention: s.retentionPolicy },
+      s.rules,
       { tenant: graph.tenant, writer: 'agent-late', id: `mem_${randomUUID()}`, eventIds: [], at: new Date() },
       input,
       s.tenantMacs,

@@ -70,7 +70,7 @@ describe('an ingestion that fails', () => {
         throw ApplicationFailure.nonRetryable('the store refused the batch', 'StoreUnavailable');
       },
     }));
-    const failure = await services.writes.submit({ id: 'agent-1', tenant, roles: ['agent'] }, batch()).then(
+    const failure = await services.workflows.writes.submit({ id: 'agent-1', tenant, roles: ['agent'] }, batch()).then(
       () => null,
       (error: unknown) => error,
     );
@@ -88,7 +88,7 @@ describe('an ingestion that fails', () => {
         throw ApplicationFailure.nonRetryable('the index refused the batch', 'SearchIndexError');
       },
     }));
-    const failure = await services.writes.submit({ id: 'agent-1', tenant, roles: ['agent'] }, batch()).then(
+    const failure = await services.workflows.writes.submit({ id: 'agent-1', tenant, roles: ['agent'] }, batch()).then(
       () => null,
       (error: unknown) => error,
     );

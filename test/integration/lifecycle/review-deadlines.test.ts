@@ -59,7 +59,7 @@ describe('review deadlines (time-skipped days)', () => {
   it('reminds the reviewers, escalates, then applies the policy default (reject) at the final deadline', async () => {
     const tenant = uniqueId('t');
     const record = await candidate(tenant);
-    const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const plan = reviewPlan(services.rules.reviewSla, services.rules.reviewTimeout, 'confidential');
     expect(plan).toMatchObject({
       reminderMs: 86_400_000,
       escalationMs: 3 * 86_400_000,
@@ -107,7 +107,7 @@ describe('review deadlines (time-skipped days)', () => {
       writers: ['agent-1', 'agent-2'],
       openedAt: new Date(),
     });
-    const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const plan = reviewPlan(services.rules.reviewSla, services.rules.reviewTimeout, 'confidential');
     const input: DisputeReviewInput = {
       tenant,
       disputeId: dispute._id,

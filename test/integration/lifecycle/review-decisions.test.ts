@@ -63,7 +63,7 @@ describe('a reviewer’s decision and the final deadline', () => {
 
   /** The confidential plan with its deadlines shortened to `finalMs` (reminder and escalation before it). */
   function plan(finalMs: number): ReviewPlan {
-    const days = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const days = reviewPlan(services.rules.reviewSla, services.rules.reviewTimeout, 'confidential');
     expect(days.defaultDecision).toBe('reject');
     return { ...days, reminderMs: Math.floor(finalMs / 4), escalationMs: Math.floor(finalMs / 2), finalMs };
   }

@@ -59,7 +59,7 @@ describe("the worker's Temporal runtime metrics", () => {
       scope: 'tenant',
     });
     const dpo = { id: 'dpo-1', tenant, roles: ['dpo' as const] };
-    const { request } = await services.accesses.file(dpo, {
+    const { request } = await services.workflows.access.file(dpo, {
       selector: { subjectId: subject },
       requestKey: randomUUID(),
     });

@@ -31,7 +31,7 @@ describe('a worker’s cache of waiting workflows', () => {
 
   it('keeps no more than its bound in memory, and a review that left it still decides once, from its history', async () => {
     const tenant = uniqueId('t');
-    const plan = reviewPlan(services.reviewSlaPolicy, services.reviewTimeoutPolicy, 'confidential');
+    const plan = reviewPlan(services.rules.reviewSla, services.rules.reviewTimeout, 'confidential');
     const reviews = [];
     for (let n = 0; n < REVIEWS; n++) {
       const record = await insertReviewCandidate(services, tenant);
