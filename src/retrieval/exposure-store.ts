@@ -5,7 +5,7 @@
  * prompt. An erasure reduces the exposure documents of its records to keyed hashes of their ids.
  */
 import type { Db } from 'mongodb';
-import { Collections, isDuplicateKey, mapBounded } from '../substrate/mongo/collections.js';
+import { Collections, findOwn, isDuplicateKey, mapBounded } from '../substrate/mongo/collections.js';
 import type { Fingerprinter } from '../substrate/fingerprint.js';
 import { findMatching } from '../substrate/mongo/bounded-scan.js';
 import type { ExposureSummary } from '../governance/erasure/side-records.js';
@@ -99,10 +99,7 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
         { ordered: false },
       );
     },
-    async getRetrieval(tenant, retrievalId) {
-      const found = await retrievals.findOne({ _id: retrievalId });
-      return found && found.tenant === tenant ? found : null;
-    },
+    getRetrieval: (tenant, retrievalId) => findOwn(retrievals, tenant, retrievalId),
     async recordExposures(tenant, retrievalId, memoryIds, at) {
       const ids = [...new Set(memoryIds)];
       const known = await mapBounded(ids, 16, (memoryId) =>

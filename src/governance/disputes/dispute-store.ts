@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { sha256Hex } from '../../shared/sha256.js';
-import { Collections, findOwn, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce, mapBounded } from '../../substrate/mongo/collections.js';
 import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
@@ -96,20 +96,9 @@ export function createMongoDisputeStore(db: Db, cipher: ContentCipher): DisputeS
         state: 'open',
         resolution: null,
       };
-      try {
-        await disputes.insertOne(dispute);
-        return dispute;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        const existing = await disputes.findOne({ _id: dispute._id });
-        if (!existing) throw error;
-        return existing;
-      }
+      return (await insertOnce(disputes, dispute)).doc;
     },
-    async get(tenant, id) {
-      const found = await disputes.findOne({ _id: id });
-      return found && found.tenant === tenant ? found : null;
-    },
+    get: (tenant, id) => findOwn(disputes, tenant, id),
     openFor,
     async openForMany(tenant, memoryIds) {
       const ids = [...new Set(memoryIds)];

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import {
   ERASURE_STATES,
   type ErasureRequest,
@@ -103,16 +103,8 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       await requests.createIndex({ 'shredding.epoch': 1 });
     },
     async create({ selector, ...request }) {
-      let stored: { request: ErasureRequest; created: boolean };
-      try {
-        await requests.insertOne(request);
-        stored = { request, created: true };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        const existing = await requests.findOne({ _id: request._id });
-        if (!existing || existing.tenant !== request.tenant) throw error;
-        stored = { request: existing, created: false };
-      }
+      const { doc, created } = await insertOnce(requests, request);
+      const stored = { request: doc, created };
       // Written once, never rewritten. An open request filed again with the same selector gets it back if a crash
       // came between the two inserts; a finished one never does.
       const open = !isErasureFinished(stored.request.state) && stored.request.selectorHash === request.selectorHash;
@@ -130,16 +122,13 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       }
       return stored;
     },
-    async get(tenant, id) {
-      const request = await requests.findOne({ _id: id });
-      return request && request.tenant === tenant ? request : null;
-    },
+    get: (tenant, id) => findOwn(requests, tenant, id),
     async selectorOf(tenant, id) {
-      const kept = await selectors.findOne({ _id: id });
-      if (kept) return kept.tenant === tenant ? kept.selector : null;
+      const kept = await findOwn(selectors, tenant, id);
+      if (kept) return kept.selector;
       // A request filed before selectors were kept apart holds its own.
-      const request = await requests.findOne({ _id: id }, { projection: { tenant: 1, selector: 1 } });
-      return request?.tenant === tenant ? (request.selector ?? null) : null;
+      const request = await findOwn(requests, tenant, id, { projection: { selector: 1 } });
+      return request?.selector ?? null;
     },
     async setState(tenant, id, state, note = null) {
       await requests.updateOne({ _id: id, tenant }, { $set: { state, operatorNote: note, updatedAt: now() } });

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { Collections } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn } from '../../substrate/mongo/collections.js';
 import { createMongoErasureFactsStore, type ErasureFacts } from './erasure-facts-store.js';
 
 /** The id sets an erasure works on (located, closure, to erase, held), kept out of workflow histories. */
@@ -60,8 +60,8 @@ export function createMongoErasureSetStore(db: Db): ErasureSetStore {
       );
     },
     async get(tenant, requestId, name) {
-      const doc = await sets.findOne({ _id: id(requestId, name) });
-      return doc && doc.tenant === tenant ? { ids: doc.ids, holdOf: doc.holdOf ?? {} } : { ids: [], holdOf: {} };
+      const doc = await findOwn(sets, tenant, id(requestId, name));
+      return doc ? { ids: doc.ids, holdOf: doc.holdOf ?? {} } : { ids: [], holdOf: {} };
     },
     async drop(tenant, requestId) {
       for (const name of ['located', 'closure', 'erase', 'held', 'purged', 'collateral'] as const) {

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import type { LegalHold, StoredHoldScope } from './legal-hold.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 
@@ -33,10 +33,7 @@ export interface HoldStore {
 export function createMongoHoldStore(db: Db, fingerprints: Fingerprinter): HoldStore {
   const holds = db.collection<LegalHold>(Collections.holds);
   const releases = db.collection<{ _id: string; tenant: string; by: string; at: Date }>(Collections.holdReleases);
-  const get = async (tenant: string, id: string) => {
-    const hold = await holds.findOne({ _id: id });
-    return hold && hold.tenant === tenant ? hold : null;
-  };
+  const get = (tenant: string, id: string) => findOwn(holds, tenant, id);
   return {
     async ensureIndexes() {
       await holds.createIndex({ tenant: 1, active: 1 });

@@ -148,8 +148,8 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
       return { request: created ? request : strip(doc), created };
     },
     async get(tenant, id) {
-      const found = await requests.findOne({ _id: id });
-      return found && found.tenant === tenant ? strip(found) : null;
+      const found = await findOwn(requests, tenant, id);
+      return found ? strip(found) : null;
     },
     async list(tenant, limit) {
       const found = await requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { Collections, insertOnce } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce } from '../../substrate/mongo/collections.js';
 import type { RightsReceipt } from './receipt.js';
 
 interface ReceiptDoc {
@@ -23,8 +23,7 @@ export function createMongoReceiptStore(db: Db): ReceiptStore {
       return doc.receipt;
     },
     async get(tenant, requestId) {
-      const doc = await receipts.findOne({ _id: requestId });
-      return doc && doc.tenant === tenant ? doc.receipt : null;
+      return (await findOwn(receipts, tenant, requestId))?.receipt ?? null;
     },
   };
 }

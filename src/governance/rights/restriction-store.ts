@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { BoundedMap } from '../../shared/bounded-map.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections, isDuplicateKey } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
 import {
   MAX_ACTIVE_RESTRICTIONS,
@@ -50,27 +50,16 @@ export function createMongoRestrictionStore(db: Db, fingerprints: Fingerprinter)
   const lifts = db.collection<{ _id: string; tenant: string; by: string; at: Date; reasonHash: string }>(
     Collections.restrictionLifts,
   );
-  const get = async (tenant: string, id: string) => {
-    const found = await restrictions.findOne({ _id: id });
-    return found && found.tenant === tenant ? found : null;
-  };
   return {
     async ensureIndexes() {
       await restrictions.createIndex({ tenant: 1, active: 1 });
       await restrictions.createIndex({ tenant: 1, filedAt: -1 });
     },
     async file(restriction) {
-      try {
-        await restrictions.insertOne(restriction);
-        return { restriction, created: true };
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        const found = await get(restriction.tenant, restriction._id);
-        if (!found) throw error;
-        return { restriction: found, created: false };
-      }
+      const { doc, created } = await insertOnce(restrictions, restriction);
+      return { restriction: doc, created };
     },
-    get,
+    get: (tenant, id) => findOwn(restrictions, tenant, id),
     page(tenant, limit, after) {
       return keysetPage(restrictions, { tenant }, 'filedAt', -1, limit, after);
     },
@@ -85,7 +74,7 @@ export function createMongoRestrictionStore(db: Db, fingerprints: Fingerprinter)
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         won = false;
-        const found = await lifts.findOne({ _id: id });
+        const found = await findOwn(lifts, tenant, id);
         if (found) claim = { by: found.by, at: found.at, reasonHash: found.reasonHash };
       }
       // Applied by every caller with the winner's claim: a winner that stopped after its claim is completed by

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../shared/sha256.js';
 import { keyedDigest, keyedIdempotencyKey, storedIdempotencyKeyForms } from '../content-hash.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
-import { Collections, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, findOwn, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
   tenant: string;
@@ -227,8 +227,8 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         batch.map((e) => eventIdOf(macs, tenant, idempotencyKeyOf(e.source, e.externalId, sha256Hex(e.content)))),
       ),
     async get(tenant, id) {
-      const event = await events.findOne({ _id: id });
-      return event && event.tenant === tenant ? ((await readable(tenant, [event]))[0] ?? null) : null;
+      const event = await findOwn(events, tenant, id);
+      return event ? ((await readable(tenant, [event]))[0] ?? null) : null;
     },
     async idsBySubject(tenant, subject, options = {}) {
       const docs = await events.find({ tenant, subjects: subject }, { projection: { _id: 1, deleted: 1 } }).toArray();

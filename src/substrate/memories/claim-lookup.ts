@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { MemoryRecord } from '../model/records.js';
-import { Collections, mapBounded } from '../mongo/collections.js';
+import { Collections, findOwn, mapBounded } from '../mongo/collections.js';
 import { createDeletionMarks } from './deletion-marks.js';
 
 const CLAIM_FIELDS = {
@@ -80,9 +80,9 @@ export function createClaimLookup(db: Db): ClaimLookup {
     },
     async byIds(tenant, ids) {
       const found = await mapBounded([...new Set(ids)], 32, (id) =>
-        memories.findOne({ _id: id }, { projection: CLAIM_FIELDS }),
+        findOwn(memories, tenant, id, { projection: CLAIM_FIELDS }),
       );
-      const mine = found.filter((r): r is NonNullable<typeof r> => r !== null && r.tenant === tenant);
+      const mine = found.filter((r): r is NonNullable<typeof r> => r !== null);
       return (await marks.standing(tenant, mine)).map(claimOf);
     },
   };

@@ -354,8 +354,8 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       return outcomes;
     },
     async get(tenant, id) {
-      const record = await memories.findOne({ _id: id });
-      return record && record.tenant === tenant ? ((await readable(tenant, [record]))[0] ?? null) : null;
+      const record = await findOwn(memories, tenant, id);
+      return record ? ((await readable(tenant, [record]))[0] ?? null) : null;
     },
     getMany,
     async factsOf(tenant, ids) {

@@ -1,4 +1,4 @@
-import type { Collection, Db, Filter, OptionalUnlessRequiredId, WithId } from 'mongodb';
+import type { Collection, Db, Document, Filter, OptionalUnlessRequiredId, WithId } from 'mongodb';
 
 /** Collection names in one place, so that erasure, compaction and tests agree on them. */
 export const Collections = {
@@ -63,17 +63,23 @@ export function isDuplicateKey(error: unknown): boolean {
 
 /**
  * A tenant's document by id, or null: never another tenant's, whatever id the caller names. Ids are not secrets (a
- * request id, a memory id): confinement is in the query itself, not left to each caller's check afterwards.
+ * request id, a memory id): confinement is in the query itself, not left to each caller's check afterwards. Two
+ * equalities, one of them on `_id`: the local server answers them from the `_id` lookup. A `projection` narrows
+ * what comes back (the fields the caller reads), never which document.
  */
 export async function findOwn<T extends { _id: string; tenant: string }>(
   collection: Collection<T>,
   tenant: string,
   id: string,
+  options: { projection?: Document } = {},
 ): Promise<WithId<T> | null> {
   // No stored document holds a NUL (PostgreSQL text under FerretDB cannot), and FerretDB fails such a query rather
   // than finding nothing: the answer is known without asking.
   if (id.includes('\u0000') || tenant.includes('\u0000')) return null;
-  return collection.findOne({ _id: id, tenant } as Filter<T>);
+  const filter = { _id: id, tenant } as Filter<T>;
+  return options.projection
+    ? collection.findOne(filter, { projection: options.projection })
+    : collection.findOne(filter);
 }
 
 /**
@@ -107,8 +113,8 @@ export async function insertOnce<T extends { _id: string; tenant: string }>(
     return { doc, created: true };
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
-    const existing = (await collection.findOne({ _id: doc._id } as Filter<T>)) as T | null;
-    if (!existing || existing.tenant !== doc.tenant) throw error;
+    const existing = (await findOwn(collection, doc.tenant, doc._id)) as T | null;
+    if (!existing) throw error;
     return { doc: existing, created: false };
   }
 }

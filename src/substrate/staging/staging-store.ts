@@ -3,7 +3,7 @@ import { type TenantMacs } from '../fingerprint.js';
 import { sha256Hex } from '../../shared/sha256.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
 import { storedDigestForms } from '../content-hash.js';
-import { Collections, mapBounded } from '../mongo/collections.js';
+import { Collections, findOwn, mapBounded } from '../mongo/collections.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { isSealed } from '../crypto/content-seal.js';
 
@@ -104,8 +104,8 @@ export function createMongoStagingStore(db: Db, macs: TenantMacs, cipher: Conten
       await staging.replaceOne({ _id: write._id }, { ...write, body: sealed!.content }, { upsert: true });
     },
     async get<T>(tenant: string, id: string) {
-      const write = await staging.findOne({ _id: id });
-      return write && write.tenant === tenant ? ((await opened(write)) as StagedWrite<T> | null) : null;
+      const write = await findOwn(staging, tenant, id);
+      return write ? ((await opened(write)) as StagedWrite<T> | null) : null;
     },
     async discard(tenant, id) {
       await remove(tenant, id);

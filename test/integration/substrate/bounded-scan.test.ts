@@ -157,6 +157,12 @@ describe('reading many ids of a tenant', () => {
     expect(calls.findOne).toBe(41);
   });
 
+  it("finds by lookup nothing for another tenant's id, an id with a NUL or an operator-like string", async () => {
+    const ids = [other.ids[0]!, `${small.ids[0]}\u0000`, '{"$ne":null}', small.ids[1]!, '{"$gt":""}'];
+    for (const scan of [true, false])
+      expect((await findByIds(docs, small.tenant, ids, { scan })).map((d) => d._id)).toEqual([small.ids[1]]);
+  });
+
   it('never reads by lookup below the scan threshold', async () => {
     const calls: Record<string, number> = {};
     const ids = small.ids.slice(0, SCAN_MIN_IDS - 1);

@@ -1,11 +1,12 @@
 /**
  * The persistence kit's functions on the real local FerretDB: `duplicateKeysOnly`, the one reading of a write's
  * duplicate keys that every store inserting idempotently relies on to tell "already there" from a failure it must not
- * swallow (also on shapes a server may send that the local one does not), and `findOwn`, a tenant's document by id.
+ * swallow (also on shapes a server may send that the local one does not), `findOwn`, a tenant's document by id, and
+ * `insertOnce`, an idempotent filing that never hands back another tenant's document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../app/runtime.js';
-import { duplicateKeysOnly, findOwn } from '../../../src/substrate/mongo/collections.js';
+import { duplicateKeysOnly, findOwn, insertOnce, isDuplicateKey } from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 
 interface Doc {
@@ -118,5 +119,45 @@ describe('findOwn', () => {
     expect(await findOwn(owned(), 't-a\u0000', 'req-$ne')).toBeNull();
     expect(await findOwn(owned(), 't-a', 'req-$ne\u0000')).toBeNull();
     expect(await findOwn(owned(), '.*', 'req-1')).toBeNull();
+  });
+
+  it('reads an operator-like id as a plain string: only the document stored under exactly that id, and only its own', async () => {
+    const operatorLike = '{"$ne":null}';
+    expect(await findOwn(owned(), 't-a', operatorLike)).toBeNull();
+    expect(await findOwn(owned(), operatorLike, 'req-1')).toBeNull();
+    await owned().insertOne({ _id: operatorLike, tenant: 't-b', n: 3 });
+    expect(await findOwn(owned(), 't-b', operatorLike)).toEqual({ _id: operatorLike, tenant: 't-b', n: 3 });
+    expect(await findOwn(owned(), 't-a', operatorLike)).toBeNull();
+  });
+
+  it('with a projection, narrows the fields returned and never which document', async () => {
+    const narrowed = { projection: { n: 1 } };
+    expect(await findOwn(owned(), 't-a', 'req-1', narrowed)).toEqual({ _id: 'req-1', n: 1 });
+    expect(await findOwn(owned(), 't-b', 'req-1', narrowed)).toBeNull();
+    expect(await findOwn(owned(), 't-a', 'req-1\u0000', narrowed)).toBeNull();
+    expect(await findOwn(owned(), 't-a', '{"$ne":null}', narrowed)).toBeNull();
+  });
+});
+
+describe('insertOnce', () => {
+  const filed = () => runtime.db.collection<Owned>(`${collectionName}-filed`);
+  afterAll(() => filed().drop());
+
+  it('stores a new document, and gives back the stored one when the same tenant files its id again', async () => {
+    expect(await insertOnce(filed(), { _id: 'f-1', tenant: 't-a', n: 1 })).toEqual({
+      doc: { _id: 'f-1', tenant: 't-a', n: 1 },
+      created: true,
+    });
+    expect(await insertOnce(filed(), { _id: 'f-1', tenant: 't-a', n: 2 })).toEqual({
+      doc: { _id: 'f-1', tenant: 't-a', n: 1 },
+      created: false,
+    });
+  });
+
+  it("fails with the insert's own error when another tenant holds the id, and shows nothing of that document", async () => {
+    const error = await failure(insertOnce(filed(), { _id: 'f-1', tenant: 't-b', n: 9 }));
+    expect(isDuplicateKey(error)).toBe(true);
+    expect(JSON.stringify(error)).not.toContain('t-a');
+    expect(await filed().findOne({ _id: 'f-1' })).toEqual({ _id: 'f-1', tenant: 't-a', n: 1 });
   });
 });
