@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { sha256Hex } from '../../shared/sha256.js';
-import { Collections, findOwn, insertOnce, mapBounded } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce, mapBounded, replaceOwn } from '../../substrate/mongo/collections.js';
 import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { Adjudication } from './contradiction.js';
 import { keysetPage, type Page, type PageKey } from '../../substrate/mongo/keyset-page.js';
@@ -123,7 +123,7 @@ export function createMongoDisputeStore(db: Db, cipher: ContentCipher): DisputeS
       // The reviewer's words may name the subject: sealed at rest under a key of the reason's own.
       const _id = `${disputeId}:${reasonHash}`;
       const [sealed] = await cipher.sealAll([{ _id: reasonKeyOf(_id), tenant, content: text }]);
-      await reasons.replaceOne({ _id }, { tenant, disputeId, text: sealed!.content }, { upsert: true });
+      await replaceOwn(reasons, _id, { tenant, disputeId, text: sealed!.content });
     },
     async reason(tenant, disputeId, reasonHash) {
       const found = await findOwn(reasons, tenant, `${disputeId}:${reasonHash}`);

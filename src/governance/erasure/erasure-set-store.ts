@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { Collections, findOwn } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, replaceOwn } from '../../substrate/mongo/collections.js';
 import { createMongoErasureFactsStore, type ErasureFacts } from './erasure-facts-store.js';
 
 /** The id sets an erasure works on (located, closure, to erase, held), kept out of workflow histories. */
@@ -53,11 +53,12 @@ export function createMongoErasureSetStore(db: Db): ErasureSetStore {
     getFacts: (tenant, requestId) => facts.get(tenant, requestId),
     dropFacts: (tenant, requestId) => facts.drop(tenant, requestId),
     async put(tenant, requestId, name, ids, holdOf) {
-      await sets.replaceOne(
-        { _id: id(requestId, name) },
-        { tenant, requestId, ids: [...ids], ...(holdOf ? { holdOf } : {}) },
-        { upsert: true },
-      );
+      await replaceOwn(sets, id(requestId, name), {
+        tenant,
+        requestId,
+        ids: [...ids],
+        ...(holdOf ? { holdOf } : {}),
+      });
     },
     async get(tenant, requestId, name) {
       const doc = await findOwn(sets, tenant, id(requestId, name));

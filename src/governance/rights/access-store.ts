@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
 import type { Fingerprinter } from '../../substrate/fingerprint.js';
-import { Collections, findOwn, insertOnce } from '../../substrate/mongo/collections.js';
+import { Collections, findOwn, insertOnce, replaceOwn } from '../../substrate/mongo/collections.js';
 import type { AccessPackage, AccessRequest, Selector } from './access-request.js';
 
 /** What a request was filed for: its selector, and the subject it answers when the selector names none. */
@@ -167,16 +167,8 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
       const texts = pieces(JSON.stringify(pkg), PART_CHARS);
       const sealed = await cipher.sealAll(texts.map((content, i) => ({ _id: partKey(id, i), tenant, content })));
       for (const [i, part] of sealed.entries())
-        await parts.replaceOne(
-          { _id: partId(id, i) },
-          { tenant, requestId: id, part: i, body: part.content },
-          { upsert: true },
-        );
-      await heads.replaceOne(
-        { _id: id },
-        { tenant, recordIds: [...recordIds], parts: texts.length, createdAt: new Date() },
-        { upsert: true },
-      );
+        await replaceOwn(parts, partId(id, i), { tenant, requestId: id, part: i, body: part.content });
+      await replaceOwn(heads, id, { tenant, recordIds: [...recordIds], parts: texts.length, createdAt: new Date() });
     },
     async getPackage(tenant, id) {
       const head = await findOwn(heads, tenant, id);

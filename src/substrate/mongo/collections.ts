@@ -1,4 +1,4 @@
-import type { Collection, Db, Document, Filter, OptionalUnlessRequiredId, WithId } from 'mongodb';
+import type { Collection, Db, Document, Filter, OptionalUnlessRequiredId, WithId, WithoutId } from 'mongodb';
 
 /** Collection names in one place, so that erasure, compaction and tests agree on them. */
 export const Collections = {
@@ -117,6 +117,19 @@ export async function insertOnce<T extends { _id: string; tenant: string }>(
     if (!existing) throw error;
     return { doc: existing, created: false };
   }
+}
+
+/**
+ * Writes a tenant's document under an id, replacing the tenant's own earlier one. The tenant is in the filter: an id
+ * another tenant holds matches nothing, so the upsert's insert fails on the primary key (a duplicate-key error)
+ * rather than overwriting that tenant's document.
+ */
+export async function replaceOwn<T extends { _id: string; tenant: string }>(
+  collection: Collection<T>,
+  id: string,
+  doc: WithoutId<T>,
+): Promise<void> {
+  await collection.replaceOne({ _id: id, tenant: doc.tenant } as Filter<T>, doc, { upsert: true });
 }
 
 /** Runs `fn` over items with at most `limit` in flight — the fast path on FerretDB, which scans for `$in`. */

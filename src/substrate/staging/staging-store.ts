@@ -3,7 +3,7 @@ import { type TenantMacs } from '../fingerprint.js';
 import { sha256Hex } from '../../shared/sha256.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
 import { storedDigestForms } from '../content-hash.js';
-import { Collections, findOwn, mapBounded } from '../mongo/collections.js';
+import { Collections, findOwn, mapBounded, replaceOwn } from '../mongo/collections.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { isSealed } from '../crypto/content-seal.js';
 
@@ -101,7 +101,8 @@ export function createMongoStagingStore(db: Db, macs: TenantMacs, cipher: Conten
       const [sealed] = await cipher.sealAll([
         { _id: keyIdOf(write._id), tenant: write.tenant, content: JSON.stringify(write.body) },
       ]);
-      await staging.replaceOne({ _id: write._id }, { ...write, body: sealed!.content }, { upsert: true });
+      const { _id, ...rest } = write;
+      await replaceOwn(staging, _id, { ...rest, body: sealed!.content });
     },
     async get<T>(tenant: string, id: string) {
       const write = await findOwn(staging, tenant, id);

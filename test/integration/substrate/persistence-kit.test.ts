@@ -1,12 +1,19 @@
 /**
  * The persistence kit's functions on the real local FerretDB: `duplicateKeysOnly`, the one reading of a write's
  * duplicate keys that every store inserting idempotently relies on to tell "already there" from a failure it must not
- * swallow (also on shapes a server may send that the local one does not), `findOwn`, a tenant's document by id, and
- * `insertOnce`, an idempotent filing that never hands back another tenant's document.
+ * swallow (also on shapes a server may send that the local one does not), `findOwn`, a tenant's document by id,
+ * `insertOnce`, an idempotent filing that never hands back another tenant's document, and `replaceOwn`, a write by id
+ * that never overwrites another tenant's document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../app/runtime.js';
-import { duplicateKeysOnly, findOwn, insertOnce, isDuplicateKey } from '../../../src/substrate/mongo/collections.js';
+import {
+  duplicateKeysOnly,
+  findOwn,
+  insertOnce,
+  isDuplicateKey,
+  replaceOwn,
+} from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 
 interface Doc {
@@ -159,5 +166,30 @@ describe('insertOnce', () => {
     expect(isDuplicateKey(error)).toBe(true);
     expect(JSON.stringify(error)).not.toContain('t-a');
     expect(await filed().findOne({ _id: 'f-1' })).toEqual({ _id: 'f-1', tenant: 't-a', n: 1 });
+  });
+});
+
+describe('replaceOwn', () => {
+  const kept = () => runtime.db.collection<Owned>(`${collectionName}-kept`);
+  afterAll(() => kept().drop());
+
+  it("writes a tenant's document, then replaces the tenant's own with a later one", async () => {
+    await replaceOwn(kept(), 'k-1', { tenant: 't-a', n: 1 });
+    await replaceOwn(kept(), 'k-1', { tenant: 't-a', n: 2 });
+    expect(await kept().find({ _id: 'k-1' }).toArray()).toEqual([{ _id: 'k-1', tenant: 't-a', n: 2 }]);
+  });
+
+  it("fails as a duplicate key when another tenant names the id, and leaves that tenant's document as it was", async () => {
+    await replaceOwn(kept(), 'k-2', { tenant: 't-a', n: 1 });
+    const error = await failure(replaceOwn(kept(), 'k-2', { tenant: 't-b', n: 9 }));
+    expect(isDuplicateKey(error)).toBe(true);
+    expect(await kept().find({ _id: 'k-2' }).toArray()).toEqual([{ _id: 'k-2', tenant: 't-a', n: 1 }]);
+  });
+
+  it('keeps an id with odd bytes as a plain value: no other document is touched', async () => {
+    await replaceOwn(kept(), 'k-3', { tenant: 't-a', n: 3 });
+    await replaceOwn(kept(), '{"$ne":null}', { tenant: 't-a', n: 4 });
+    expect(await findOwn(kept(), 't-a', 'k-3')).toEqual({ _id: 'k-3', tenant: 't-a', n: 3 });
+    expect(await findOwn(kept(), 't-a', '{"$ne":null}')).toEqual({ _id: '{"$ne":null}', tenant: 't-a', n: 4 });
   });
 });
