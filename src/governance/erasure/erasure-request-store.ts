@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { Collections, findOwn, insertOnce, isDuplicateKey } from '../../substrate/mongo/collections.js';
 import {
   ERASURE_STATES,
@@ -59,18 +59,175 @@ export interface ErasureRequestStore {
   awaitingEpoch(epoch: number): Promise<{ tenant: string; requests: number }[]>;
 }
 
-export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
-  const requests = db.collection<ErasureRequest>(Collections.erasures);
-  const selectors = db.collection<SelectorDoc>(Collections.erasureSelectors);
-  const now = () => new Date();
-  const patchStep = async (
+/** The erasure requests in MongoDB: the requests themselves, and their clear selectors kept apart. */
+export class MongoErasureRequestStore implements ErasureRequestStore {
+  private readonly requests: Collection<ErasureRequest>;
+  private readonly selectors: Collection<SelectorDoc>;
+
+  constructor(db: Db) {
+    this.requests = db.collection<ErasureRequest>(Collections.erasures);
+    this.selectors = db.collection<SelectorDoc>(Collections.erasureSelectors);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.requests.createIndex({ tenant: 1, state: 1 });
+    await this.requests.createIndex({ tenant: 1, receivedAt: -1 });
+    await this.requests.createIndex({ state: 1, receivedAt: 1 });
+    await this.requests.createIndex({ state: 1, dueAt: 1 });
+    await this.requests.createIndex({ 'shredding.liveEpochs': 1 });
+    await this.requests.createIndex({ 'shredding.epoch': 1 });
+  }
+
+  async create({ selector, ...request }: ErasureRequest): ReturnType<ErasureRequestStore['create']> {
+    const { doc, created } = await insertOnce(this.requests, request);
+    const stored = { request: doc, created };
+    // Written once, never rewritten. An open request filed again with the same selector gets it back if a crash
+    // came between the two inserts; a finished one never does.
+    const open = !isErasureFinished(stored.request.state) && stored.request.selectorHash === request.selectorHash;
+    if (selector && open) {
+      try {
+        await this.selectors.updateOne(
+          { _id: request._id },
+          { $setOnInsert: { tenant: request.tenant, selector } },
+          { upsert: true },
+        );
+      } catch (error) {
+        // Identical filings at once: both upserts try the insert, one wins, and the selector is stored.
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+    return stored;
+  }
+
+  get(tenant: string, id: string): Promise<ErasureRequest | null> {
+    return findOwn(this.requests, tenant, id);
+  }
+  async selectorOf(tenant: string, id: string): Promise<Selector | null> {
+    const kept = await findOwn(this.selectors, tenant, id);
+    if (kept) return kept.selector;
+    // A request filed before selectors were kept apart holds its own.
+    const request = await findOwn(this.requests, tenant, id, { projection: { selector: 1 } });
+    return request?.selector ?? null;
+  }
+
+  async setState(tenant: string, id: string, state: ErasureState, note: string | null = null): Promise<void> {
+    await this.requests.updateOne({ _id: id, tenant }, { $set: { state, operatorNote: note, updatedAt: new Date() } });
+  }
+
+  async stepStarted(tenant: string, id: string, step: ErasureStep): Promise<void> {
+    // A retried step keeps its first start time.
+    await this.patchStep(
+      tenant,
+      id,
+      step,
+      (s) => ({
+        step,
+        state: 'running',
+        startedAt: s?.startedAt ?? new Date(),
+        finishedAt: null,
+        counts: s?.counts ?? {},
+      }),
+      true,
+    );
+  }
+
+  async stepFinished(tenant: string, id: string, step: ErasureStep, counts: Record<string, number>): Promise<void> {
+    await this.patchStep(tenant, id, step, (s) => ({
+      step,
+      state: 'done',
+      startedAt: s?.startedAt ?? new Date(),
+      finishedAt: new Date(),
+      counts,
+    }));
+  }
+
+  async setProgress(tenant: string, id: string, purged: number, total: number): Promise<void> {
+    await this.requests.updateOne(
+      { _id: id, tenant },
+      { $set: { progress: { purged, total }, updatedAt: new Date() } },
+    );
+  }
+
+  async update(tenant: string, id: string, patch: Partial<ErasureRequest>): Promise<void> {
+    await this.requests.updateOne({ _id: id, tenant }, { $set: { ...patch, updatedAt: new Date() } });
+  }
+
+  async addCertificate(tenant: string, id: string, certificateId: string): Promise<void> {
+    await this.requests.updateOne(
+      { _id: id, tenant },
+      { $addToSet: { certificateIds: certificateId }, $set: { updatedAt: new Date() } },
+    );
+  }
+
+  async dropSelector(tenant: string, id: string): Promise<void> {
+    await this.selectors.deleteOne({ _id: id, tenant });
+    const request = await this.requests.findOne({ _id: id, tenant }, { projection: { selector: 1 } });
+    if (request?.selector)
+      await this.requests.updateOne({ _id: id, tenant }, { $set: { selector: null, updatedAt: new Date() } });
+  }
+
+  async idsInState(tenant: string, state: ErasureState): Promise<string[]> {
+    const docs = await this.requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  page(tenant: string, limit: number, after: PageKey | null): Promise<Page<ErasureRequest>> {
+    return keysetPage(this.requests, { tenant }, 'receivedAt', -1, limit, after);
+  }
+
+  async withSelectorHash(tenant: string, selectorHash: string): Promise<ErasureRequest[]> {
+    const docs = await this.requests.find({ tenant, selectorHash }).limit(1000).toArray();
+    return docs.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
+  }
+
+  async idsHeldBy(tenant: string, holdId: string): Promise<string[]> {
+    const docs = await this.requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();
+    return docs.filter((d) => d.state === 'partial').map((d) => d._id);
+  }
+
+  async awaitingEpoch(epoch: number): Promise<{ tenant: string; requests: number }[]> {
+    // Two equalities rather than an $or, which the local server answers with a scan: requests that recorded every
+    // live epoch, and older ones that recorded only the current one.
+    const [live, only] = await Promise.all([
+      this.requests.find({ 'shredding.liveEpochs': epoch }, { projection: { tenant: 1 } }).toArray(),
+      this.requests
+        .find({ 'shredding.epoch': epoch, 'shredding.liveEpochs': { $exists: false } }, { projection: { tenant: 1 } })
+        .toArray(),
+    ]);
+    const perTenant = new Map<string, number>();
+    for (const { tenant } of [...live, ...only]) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
+    return [...perTenant].map(([tenant, n]) => ({ tenant, requests: n }));
+  }
+
+  async backlog(): Promise<ErasureBacklog> {
+    // One equality per state (the local server scans for $in), each a count and two one-row index reads.
+    const perState = await Promise.all(
+      OPEN.map(async (state) => {
+        const [count, oldest, earliestDue] = await Promise.all([
+          this.requests.countDocuments({ state }),
+          this.requests.findOne({ state }, { sort: { receivedAt: 1 }, projection: { receivedAt: 1 } }),
+          this.requests.findOne({ state }, { sort: { dueAt: 1 }, projection: { dueAt: 1 } }),
+        ]);
+        return { state, count, receivedAt: oldest?.receivedAt, dueAt: earliestDue?.dueAt };
+      }),
+    );
+    const earliest = (dates: (Date | undefined)[]) =>
+      dates.reduce<Date | null>((min, d) => (d && (!min || d < min) ? d : min), null);
+    return {
+      byState: Object.fromEntries(perState.map((s) => [s.state, s.count])),
+      oldestOpenReceivedAt: earliest(perState.map((s) => s.receivedAt)),
+      earliestOpenDueAt: earliest(perState.map((s) => s.dueAt)),
+    };
+  }
+
+  private async patchStep(
     tenant: string,
     id: string,
     step: ErasureStep,
     change: (s: StepStatus | undefined) => StepStatus,
     fresh = false,
-  ) => {
-    const request = await requests.findOne({ _id: id, tenant });
+  ): Promise<void> {
+    const request = await this.requests.findOne({ _id: id, tenant });
     if (!request) return;
     // One entry per run of a step: a step that runs again in a later round (a released hold, a write that raced the
     // fence, copies the DPO added) gets an entry of its own, so that the rounds' counts add up. A retry of an
@@ -88,143 +245,15 @@ export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
       (step === 'closure' || request.steps.some((s) => s.step === 'closure' && byStart(previous, s) < 0));
     const next = change(startsAnew ? undefined : previous);
     const steps = request.steps.filter((_, i) => startsAnew || i !== latest);
-    await requests.updateOne(
+    await this.requests.updateOne(
       { _id: id, tenant },
-      { $set: { steps: [...steps, next].sort(byStart), updatedAt: now() } },
+      { $set: { steps: [...steps, next].sort(byStart), updatedAt: new Date() } },
     );
-  };
-  return {
-    async ensureIndexes() {
-      await requests.createIndex({ tenant: 1, state: 1 });
-      await requests.createIndex({ tenant: 1, receivedAt: -1 });
-      await requests.createIndex({ state: 1, receivedAt: 1 });
-      await requests.createIndex({ state: 1, dueAt: 1 });
-      await requests.createIndex({ 'shredding.liveEpochs': 1 });
-      await requests.createIndex({ 'shredding.epoch': 1 });
-    },
-    async create({ selector, ...request }) {
-      const { doc, created } = await insertOnce(requests, request);
-      const stored = { request: doc, created };
-      // Written once, never rewritten. An open request filed again with the same selector gets it back if a crash
-      // came between the two inserts; a finished one never does.
-      const open = !isErasureFinished(stored.request.state) && stored.request.selectorHash === request.selectorHash;
-      if (selector && open) {
-        try {
-          await selectors.updateOne(
-            { _id: request._id },
-            { $setOnInsert: { tenant: request.tenant, selector } },
-            { upsert: true },
-          );
-        } catch (error) {
-          // Identical filings at once: both upserts try the insert, one wins, and the selector is stored.
-          if (!isDuplicateKey(error)) throw error;
-        }
-      }
-      return stored;
-    },
-    get: (tenant, id) => findOwn(requests, tenant, id),
-    async selectorOf(tenant, id) {
-      const kept = await findOwn(selectors, tenant, id);
-      if (kept) return kept.selector;
-      // A request filed before selectors were kept apart holds its own.
-      const request = await findOwn(requests, tenant, id, { projection: { selector: 1 } });
-      return request?.selector ?? null;
-    },
-    async setState(tenant, id, state, note = null) {
-      await requests.updateOne({ _id: id, tenant }, { $set: { state, operatorNote: note, updatedAt: now() } });
-    },
-    async stepStarted(tenant, id, step) {
-      // A retried step keeps its first start time.
-      await patchStep(
-        tenant,
-        id,
-        step,
-        (s) => ({
-          step,
-          state: 'running',
-          startedAt: s?.startedAt ?? now(),
-          finishedAt: null,
-          counts: s?.counts ?? {},
-        }),
-        true,
-      );
-    },
-    async stepFinished(tenant, id, step, counts) {
-      await patchStep(tenant, id, step, (s) => ({
-        step,
-        state: 'done',
-        startedAt: s?.startedAt ?? now(),
-        finishedAt: now(),
-        counts,
-      }));
-    },
-    async setProgress(tenant, id, purged, total) {
-      await requests.updateOne({ _id: id, tenant }, { $set: { progress: { purged, total }, updatedAt: now() } });
-    },
-    async update(tenant, id, patch) {
-      await requests.updateOne({ _id: id, tenant }, { $set: { ...patch, updatedAt: now() } });
-    },
-    async addCertificate(tenant, id, certificateId) {
-      await requests.updateOne(
-        { _id: id, tenant },
-        { $addToSet: { certificateIds: certificateId }, $set: { updatedAt: now() } },
-      );
-    },
-    async dropSelector(tenant, id) {
-      await selectors.deleteOne({ _id: id, tenant });
-      const request = await requests.findOne({ _id: id, tenant }, { projection: { selector: 1 } });
-      if (request?.selector)
-        await requests.updateOne({ _id: id, tenant }, { $set: { selector: null, updatedAt: now() } });
-    },
-    async idsInState(tenant, state) {
-      const docs = await requests.find({ tenant, state }, { projection: { _id: 1 } }).toArray();
-      return docs.map((d) => d._id);
-    },
-    page(tenant, limit, after) {
-      return keysetPage(requests, { tenant }, 'receivedAt', -1, limit, after);
-    },
-    async withSelectorHash(tenant, selectorHash) {
-      const docs = await requests.find({ tenant, selectorHash }).limit(1000).toArray();
-      return docs.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
-    },
-    async idsHeldBy(tenant, holdId) {
-      const docs = await requests.find({ tenant, holdIds: holdId }, { projection: { _id: 1, state: 1 } }).toArray();
-      return docs.filter((d) => d.state === 'partial').map((d) => d._id);
-    },
-    async awaitingEpoch(epoch) {
-      // Two equalities rather than an $or, which the local server answers with a scan: requests that recorded every
-      // live epoch, and older ones that recorded only the current one.
-      const [live, only] = await Promise.all([
-        requests.find({ 'shredding.liveEpochs': epoch }, { projection: { tenant: 1 } }).toArray(),
-        requests
-          .find({ 'shredding.epoch': epoch, 'shredding.liveEpochs': { $exists: false } }, { projection: { tenant: 1 } })
-          .toArray(),
-      ]);
-      const perTenant = new Map<string, number>();
-      for (const { tenant } of [...live, ...only]) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
-      return [...perTenant].map(([tenant, n]) => ({ tenant, requests: n }));
-    },
-    async backlog() {
-      // One equality per state (the local server scans for $in), each a count and two one-row index reads.
-      const perState = await Promise.all(
-        OPEN.map(async (state) => {
-          const [count, oldest, earliestDue] = await Promise.all([
-            requests.countDocuments({ state }),
-            requests.findOne({ state }, { sort: { receivedAt: 1 }, projection: { receivedAt: 1 } }),
-            requests.findOne({ state }, { sort: { dueAt: 1 }, projection: { dueAt: 1 } }),
-          ]);
-          return { state, count, receivedAt: oldest?.receivedAt, dueAt: earliestDue?.dueAt };
-        }),
-      );
-      const earliest = (dates: (Date | undefined)[]) =>
-        dates.reduce<Date | null>((min, d) => (d && (!min || d < min) ? d : min), null);
-      return {
-        byState: Object.fromEntries(perState.map((s) => [s.state, s.count])),
-        oldestOpenReceivedAt: earliest(perState.map((s) => s.receivedAt)),
-        earliestOpenDueAt: earliest(perState.map((s) => s.dueAt)),
-      };
-    },
-  };
+  }
+}
+
+export function createMongoErasureRequestStore(db: Db): ErasureRequestStore {
+  return new MongoErasureRequestStore(db);
 }
 
 function byStart(a: StepStatus, b: StepStatus): number {
