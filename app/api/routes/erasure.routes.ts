@@ -14,13 +14,19 @@ import { parseOrThrow } from '../../../src/shared/validation.js';
 import { DomainError, ErrorType } from '../../../src/shared/errors.js';
 import { principalOf } from '../authenticate.js';
 import { errorResponses, tenantIdParams, tenantParams } from './route-schemas.js';
-import { jsonSchemaOf } from './json-schema.js';
+import { jsonSchemaOf, responseSchemaOf } from './json-schema.js';
 import { callWorkflow } from '../workflow-errors.js';
 import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 import { isErasureFinished } from '../../../src/shared/erasure-finished.js';
-import type { ErasureDetail, ErasureSummary } from '../../../src/shared/api-contract/erasure.js';
+import {
+  ErasureDetailSchema,
+  ErasurePageSchema,
+  type ErasureDetail,
+  type ErasureSummary,
+} from '../../../src/shared/api-contract/erasure.js';
 
-/** States after which a request takes no more decisions. */
+/** A request as the API sends it: what the routes answer with, and what `/openapi.json` documents. */
+const detail = responseSchemaOf(ErasureDetailSchema);
 
 const FindingsDecisionSchema = z.strictObject({
   decision: z.enum(FINDINGS_DECISIONS),
@@ -111,7 +117,7 @@ export function registerErasureRoutes(
         summary: 'File an erasure request (idempotent: the same filing returns the open request)',
         params: tenantParams,
         body: jsonSchemaOf(ErasureFilingSchema),
-        response: errorResponses,
+        response: { ...errorResponses, 200: detail, 202: detail },
       },
     },
     (request, reply) => fileErasureRequest(deps.erasures, request, reply),
@@ -130,7 +136,7 @@ export function registerErasureRoutes(
           additionalProperties: false,
           properties: pageQueryProperties,
         },
-        response: errorResponses,
+        response: { ...errorResponses, 200: responseSchemaOf(ErasurePageSchema) },
       },
     },
     async (request) => {
@@ -146,9 +152,13 @@ export function registerErasureRoutes(
     '/v1/tenants/:tenant/erasure-requests/:id',
     {
       config: { action: 'erasure.read', reads: 'ids' },
-      schema: { summary: 'An erasure request, step by step', params: tenantIdParams, response: errorResponses },
+      schema: {
+        summary: 'An erasure request, step by step',
+        params: tenantIdParams,
+        response: { ...errorResponses, 200: detail },
+      },
     },
-    async (request) => {
+    async (request): Promise<ErasureDetail> => {
       const { id } = request.params as { id: string };
       const found = await deps.requests.get(principalOf(request).tenant, id);
       if (!found) throw new DomainError(ErrorType.NotFound, 'erasure request: not found', 'id');
