@@ -37,6 +37,8 @@ import { createMongoTenantUsageStore } from '../src/governance/quotas/tenant-usa
 import { createWriteQuota } from '../src/ingestion/write-quota.js';
 import { createMongoHoldStore } from '../src/governance/holds/hold-store.js';
 import { createMongoRestrictionStore } from '../src/governance/rights/restriction-store.js';
+import { createMongoLogTree } from '../src/governance/audit/log-tree/log-tree-store.js';
+import { createCheckpointStore } from '../src/governance/audit/log-tree/checkpoint-store.js';
 import { createMongoCertificateStore } from '../src/governance/certificates/certificate-store.js';
 import { loadPublicSigningKey, loadSigningKey } from '../src/governance/certificates/signing.js';
 import { createMailNotifier } from '../src/governance/notifications/notifier.js';
@@ -103,6 +105,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
       ? loadPublicSigningKey(config.secrets.signingPublicKeyFile)
       : loadSigningKey(config.secrets.signingKeyFile);
   const certificates = createMongoCertificateStore(db, { signer, audit });
+  const logTree = createMongoLogTree(db);
+  const checkpoints = createCheckpointStore(db, { audit, tree: logTree, signer, origin: config.log.origin });
   const holds = createMongoHoldStore(db, fingerprints);
   const restrictions = createMongoRestrictionStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db, runtime.cipher);
@@ -227,6 +231,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     signer,
     publicKeyPem: signer.publicKeyPem,
     certificates,
+    /** Each tenant's audit log as a Merkle tree, and its signed checkpoints (published by the worker). */
+    logTree,
+    checkpoints,
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
     fences,

@@ -11,24 +11,18 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import { loadConfig } from '../src/config/load-config.js';
 import { sealEntry, GENESIS_HASH, verifyChain } from '../src/governance/audit/audit-chain.js';
-import type { AuditEntry, AuditEntryInput } from '../src/governance/audit/audit-log.port.js';
+import type { AuditEntry } from '../src/governance/audit/audit-log.port.js';
 import { auditEntryId, createMongoAuditLog } from '../src/governance/audit/mongo-audit-log.js';
 import { Collections, mapBounded } from '../src/substrate/mongo/collections.js';
 import { benchName, runBench } from './lib/bench-run.js';
+import { benchAuditInput, timed } from './lib/audit-workload.js';
 
 const N = Number(process.env.BENCH_ENTRIES ?? 3000);
 const CONCURRENCY = 8;
 const BIG = Number(process.env.BENCH_BIG_CHAIN ?? 20_000);
 const PLAIN = 'audit_plain';
 
-const input = (tenant: string, i: number): AuditEntryInput => ({
-  tenant,
-  actor: 'wf-erasure-bench',
-  action: 'memory.deleted',
-  target: `mem_${i}`,
-  outcome: 'ok',
-  details: { step: i, purged: 3, request: 'req_0001' },
-});
+const input = benchAuditInput;
 
 /** The same document the log writes, sealed locally: what an unchained insert costs. */
 function plainDoc(tenant: string, i: number): AuditEntry & { _id: string } {
@@ -42,12 +36,6 @@ function plainDoc(tenant: string, i: number): AuditEntry & { _id: string } {
     prevHash: GENESIS_HASH,
   });
   return { _id: randomUUID(), ...entry };
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
 }
 
 /** Median latency of `fn` over `runs`, in ms. */

@@ -8,6 +8,10 @@ import { ensureKekRotationSchedule } from '../../src/temporal/kek-rotation-sched
 import { exitGracefully } from '../graceful-exit.js';
 import { temporalConnectionOptions } from '../../src/config/temporal-connection.js';
 import { startMetricsListener, type MetricsListener } from '../../src/observability/metrics-listener.js';
+import {
+  startCheckpointPublisher,
+  type CheckpointPublisher,
+} from '../../src/governance/audit/log-tree/checkpoint-publisher.js';
 
 /** After the grace, cancelled activities get this long to report their cancellation before the process exits 1. */
 const CANCEL_MARGIN_MS = 5000;
@@ -34,12 +38,14 @@ async function main(): Promise<void> {
     running?: Promise<void>;
     connection?: NativeConnection;
     listener?: MetricsListener;
+    publisher?: CheckpointPublisher;
   } = {};
   exitGracefully(
     async () => {
       // Stops polling; activities in flight run on for the grace, then are cancelled and retried elsewhere.
       if (started.worker?.getState() === 'RUNNING') started.worker.shutdown();
       await started.running;
+      await started.publisher?.stop();
       await started.listener?.close();
       await started.connection?.close();
       await runtime.close();
@@ -71,6 +77,13 @@ async function main(): Promise<void> {
   });
   // Which workflow code runs: a release's prebuilt bundle, or the sources bundled at start.
   const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
+  // Every audit log that grows gets a signed checkpoint within an interval (any worker may sign: the same size
+  // signs to the same note).
+  started.publisher = startCheckpointPublisher({
+    checkpoints: services.checkpoints,
+    everyMs: config.log.checkpointEveryMs,
+    log: runtime.log,
+  });
   started.running = worker.run();
   runtime.log.info(
     {

@@ -110,6 +110,16 @@ const schema = z.object({
    * `shutdownGraceTime`) before it exits 1. 25 s fits inside the 30 s a container runtime waits before SIGKILL.
    */
   LETHE_SHUTDOWN_GRACE_MS: count(0, 3_600_000).default(25_000),
+  /**
+   * The audit logs' origin: each tenant's log is `<origin>/<tenant>`, in its checkpoints and as its key's name. One
+   * line of printable characters without spaces or `+` (a C2SP key name).
+   */
+  LETHE_LOG_ORIGIN: z
+    .string()
+    .regex(/^[\x21-\x2a\x2c-\x7e]{1,200}$/u, 'printable, without spaces or +')
+    .default('lethe.local/audit'),
+  /** How often the worker signs a checkpoint of each audit log that grew. */
+  LETHE_CHECKPOINT_INTERVAL_MS: count(200, 3_600_000).default(5_000),
   /** Pause between two views a consolidation run writes, so that a run yields to online writes and reads. */
   LETHE_CONSOLIDATION_PAUSE_MS: count(0, 600_000).default(250),
   /**
@@ -306,6 +316,8 @@ export interface Config {
   tracing: { otlpUrl?: string };
   /** What in-flight work gets on SIGTERM before the process exits 1. */
   shutdown: { graceMs: number };
+  /** The audit logs' Merkle trees and signed checkpoints. */
+  log: { origin: string; checkpointEveryMs: number };
   /** Consolidation runs' pause between two views' writes. */
   consolidation: { pauseMs: number; waitMs: number };
   /**
@@ -539,6 +551,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     tracing: e.LETHE_OTLP_TRACES_URL ? { otlpUrl: e.LETHE_OTLP_TRACES_URL } : {},
     shutdown: { graceMs: e.LETHE_SHUTDOWN_GRACE_MS },
+    log: { origin: e.LETHE_LOG_ORIGIN, checkpointEveryMs: e.LETHE_CHECKPOINT_INTERVAL_MS },
     consolidation: { pauseMs: e.LETHE_CONSOLIDATION_PAUSE_MS, waitMs: e.LETHE_CONSOLIDATION_WAIT_MS },
     secrets: {
       fingerprintKeys: fingerprintKeys(e),

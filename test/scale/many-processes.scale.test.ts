@@ -26,6 +26,10 @@ import type { Runtime } from '../../app/runtime.js';
 import { erasureWorkflowId } from '../../src/temporal/erasure-gateway.js';
 import { verifyCertificatesJsonl } from '../../src/governance/certificates/certificate-verify.js';
 import { Collections } from '../../src/substrate/mongo/collections.js';
+import type { AuditEntry } from '../../src/governance/audit/audit-log.port.js';
+import type { SignedCheckpoint } from '../../src/governance/audit/log-tree/checkpoint-store.js';
+import { auditLeaf } from '../../src/governance/audit/log-tree/log-tree-store.js';
+import { verifyConsistency, verifyInclusion } from '../../src/governance/audit/log-tree/merkle-verify.js';
 import { freePort } from '../../stack/processes.js';
 import { TEST_INDEX_SETTINGS, uniqueTenant } from '../support/app.js';
 import { testRuntime, uniqueId } from '../support/harness.js';
@@ -341,6 +345,30 @@ describe(`${plan.memories} memories and ${plan.erasures} erasures through 3 work
       expect(
         verifyCertificatesJsonl({ certificates, audit }, { publicKeys: publicKey, tenant: t.tenant }),
       ).toMatchObject({ ok: true, count: ERASURES_PER_TENANT, anchored: ERASURES_PER_TENANT });
+    }
+  });
+
+  it("kept each tenant's audit tree whole across the workers that signed its checkpoints, SIGKILL included", async () => {
+    // The three workers' checkpoint rounds ran all along: every checkpoint any of them signed must be one tree's.
+    const checkpoints = runtime.db.collection<SignedCheckpoint>(Collections.auditCheckpoints);
+    for (const t of tenants) {
+      const final = (await services.checkpoints.publish(t.tenant))!;
+      const chain: AuditEntry[] = [];
+      for await (const e of services.audit.entries(t.tenant)) chain.push(e);
+      expect(final.size, t.tenant).toBe(chain.length);
+      expect(await runtime.db.collection(Collections.auditTree).countDocuments({ tenant: t.tenant })).toBe(
+        chain.length,
+      );
+      const signed = await checkpoints.find({ tenant: t.tenant }).toArray();
+      expect(signed.length, `${t.tenant}: checkpoints signed during the run`).toBeGreaterThan(1);
+      const root = (c: { root: string }) => new Uint8Array(Buffer.from(c.root, 'base64'));
+      for (const c of signed) {
+        const proof = await services.logTree.consistency(t.tenant, c.size, final.size);
+        expect(verifyConsistency(c.size, final.size, proof, root(c), root(final)), `${t.tenant}: ${c.size}`).toBe(true);
+      }
+      const index = Math.floor(chain.length / 2);
+      const proof = await services.logTree.inclusion(t.tenant, index, final.size);
+      expect(verifyInclusion(auditLeaf(chain[index]!), index, final.size, proof, root(final))).toBe(true);
     }
   });
 

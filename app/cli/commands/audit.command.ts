@@ -4,6 +4,9 @@ import type { Command } from 'commander';
 import { verifyAuditJsonlStream } from '../../../src/governance/audit/audit-export.js';
 import type { CliContext } from '../context.js';
 import { CliError, ExitCode } from '../exit-codes.js';
+import { checkConsistency } from '../../../src/governance/audit/log-tree/consistency-check.js';
+import { noteVerifier } from '../../../src/governance/audit/log-tree/signed-note.js';
+import type { CheckpointView, ConsistencyProofView } from '../../../src/shared/api-contract/audit.js';
 
 function seqOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -65,6 +68,53 @@ export function registerAuditCommands(program: Command, context: () => CliContex
       process.stdout.write(
         json ? `${JSON.stringify(result)}\n` : `FAILED at line ${bad.index + 1} (seq ${bad.seq}): ${bad.reason}\n`,
       );
+      process.exitCode = ExitCode.verificationFailed;
+    });
+
+  audit
+    .command('checkpoint')
+    .description(
+      "print the log's latest signed checkpoint (a C2SP signed note): keep it, to check the next one against",
+    )
+    .action(async () => {
+      const ctx = context();
+      const view = await ctx.api.get<CheckpointView>(`/v1/tenants/${ctx.tenant}/audit/checkpoint`);
+      const json = (program.opts() as { json?: boolean }).json;
+      process.stdout.write(json ? `${JSON.stringify(view)}\n` : view.note);
+    });
+
+  audit
+    .command('check-consistency <earlier> <later>')
+    .description(
+      'prove that the log only grew between two checkpoints kept from earlier visits (exit 7 when it did not)',
+    )
+    .requiredOption('--key <verifier-key>', "the log's verifier key, <name>+<key id>+<key>, from a channel you trust")
+    .action(async (earlierFile: string, laterFile: string, options: { key: string }) => {
+      const ctx = context();
+      const read = (file: string, name: string) => {
+        if (!fs.existsSync(file)) throw new CliError(`${name}: no such file ${file}`, ExitCode.usage);
+        return fs.readFileSync(file, 'utf8');
+      };
+      const [earlier, later] = [read(earlierFile, 'earlier'), read(laterFile, 'later')];
+      try {
+        noteVerifier(options.key);
+      } catch (error) {
+        throw new CliError(`--key: ${(error as Error).message}`, ExitCode.usage);
+      }
+      const verdict = await checkConsistency(earlier, later, options.key, async (from, to) => {
+        const proof = await ctx.api.get<ConsistencyProofView>(
+          `/v1/tenants/${ctx.tenant}/audit/proofs/consistency?from=${from}&to=${to}`,
+        );
+        return proof.proof.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
+      });
+      const json = (program.opts() as { json?: boolean }).json;
+      if (verdict.ok) {
+        process.stdout.write(
+          json ? `${JSON.stringify(verdict)}\n` : `ok: ${verdict.origin} grew from ${verdict.from} to ${verdict.to}\n`,
+        );
+        return;
+      }
+      process.stdout.write(json ? `${JSON.stringify(verdict)}\n` : `FAILED: ${verdict.reason}\n`);
       process.exitCode = ExitCode.verificationFailed;
     });
 }

@@ -20,6 +20,7 @@ import { GENESIS_HASH, sealEntry } from './audit-chain.js';
 import { normalizeAuditInput, type NormalizedAuditInput } from './audit-input.js';
 import type { AuditEntry, AuditEntryInput, AuditLog } from './audit-log.port.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
+import { auditTenants, registerAuditTenant } from './log-tree/audit-tenants.js';
 
 /** Tenants whose chain head and append streak one process keeps in memory. */
 const TENANT_CACHE_CAPACITY = 10_000;
@@ -93,6 +94,8 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
   // Pending appends: an entry exists only while a flush is due, and is removed once the queue drains.
   const queues = new Map<string, Pending[]>();
   const streaks = new BoundedMap<string, Streak>(TENANT_CACHE_CAPACITY);
+  const tenants = auditTenants(db);
+  const registered = new BoundedMap<string, true>(TENANT_CACHE_CAPACITY);
 
   const byId = async (tenant: string, seq: number): Promise<AuditEntry | null> => {
     const doc = await audit.findOne({ _id: auditEntryId(tenant, seq) });
@@ -149,6 +152,11 @@ export function createMongoAuditLog(db: Db, options: MongoAuditLogOptions = {}):
 
   /** Writes `batch` (one tenant, keys unique within it) in chain order; resolves every caller. */
   const writeBatch = async (tenant: string, batch: Pending[]): Promise<void> => {
+    // Once per tenant in this process: the checkpoint publisher visits the tenants registered.
+    if (!registered.has(tenant)) {
+      await registerAuditTenant(tenants, tenant);
+      registered.set(tenant, true);
+    }
     await courtesy(tenant);
     const started = performance.now();
     const conflicts = await writeChained(tenant, batch);

@@ -8,6 +8,12 @@ export const Collections = {
   tombstones: 'tombstones',
   staging: 'staged_writes',
   audit: 'audit',
+  /** Each tenant's audit log as a Merkle tree: one document per leaf with the subtree hashes it completes. */
+  auditTree: 'audit_tree',
+  /** Signed checkpoints of each tenant's audit tree (C2SP tlog-checkpoint notes), one per published size. */
+  auditCheckpoints: 'audit_checkpoints',
+  /** Tenants with an audit log: what the checkpoint publisher visits. */
+  auditTenants: 'audit_tenants',
   certificates: 'certificates',
   holds: 'legal_holds',
   holdReleases: 'legal_hold_releases',

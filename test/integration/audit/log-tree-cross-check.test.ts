@@ -7,6 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { createSigner } from '../../../src/governance/certificates/signing.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -144,7 +145,7 @@ describe("the audit log's Merkle tree, against Go's sumdb/tlog", () => {
 
 describe("signed checkpoints, against Go's sumdb/note", () => {
   const { privateKey } = generateKeyPairSync('ed25519');
-  const signer = noteSigner('lethe.example/audit/acme', privateKey);
+  const signer = noteSigner('lethe.example/audit/acme', createSigner(privateKey));
   const get = grow(42);
   const text = formatCheckpoint({ origin: 'lethe.example/audit/acme', size: 42, root: treeHash(42, get) });
 

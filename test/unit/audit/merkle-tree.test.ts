@@ -9,27 +9,17 @@ import {
   appendHashes,
   appendReads,
   consistencyProof,
-  emptyTreeHash,
   hashesNeeded,
   inclusionProof,
   leafHash,
-  nodeHash,
   treeHash,
   type Hash,
   type HashGetter,
 } from '../../../src/governance/audit/log-tree/merkle-tree.js';
 import { verifyConsistency, verifyInclusion } from '../../../src/governance/audit/log-tree/merkle-verify.js';
+import { naiveRoot } from '../../support/audit-entries.js';
 
 const entry = (i: number) => new TextEncoder().encode(`entry ${i}`);
-
-/** MTH(D[n]) straight from RFC 6962 §2.1, over all the leaves. */
-function naiveRoot(leaves: readonly Hash[]): Hash {
-  if (leaves.length === 0) return emptyTreeHash();
-  if (leaves.length === 1) return leaves[0]!;
-  let k = 1;
-  while (k * 2 < leaves.length) k *= 2;
-  return nodeHash(naiveRoot(leaves.slice(0, k)), naiveRoot(leaves.slice(k)));
-}
 
 /** A log of `n` entries kept as the store keeps it: only what each append stores, read only where it reads. */
 function grow(n: number): { get: HashGetter; leaves: Hash[]; reads: number[] } {

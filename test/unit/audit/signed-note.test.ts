@@ -3,6 +3,7 @@
  * byte of its text closes it, other signers' lines are skipped, and odd input is refused as null, never thrown.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { createSigner } from '../../../src/governance/certificates/signing.js';
 import { describe, expect, it } from 'vitest';
 import { formatCheckpoint, parseCheckpoint } from '../../../src/governance/audit/log-tree/checkpoint.js';
 import {
@@ -13,7 +14,7 @@ import {
   signNote,
 } from '../../../src/governance/audit/log-tree/signed-note.js';
 
-const keyPair = () => generateKeyPairSync('ed25519').privateKey;
+const keyPair = () => createSigner(generateKeyPairSync('ed25519').privateKey);
 const root = new Uint8Array(32).fill(7);
 const text = formatCheckpoint({ origin: 'lethe.example/audit/acme', size: 12, root });
 

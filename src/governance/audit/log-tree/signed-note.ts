@@ -5,7 +5,8 @@
  * `<name>+<key id, hex>+<base64(0x01 ‖ public key)>`, as Go's `golang.org/x/mod/sumdb/note` reads it. Signatures by
  * keys the reader does not know are kept and skipped, so a witness's cosignature can sit beside the log's own.
  */
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import type { CertificateSigner } from '../../certificates/signing.js';
 import { sha256Bytes } from '../../../shared/sha256.js';
 
 const ED25519 = 0x01;
@@ -36,18 +37,21 @@ export interface NoteSignature {
   signature: Buffer;
 }
 
-/** A signer from an Ed25519 private key (PEM or a KeyObject) under a key name. */
-export function noteSigner(name: string, privateKey: string | KeyObject): NoteSigner {
+/**
+ * A note signer under a key name, over an Ed25519 key that signs (the certificate signer's shape: the private key
+ * stays where it was loaded).
+ */
+export function noteSigner(name: string, key: Pick<CertificateSigner, 'publicKeyPem' | 'sign'>): NoteSigner {
   checkKeyName(name);
-  const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error('note signer: the key is not an Ed25519 key');
-  const raw = rawPublicKey(createPublicKey(key));
+  const publicKey = createPublicKey(key.publicKeyPem);
+  if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error('note signer: the key is not an Ed25519 key');
+  const raw = rawPublicKey(publicKey);
   const keyId = keyIdOf(name, raw);
   return {
     name,
     keyId,
     verifierKey: `${name}+${keyId.toString('hex')}+${Buffer.concat([Buffer.of(ED25519), raw]).toString('base64')}`,
-    sign: (text) => sign(null, Buffer.from(text, 'utf8'), key),
+    sign: (text) => Buffer.from(key.sign(Buffer.from(text, 'utf8')), 'base64'),
   };
 }
 
