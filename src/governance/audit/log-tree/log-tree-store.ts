@@ -57,6 +57,8 @@ export function auditLeaf(entry: Pick<AuditEntry, 'hash'>): Hash {
 const INSERT_BATCH = 256;
 const READ_CONCURRENCY = 16;
 const TENANT_CACHE = 10_000;
+/** Leaf documents kept for proofs, across tenants: about 150 bytes each. */
+const PROOF_CACHE = 50_000;
 
 export function createMongoLogTree(db: Db): LogTree {
   const trees: Collection<LogTreeDoc> = db.collection<LogTreeDoc>(Collections.auditTree);
@@ -64,6 +66,19 @@ export function createMongoLogTree(db: Db): LogTree {
   const known = new BoundedMap<string, number>(TENANT_CACHE);
 
   const leafDoc = (tenant: string, n: number) => findOwn(trees, tenant, chainLinkId(tenant, n + 1));
+  /**
+   * Leaves read for proofs. A stored leaf never changes (a different one is refused as a fork), so what was read
+   * once serves every later proof: the upper subtrees, which every proof of a tree needs, stay in memory.
+   */
+  const proofReads = new BoundedMap<string, LogTreeDoc>(PROOF_CACHE);
+  const cachedLeaf = async (tenant: string, n: number): Promise<LogTreeDoc | null> => {
+    const id = chainLinkId(tenant, n + 1);
+    const kept = proofReads.get(id);
+    if (kept) return kept;
+    const doc = await leafDoc(tenant, n);
+    if (doc) proofReads.set(id, doc);
+    return doc;
+  };
 
   const size = async (tenant: string): Promise<number> => {
     const from = known.get(tenant) ?? 0;
@@ -79,13 +94,15 @@ export function createMongoLogTree(db: Db): LogTree {
 
   /** The stored hashes `compute` needs, fetched in one bounded round, then `compute` over them. */
   const over = async <T>(tenant: string, needed: number, compute: (get: HashGetter) => T): Promise<T> => {
-    const have = await size(tenant);
+    // The size only grows: a size known to cover the request needs no probe.
+    const knownSize = known.get(tenant) ?? 0;
+    const have = knownSize >= needed ? knownSize : await size(tenant);
     if (needed > have)
       throw new DomainError(ErrorType.NotFound, `size: the log's tree holds ${have} entries, not ${needed}`, 'size');
     const wanted = hashesNeeded(compute);
     const leaves = [...new Set(wanted.map((t) => (t.index + 1) * 2 ** t.level - 1))];
     const docs = new Map<number, LogTreeDoc>();
-    for (const doc of await mapBounded(leaves, READ_CONCURRENCY, (n) => leafDoc(tenant, n)))
+    for (const doc of await mapBounded(leaves, READ_CONCURRENCY, (n) => cachedLeaf(tenant, n)))
       if (doc) docs.set(doc.n, doc);
     return compute((level, index) => {
       const hash = docs.get((index + 1) * 2 ** level - 1)?.hashes[level];
