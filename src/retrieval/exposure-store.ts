@@ -84,20 +84,25 @@ export function createMongoExposureStore(db: Db, fingerprints: Fingerprinter): E
 
   return {
     async recordRetrieval(retrieval, memoryIds) {
-      await retrievals.insertOne(retrieval);
-      if (memoryIds.length === 0) return;
-      await exposures.insertMany(
-        [...new Set(memoryIds)].map((memoryId) => ({
-          _id: exposureId(retrieval._id, memoryId),
-          tenant: retrieval.tenant,
-          retrievalId: retrieval._id,
-          memoryId,
-          principal: retrieval.principal,
-          retrievedAt: retrieval.at,
-          exposedAt: null,
-        })),
-        { ordered: false },
-      );
+      // Both writes at once, one round trip of latency: if one fails the read fails, and what the other left is a
+      // record of a read that did not reach its caller, which over-states exposure rather than hiding it.
+      await Promise.all([
+        retrievals.insertOne(retrieval),
+        memoryIds.length === 0
+          ? null
+          : exposures.insertMany(
+              [...new Set(memoryIds)].map((memoryId) => ({
+                _id: exposureId(retrieval._id, memoryId),
+                tenant: retrieval.tenant,
+                retrievalId: retrieval._id,
+                memoryId,
+                principal: retrieval.principal,
+                retrievedAt: retrieval.at,
+                exposedAt: null,
+              })),
+              { ordered: false },
+            ),
+      ]);
     },
     getRetrieval: (tenant, retrievalId) => findOwn(retrievals, tenant, retrievalId),
     async recordExposures(tenant, retrievalId, memoryIds, at) {

@@ -40,6 +40,14 @@ export function penaliseTaint<T extends { memory: Sight<MemoryRecord>; score: nu
 /** How deep the refill may go: past it, the answer is short and says so. */
 export const MAX_DEPTH = 400;
 
+/**
+ * How many candidates to re-read when `needed` more admissible records are wanted: a tenth more than needed, so
+ * that a refusal or two among them does not cost another round trip.
+ */
+export function readAhead(needed: number): number {
+  return needed + Math.ceil(needed / 10);
+}
+
 export const RetrieveRequestSchema = z.strictObject({
   query: z.string().min(1).max(2048),
   purpose: z.string().min(1).max(64).optional(),
@@ -115,39 +123,46 @@ export function createRetrievalService(deps: {
       let refused = 0;
       let unresolved = 0;
       let exhausted = false;
-      // Refill: ask deeper until k are admissible or the index has no more candidates (or the depth cap is hit).
+      // The index filters already keep out most of what the judge refuses, so candidates are re-read in rank order
+      // only as many at a time as may still be needed (a point read each is the store's costliest step); the index
+      // is asked deeper only once its hits are used up, until k are admissible or the depth cap is hit.
       for (let depth = Math.min(MAX_DEPTH, request.k * 2); admissible.length < request.k;) {
         const hits = await deps.index.search(tenant, { text: request.query, k: depth, filters });
         const fresh = hits.filter((h) => !judged.has(h.id));
-        const records = new Map(
-          (
-            await deps.memories.getMany(
-              tenant,
-              fresh.map((h) => h.id),
-            )
-          ).map((r) => [r._id, r]),
-        );
-        for (const hit of fresh) {
-          judged.add(hit.id);
-          const memory = records.get(hit.id);
-          // In the index but no longer in the store: an erasure got there first.
-          if (!memory) {
-            counts.lifecycle.refused++;
-            refused++;
-            continue;
+        for (let next = 0; admissible.length < request.k && next < fresh.length;) {
+          const batch = fresh.slice(next, next + readAhead(request.k - admissible.length));
+          next += batch.length;
+          const records = new Map(
+            (
+              await deps.memories.getMany(
+                tenant,
+                batch.map((h) => h.id),
+              )
+            ).map((r) => [r._id, r]),
+          );
+          for (const hit of batch) {
+            judged.add(hit.id);
+            const memory = records.get(hit.id);
+            // In the index but no longer in the store: an erasure got there first.
+            if (!memory) {
+              counts.lifecycle.refused++;
+              refused++;
+              continue;
+            }
+            const sight = seeMemory(reader, memory, { contentOnly: true });
+            if (sight) {
+              if (admissible.length < request.k) admissible.push({ memory: sight, score: hit.score });
+              continue;
+            }
+            const verdict = closestVerdict(reader, memory);
+            countVerdict(counts, verdict);
+            if (verdict.admissible === 0) refused++;
+            else unresolved++;
           }
-          const sight = seeMemory(reader, memory, { contentOnly: true });
-          if (sight) {
-            if (admissible.length < request.k) admissible.push({ memory: sight, score: hit.score });
-            continue;
-          }
-          const verdict = closestVerdict(reader, memory);
-          countVerdict(counts, verdict);
-          if (verdict.admissible === 0) refused++;
-          else unresolved++;
         }
+        if (admissible.length >= request.k) break;
         if (hits.length < depth || depth >= MAX_DEPTH) {
-          exhausted = admissible.length < request.k;
+          exhausted = true;
           break;
         }
         depth = Math.min(MAX_DEPTH, depth * 2);

@@ -10,6 +10,7 @@ import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { completeErasure, fileErasure } from '../../support/erasure-fixture.js';
 import { ordinalWord, sampleEvent, sampleMemory, statedBatch } from '../../support/samples.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { readAhead } from '../../../src/retrieval/retrieval-service.js';
 
 interface Item {
   id: string;
@@ -114,6 +115,14 @@ describe('governed retrieval', () => {
     // A reviewer reading for review reads the whole tenant.
     const reviewer = (await retrieve('rita', { k: 50, purpose: 'review' }, ['reviewer'])).json<Answer>();
     expect(reviewer.items).toHaveLength(own.length + 1 + theirs.length);
+  });
+
+  it('re-reads from the store only as many candidates as the answer still needs, in rank order', async () => {
+    const answer = (await retrieve('agent-a', { k: 5 })).json<Answer>();
+    expect(answer.items).toHaveLength(5);
+    // Eleven admissible records match; the index was asked for ten, and only the first readAhead(5) were re-read.
+    expect(answer.counts.candidates).toBe(readAhead(5));
+    expect(answer.counts.refused + answer.counts.unresolved).toBe(0);
   });
 
   it('refuses held records among the top candidates and refills the answer to k from deeper candidates', async () => {
