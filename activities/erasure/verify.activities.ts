@@ -17,6 +17,13 @@ const STATED_WITHOUT_DPO: ReadonlySet<string> = new Set(['retention-expiry', 'co
 
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
 const PROBE_CONCURRENCY = 4;
+/**
+ * Erased sentences searched for through the governed search in one call: embedded together, sent to the index
+ * together, their hits re-read once. Each is still its own search, answered as an agent's would be.
+ */
+const SEARCHES_PER_CALL = 32;
+/** Such calls in flight: each is mostly a model's and the index's work, on the same few cores. */
+const SEARCH_CONCURRENCY = 2;
 /** Erased sentences looked for as phrases in one Elasticsearch query (a `bool` of `match_phrase` clauses). */
 const PHRASES_PER_QUERY = 64;
 /**
@@ -102,16 +109,21 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
               return probed.byText;
             });
             direct.flat().forEach((id) => hits.direct.add(id));
-            const api = await mapBounded(window, PROBE_CONCURRENCY, async (text) => {
+            const searches: string[][] = [];
+            for (let at = 0; at < window.length; at += SEARCHES_PER_CALL)
+              searches.push(window.slice(at, at + SEARCHES_PER_CALL));
+            const api = await mapBounded(searches, SEARCH_CONCURRENCY, async (texts) => {
               // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
               // the erased sentence is served erased content, whatever its id.
-              const served = await deps.search.search(
+              const served = await deps.search.searchMany(
                 ref.tenant,
-                { query: text.slice(0, 2048), k: 20, intent: 'history' },
+                texts.map((text) => ({ query: text.slice(0, 2048), k: 20, intent: 'history' })),
                 probeReader(ref.tenant, new Date()),
                 { traced: false },
               );
-              return served.filter((r) => repeats(r.memory.record.content, text)).map((r) => r.memory.record._id);
+              return served.flatMap((results, i) =>
+                results.filter((r) => repeats(r.memory.record.content, texts[i]!)).map((r) => r.memory.record._id),
+              );
             });
             api.flat().forEach((id) => hits.api.add(id));
             const repeatsAny = repeatsAnyOf(window);

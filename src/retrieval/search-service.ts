@@ -40,32 +40,37 @@ export function createSearchService(deps: {
   disputes: DisputeStore;
   trace: ReadTrace;
 }) {
-  return {
-    /** `reader` was resolved with the request's intent and `asOf`. */
-    async search(
-      tenant: string,
-      request: SearchRequest,
-      reader: Reader,
-      options: { traced?: boolean } = {},
-    ): Promise<SearchResult[]> {
-      const hits = await deps.index.search(tenant, {
-        text: request.query,
-        k: request.k,
-        filters: {
-          ...indexFiltersFor(reader),
-          ...(request.namespaces ? { namespaces: request.namespaces } : {}),
-          ...(request.kinds ? { kinds: request.kinds } : {}),
-        },
-      });
-      const records = new Map(
-        (
-          await deps.memories.getMany(
-            tenant,
-            hits.map((h) => h.id),
-          )
-        ).map((r) => [r._id, r]),
-      );
-      const seen = (m: MemoryRecord | undefined) => seeMemory(reader, m, { contentOnly: true });
+  const filtersOf = (request: SearchRequest, reader: Reader) => ({
+    ...indexFiltersFor(reader),
+    ...(request.namespaces ? { namespaces: request.namespaces } : {}),
+    ...(request.kinds ? { kinds: request.kinds } : {}),
+  });
+
+  /**
+   * Many searches by one reader: the index asked for all at once and every hit re-read once, however many of the
+   * searches found it. Each answer is what `search` serves for that request alone.
+   */
+  async function searchMany(
+    tenant: string,
+    requests: readonly SearchRequest[],
+    reader: Reader,
+    options: { traced?: boolean } = {},
+  ): Promise<SearchResult[][]> {
+    const hitLists = await deps.index.searchMany(
+      tenant,
+      requests.map((request) => ({ text: request.query, k: request.k, filters: filtersOf(request, reader) })),
+    );
+    const records = new Map(
+      (
+        await deps.memories.getMany(
+          tenant,
+          hitLists.flat().map((h) => h.id),
+        )
+      ).map((r) => [r._id, r]),
+    );
+    const seen = (m: MemoryRecord | undefined) => seeMemory(reader, m, { contentOnly: true });
+    const answers: SearchResult[][] = [];
+    for (const [at, hits] of hitLists.entries()) {
       const results = hits.flatMap((hit) => {
         const memory = seen(records.get(hit.id));
         return memory ? [{ memory, score: hit.score }] : [];
@@ -76,11 +81,25 @@ export function createSearchService(deps: {
         await deps.trace.recordRead(
           reader,
           'search',
-          request.query,
+          requests[at]!.query,
           served.map((r) => r.memory.record._id),
         );
-      return served;
+      answers.push(served);
+    }
+    return answers;
+  }
+
+  return {
+    /** `reader` was resolved with the request's intent and `asOf`. */
+    async search(
+      tenant: string,
+      request: SearchRequest,
+      reader: Reader,
+      options: { traced?: boolean } = {},
+    ): Promise<SearchResult[]> {
+      return (await searchMany(tenant, [request], reader, options))[0]!;
     },
+    searchMany,
   };
 
   /**

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@elastic/elasticsearch';
 import type { Embedder } from './embedder.port.js';
-import { searchHybrid } from './hybrid-search.js';
+import { searchHybrid, searchHybridMany } from './hybrid-search.js';
 import { dropOrphans, dropTenant, expungeDeleted, orphanIndices, purge, segmentStats } from './index-deletion.js';
 import { tenantIndexNames } from './index-layout.js';
 import { probe } from './index-probe.js';
@@ -48,6 +48,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     upsert: (tenant, records, writeOptions) => upsertRecords(ctx, tenant, records, writeOptions),
     updateStatus: (tenant, ids, status, writeOptions) => updateStatus(ctx, tenant, ids, status, writeOptions),
     search: (tenant, query) => searchHybrid(ctx, tenant, query),
+    searchMany: (tenant, queries) => searchHybridMany(ctx, tenant, queries),
     purge: (tenant, ids) => purge(ctx, tenant, ids),
     expungeDeleted: (tenant) => expungeDeleted(ctx, tenant),
     segmentStats: (tenant) => segmentStats(ctx, tenant),

@@ -140,6 +140,8 @@ export interface SearchIndex {
    * first. Blank text, a filter that admits nothing, or a tenant without an index give no hits.
    */
   search(tenant: string, query: HybridQuery): Promise<SearchHit[]>;
+  /** `search` for many queries of one tenant at once (one embedding call, few round trips), answers in order. */
+  searchMany(tenant: string, queries: readonly HybridQuery[]): Promise<SearchHit[][]>;
   /** Deletes documents by id and refreshes, so they stop being searchable at once. Idempotent. */
   purge(tenant: string, ids: readonly string[]): Promise<PurgeResult>;
   /**

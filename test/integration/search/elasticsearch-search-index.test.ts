@@ -108,6 +108,32 @@ describe('Elasticsearch search index', () => {
     expect(await index.search(tenant, { text: QUERY, k: 5, filters: { namespaces: [] } })).toEqual([]);
   });
 
+  it('answers many queries at once exactly as it answers each alone, across more than one round trip', async () => {
+    const tenant = tenantForTest();
+    const words = ['email', 'phone', 'letter', 'visit', 'fax', 'chat'];
+    await index.upsert(
+      tenant,
+      words.flatMap((w, i) => [
+        memory(tenant, `${w}-crm`, `the customer prefers ${w} contact`, { namespace: 'crm' }),
+        memory(tenant, `${w}-hr`, `staff ${w} rota number ${i}`, { namespace: 'hr' }),
+      ]),
+      { refresh: 'wait_for' },
+    );
+    // 40 queries (two _msearch calls), with blank text and a filter that admits nothing among them.
+    const queries = Array.from({ length: 40 }, (_, i) => ({
+      text: i % 13 === 5 ? '   ' : `${words[i % words.length]} contact ${i % 3 === 0 ? 'rota' : 'customer'}`,
+      k: 1 + (i % 4),
+      filters: i % 11 === 7 ? { namespaces: [] } : i % 2 === 0 ? { namespaces: ['crm'] } : {},
+    }));
+    const together = await index.searchMany(tenant, queries);
+    const alone = await Promise.all(queries.map((q) => index.search(tenant, q)));
+    expect(together).toEqual(alone);
+    expect(together.filter((hits) => hits.length === 0).length).toBe(
+      queries.filter((q) => q.text.trim() === '' || q.filters.namespaces?.length === 0).length,
+    );
+    await expect(index.searchMany(tenant, [{ text: 'x', k: 0, filters: {} }])).rejects.toThrow(/\bk\b/);
+  });
+
   it('never returns a document excluded by status or valid time, though it tops both BM25 and kNN', async () => {
     const tenant = tenantForTest();
     const now = new Date('2025-06-01T00:00:00.000Z');
