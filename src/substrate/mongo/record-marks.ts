@@ -88,7 +88,11 @@ export function createRecordMarks(db: Db): RecordMarks {
     },
     async purge(tenant, ids) {
       if (ids.length === 0) return;
-      await mapBounded([...new Set(ids)], 16, (record) => marks.deleteMany({ tenant, record }));
+      // Most records have no mark: find the few that do (one bounded pass over the tenant's marks when the records
+      // are many), then delete those marks by `_id`, rather than a delete per record. A mark added to a purged record
+      // after this read names a record that is gone, as one added after a delete per record would.
+      const found = await findMatching(marks, tenant, 'record', ids, { projection: { _id: 1, record: 1 } });
+      await mapBounded(found, 16, (mark) => marks.deleteOne({ _id: mark._id, tenant }));
     },
   };
 }

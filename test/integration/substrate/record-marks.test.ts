@@ -81,6 +81,20 @@ describe('marks kept beside the row', () => {
     expect(await store.contest(tenant, record._id, 'rct-3', true)).toBe(false);
   });
 
+  it('forgets every mark of a large purge, and only those: the records kept keep theirs', async () => {
+    const records = await Promise.all(Array.from({ length: 300 }, () => written()));
+    const purged = records.slice(0, 280).map((r) => r._id);
+    const kept = records.slice(280).map((r) => r._id);
+    // Marks on a few purged records (two kinds on one), and on every kept one.
+    await store.restrict(tenant, [purged[0]!, purged[139]!, purged[279]!, ...kept], 'hold-large');
+    await store.flagStale(tenant, [purged[139]!], { because: 'rectification:large', since: new Date() });
+    expect(await store.purge(tenant, purged)).toBe(280);
+    const marks = runtime.db.collection(Collections.recordMarks);
+    expect(await marks.countDocuments({ tenant, record: { $in: purged } })).toBe(0);
+    expect(await marks.countDocuments({ tenant, record: { $in: kept } })).toBe(kept.length);
+    expect((await store.getMany(tenant, kept)).every((r) => r.restrictedBy?.includes('hold-large'))).toBe(true);
+  });
+
   it('takes back a contest that a row written before marks had their own documents carries', async () => {
     const record = await written();
     await rows().updateOne({ _id: record._id }, { $set: { contestedBy: ['rct-legacy'] } });
