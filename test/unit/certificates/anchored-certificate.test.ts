@@ -20,7 +20,13 @@ import {
 import { noteSigner, signNote } from '../../../src/governance/audit/log-tree/signed-note.js';
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 import { naiveRoot } from '../../support/audit-entries.js';
-import { anchoringAuditChain, buildCertificateChain, sealAudit, testSigner } from './certificate-fixtures.js';
+import {
+  anchoringAuditChain,
+  buildCertificateChain,
+  resealAudit,
+  sealAudit,
+  testSigner,
+} from './certificate-fixtures.js';
 import { certificateAnchor } from '../../../src/governance/certificates/certificate.js';
 
 const tenant = 't-anchor';
@@ -130,17 +136,9 @@ describe('a certificate against its anchor, without the chain', () => {
   it("refuses an anchor into a rewritten history against the real log's checkpoint", async () => {
     // The operator drops the first entry, reseals the rest (the certificate's entry included) and signs the new
     // tree with the log's own key: alone the forked anchor checks out.
-    const forked = sealAudit(tenant, [
-      ...chain.slice(1, 3).map(({ actor, action, target, outcome, details, idempotencyKey }) => ({
-        tenant,
-        actor,
-        action,
-        target,
-        outcome,
-        details,
-        idempotencyKey,
-      })),
-      certificateAnchor(certificates[2]!),
+    const forked = resealAudit(tenant, [
+      ...chain.slice(1, 3),
+      ...sealAudit(tenant, [certificateAnchor(certificates[2]!)]),
     ]);
     const value = anchored(forked, 0);
     expect(await verify(value)).toMatchObject({ ok: true });

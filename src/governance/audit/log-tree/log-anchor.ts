@@ -98,7 +98,7 @@ export async function verifyLogAnchor(raw: unknown, check: LogAnchorCheck): Prom
 
   const done = { ok: true as const, origin: opened.origin, index: anchor.index, size: opened.size };
   if (!check.later) return done;
-  const laterSize = sizeOf(check.later.note);
+  const laterSize = checkpointSizeOf(check.later.note);
   if (laterSize === null) return fail('consistency', 'the later checkpoint is not a signed checkpoint');
   const [earlier, later] =
     laterSize >= opened.size ? [anchor.checkpoint, check.later.note] : [check.later.note, anchor.checkpoint];
@@ -117,7 +117,7 @@ function openCheckpoint(note: unknown, name: string, key: string): Checkpoint | 
 }
 
 /** The tree size a note's checkpoint claims (unverified: only to order two checkpoints), or null. */
-function sizeOf(note: string): number | null {
+export function checkpointSizeOf(note: string): number | null {
   const parsed = parseNote(note);
   return parsed ? (parseCheckpoint(parsed.text)?.size ?? null) : null;
 }

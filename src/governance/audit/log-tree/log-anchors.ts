@@ -13,6 +13,8 @@ export interface LogAnchors {
   anchor(entry: AuditEntry): Promise<LogAnchor>;
   /** The entry's anchor under the latest published checkpoint, without signing; null while none covers it. */
   latest(entry: AuditEntry): Promise<LogAnchor | null>;
+  /** As `anchor`, for the entry of `seq` read from the log; null when the log has no such entry. */
+  anchorAt(tenant: string, seq: number): Promise<LogAnchor | null>;
   /** As `latest`, for the entry of `seq` read from the log; null when the log has no such entry. */
   latestAt(tenant: string, seq: number): Promise<LogAnchor | null>;
 }
@@ -30,18 +32,29 @@ export function createLogAnchors(deps: {
     return checkpoint && checkpoint.size >= entry.seq ? prove(entry, checkpoint) : null;
   };
 
+  const anchor = async (entry: AuditEntry) => {
+    // The entry is appended, so the chain's head is at or after it and the checkpoint published covers it.
+    const checkpoint = await deps.checkpoints.publish(entry.tenant);
+    if (!checkpoint || checkpoint.size < entry.seq)
+      throw new Error(`audit checkpoint of ${entry.tenant}: does not reach seq ${entry.seq}`);
+    return prove(entry, checkpoint);
+  };
+
+  const entryAt = async (tenant: string, seq: number): Promise<AuditEntry | null> => {
+    for await (const entry of deps.audit.entries(tenant, { fromSeq: seq, toSeq: seq })) return entry;
+    return null;
+  };
+
   return {
-    async anchor(entry) {
-      // The entry is appended, so the chain's head is at or after it and the checkpoint published covers it.
-      const checkpoint = await deps.checkpoints.publish(entry.tenant);
-      if (!checkpoint || checkpoint.size < entry.seq)
-        throw new Error(`audit checkpoint of ${entry.tenant}: does not reach seq ${entry.seq}`);
-      return prove(entry, checkpoint);
-    },
+    anchor,
     latest,
+    async anchorAt(tenant, seq) {
+      const entry = await entryAt(tenant, seq);
+      return entry ? anchor(entry) : null;
+    },
     async latestAt(tenant, seq) {
-      for await (const entry of deps.audit.entries(tenant, { fromSeq: seq, toSeq: seq })) return latest(entry);
-      return null;
+      const entry = await entryAt(tenant, seq);
+      return entry ? latest(entry) : null;
     },
   };
 }
