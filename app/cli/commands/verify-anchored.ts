@@ -1,6 +1,6 @@
 /**
- * `lethe verify <file> --log-key KEY`: one signed document checked against its place in the audit log, without the
- * chain. The log key is the auditor's, pinned from a channel they trust (`lethe audit checkpoint --json` shows it);
+ * `lethe verify <file> --log-key KEY`: one signed document (an anchored certificate or receipt, or an access package
+ * with its request's anchored receipt) checked against its place in the audit log, without the chain. The log key is the auditor's, pinned from a channel they trust (`lethe audit checkpoint --json` shows it);
  * with `--checkpoint`, a checkpoint they kept of the same log, the anchor's checkpoint must also be consistent with
  * it, by a proof read from `--consistency-proof` (offline) or asked of the API (`--fetch-proof`).
  */
@@ -12,6 +12,13 @@ import {
   verifyAnchoredCertificate,
   type AnchoredVerdict,
 } from '../../../src/governance/certificates/anchored-certificate.js';
+import { parsePublicKeyPem } from '../../../src/governance/certificates/signing.js';
+import { isAccessPackage } from '../../../src/governance/rights/access-request.js';
+import {
+  isAnchoredReceipt,
+  verifyAnchoredReceipt,
+  type AnchoredReceiptVerdict,
+} from '../../../src/governance/rights/anchored-receipt.js';
 import type { ConsistencyProofView } from '../../../src/shared/api-contract/audit.js';
 import type { CliContext } from '../context.js';
 import { CliError, ExitCode } from '../exit-codes.js';
@@ -21,6 +28,8 @@ export interface AnchoredOptions {
   checkpoint?: string;
   consistencyProof?: string;
   fetchProof?: boolean;
+  /** For an access package: its request's anchored receipt. */
+  receipt?: string;
 }
 
 /** Verifies the file's anchored document; prints the verdict and sets exit 7 when it fails. */
@@ -36,25 +45,41 @@ export async function verifyAnchoredFile(
     throw new CliError(`--log-key: ${(error as Error).message}`, ExitCode.usage);
   }
   const value = readJson(file, 'file');
-  if (!isAnchoredCertificate(value))
+  const accessPackage = isAccessPackage(value) ? value : undefined;
+  if (accessPackage !== undefined && options.receipt === undefined)
     throw new CliError(
-      `--log-key: ${file} is not an anchored certificate (lethe certificates get <id> --anchored writes one)`,
+      "--receipt: required for an access package (its request's anchored receipt: lethe rights receipt <id> --anchored)",
       ExitCode.usage,
     );
-  const later = options.checkpoint !== undefined ? laterCheckpoint(value.logAnchor.checkpoint, options, out) : null;
-  const verdict = await verifyAnchoredCertificate(value, {
-    publicKeys,
-    logKey: options.logKey,
-    ...(later ? { later: await later } : {}),
-  });
+  const anchored = accessPackage !== undefined ? readJson(options.receipt!, '--receipt') : value;
+  if (!isAnchoredCertificate(anchored) && !isAnchoredReceipt(anchored))
+    throw new CliError(
+      `--log-key: ${accessPackage !== undefined ? options.receipt : file} is not an anchored certificate or receipt ` +
+        '(lethe certificates get <id> --anchored, lethe rights receipt <id> --anchored write them)',
+      ExitCode.usage,
+    );
+  const later =
+    options.checkpoint !== undefined ? await laterCheckpoint(anchored.logAnchor.checkpoint, options, out) : null;
+  const check = { logKey: options.logKey, ...(later ? { later } : {}) };
+  const verdict = isAnchoredCertificate(anchored)
+    ? await verifyAnchoredCertificate(anchored, { ...check, publicKeys })
+    : await verifyAnchoredReceipt(anchored, {
+        ...check,
+        publicKeys: publicKeys.map((pem) => parsePublicKeyPem(pem)),
+        ...(accessPackage !== undefined ? { accessPackage } : {}),
+      });
   process.stdout.write(out.json ? `${JSON.stringify(verdict)}\n` : `${describe(verdict)}\n`);
   if (!verdict.ok) process.exitCode = ExitCode.verificationFailed;
 }
 
-function describe(v: AnchoredVerdict): string {
+function describe(v: AnchoredVerdict | AnchoredReceiptVerdict): string {
   if (!v.ok) return `FAILED (${v.part}): ${v.reason}`;
+  const what =
+    'certificateId' in v
+      ? `certificate ${v.certificateId}`
+      : `${v.packageSha256 ? 'access package and its ' : ''}${v.right} receipt ${v.requestId}`;
   return (
-    `ok: certificate ${v.certificateId} of tenant ${v.tenant}, signature valid (key ${v.keyId}); ` +
+    `ok: ${what} of tenant ${v.tenant}, signature valid (key ${v.keyId}); ` +
     `recorded at audit seq ${v.auditSeq}, included in the checkpoint of ${v.checkpointSize} entries of ${v.origin}` +
     (v.consistentWith !== undefined
       ? `, consistent with the given checkpoint of ${v.consistentWith}`

@@ -28,6 +28,7 @@ interface VerifyOptions {
   checkpoint?: string;
   consistencyProof?: string;
   fetchProof?: boolean;
+  receipt?: string;
 }
 
 /**
@@ -68,11 +69,18 @@ export function registerVerifyCommand(program: Command, context?: () => CliConte
       'with --checkpoint: the consistency proof between the two (JSON, as the API gives it)',
     )
     .option('--fetch-proof', 'with --checkpoint: ask the API for the consistency proof')
+    .option('--receipt <file>', "with --log-key, for an access package: its request's anchored receipt")
     .action(async (file: string, options: VerifyOptions) => {
       if (options.publicKey.length === 0)
         throw new CliError('--public-key: required (lethe certificates public-key prints it)', ExitCode.usage);
-      if (options.logKey === undefined && (options.checkpoint ?? options.consistencyProof ?? options.fetchProof))
-        throw new CliError('--checkpoint, --consistency-proof, --fetch-proof: only with --log-key', ExitCode.usage);
+      if (
+        options.logKey === undefined &&
+        (options.checkpoint ?? options.consistencyProof ?? options.fetchProof ?? options.receipt)
+      )
+        throw new CliError(
+          '--checkpoint, --consistency-proof, --fetch-proof, --receipt: only with --log-key',
+          ExitCode.usage,
+        );
       if (options.logKey !== undefined) {
         if (file === '-' || !fs.existsSync(file)) throw new CliError(`file: no such file ${file}`, ExitCode.usage);
         const json = (program.opts() as { json?: boolean }).json ?? false;

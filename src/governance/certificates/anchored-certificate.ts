@@ -11,7 +11,9 @@
  */
 import type { AuditEntry } from '../audit/audit-log.port.js';
 import {
+  placeOf,
   verifyLogAnchor,
+  type AnchoredPlace,
   type AnchorPart,
   type LaterCheckpoint,
   type LogAnchor,
@@ -42,16 +44,7 @@ export function isAnchoredCertificate(value: unknown): value is AnchoredCertific
 export type AnchoredPart = 'certificate' | AnchorPart;
 
 export type AnchoredVerdict =
-  | {
-      ok: true;
-      certificateId: string;
-      tenant: string;
-      keyId: string;
-      auditSeq: number;
-      origin: string;
-      checkpointSize: number;
-      consistentWith?: number;
-    }
+  | ({ ok: true; certificateId: string; tenant: string; keyId: string } & AnchoredPlace)
   | { ok: false; part: AnchoredPart; reason: string };
 
 /**
@@ -78,10 +71,7 @@ export async function verifyAnchoredCertificate(
     certificateId: certificate.certificateId,
     tenant: certificate.tenant,
     keyId: certificate.keyId,
-    auditSeq: value.logAnchor.entry.seq,
-    origin: verdict.origin,
-    checkpointSize: verdict.size,
-    ...(verdict.consistentWith !== undefined ? { consistentWith: verdict.consistentWith } : {}),
+    ...placeOf(verdict, value.logAnchor),
   };
 }
 

@@ -39,6 +39,24 @@ export type LogAnchorVerdict =
   | { ok: true; origin: string; index: number; size: number; consistentWith?: number }
   | { ok: false; part: AnchorPart; reason: string };
 
+/** Where a verified anchor places its document, as the documents' verdicts report it. */
+export interface AnchoredPlace {
+  auditSeq: number;
+  origin: string;
+  checkpointSize: number;
+  /** The size of the later checkpoint it was shown consistent with, when one was given. */
+  consistentWith?: number;
+}
+
+export function placeOf(verdict: Extract<LogAnchorVerdict, { ok: true }>, anchor: LogAnchor): AnchoredPlace {
+  return {
+    auditSeq: anchor.entry.seq,
+    origin: verdict.origin,
+    checkpointSize: verdict.size,
+    ...(verdict.consistentWith !== undefined ? { consistentWith: verdict.consistentWith } : {}),
+  };
+}
+
 /** A later checkpoint the auditor holds, and the consistency proof (base64 hashes) between it and the anchor's. */
 export interface LaterCheckpoint {
   note: string;
