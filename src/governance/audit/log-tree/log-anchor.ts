@@ -13,7 +13,7 @@ import { parseCheckpoint, type Checkpoint } from './checkpoint.js';
 import { checkConsistency } from './consistency-check.js';
 import { leafHash, type Hash } from './merkle-tree.js';
 import { verifyInclusion } from './merkle-verify.js';
-import { noteVerifier, openNote, parseNote } from './signed-note.js';
+import { noteVerifier, openNote, parseNote, type NoteVerifier } from './signed-note.js';
 
 /** A document's place in its tenant's audit log. Hashes in the proof are standard base64, as the proof routes give them. */
 export interface LogAnchor {
@@ -100,7 +100,12 @@ export async function verifyLogAnchor(raw: unknown, check: LogAnchorCheck): Prom
   const unbound = check.binds(entry);
   if (unbound) return fail('binding', unbound);
 
-  const verifier = noteVerifier(check.logKey);
+  let verifier: NoteVerifier;
+  try {
+    verifier = noteVerifier(check.logKey);
+  } catch (error) {
+    return fail('checkpoint', `the log key is not a verifier key: ${(error as Error).message}`);
+  }
   const opened = openCheckpoint(anchor.checkpoint, verifier.name, check.logKey);
   if (typeof opened === 'string') return fail('checkpoint', opened);
   if (opened.origin !== verifier.name)
