@@ -37,6 +37,9 @@ export function createMongoReceiptStore(
   return {
     async put(receipt) {
       const { tenant, anchor } = receipt;
+      // A retried issue keeps the first receipt: no checkpoint to sign for it.
+      const kept = await findOwn(receipts, tenant, receipt.requestId);
+      if (kept) return kept.receipt;
       const logAnchor = deps.logAnchors ? await deps.logAnchors.anchorAt(tenant, anchor.auditSeq) : undefined;
       if (logAnchor === null || (logAnchor && logAnchor.entry.hash !== anchor.auditHash))
         throw new DomainError(

@@ -1,7 +1,8 @@
 /**
  * An access request's receipt carries its place in the audit log, and the package is anchored through it: with the
  * certificate key and the log key alone, `lethe verify` accepts the anchored receipt and the package beside it, and
- * refuses a changed package or receipt (exit 7) naming which.
+ * refuses a changed package or receipt (exit 7) naming which. A build retried after a crash before its receipt was
+ * stored issues the receipt, anchored, with one audit entry.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,10 +11,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../app/cli/exit-codes.js';
 import type { AnchoredReceipt } from '../../../src/governance/rights/anchored-receipt.js';
-import type { AccessPackage } from '../../../src/governance/rights/access-request.js';
+import { receivedAccessRequest, type AccessPackage } from '../../../src/governance/rights/access-request.js';
+import { verifyAnchoredReceipt } from '../../../src/governance/rights/anchored-receipt.js';
+import { parsePublicKeyPem } from '../../../src/governance/certificates/signing.js';
+import { createAccessActivities } from '../../../activities/access.activities.js';
+import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { cliEnvironment, listenOnRealPort, runLethe, type ProcessRun } from '../../support/cli-process.js';
-import { buildSubjectGraph } from '../../support/erasure-fixture.js';
+import { buildSubjectGraph, type SubjectGraph } from '../../support/erasure-fixture.js';
 
 let app: TestApp;
 let env: NodeJS.ProcessEnv;
@@ -24,6 +29,7 @@ let logKey: string;
 let keyFile: string;
 let receiptFile: string;
 let packageFile: string;
+let graph: SubjectGraph;
 
 const describeRun = (run: ProcessRun) => `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
 const lethe = async (args: string[]) =>
@@ -34,7 +40,7 @@ const verify = (file: string, ...more: string[]) =>
 beforeAll(async () => {
   app = await startTestApp();
   env = cliEnvironment(app, await listenOnRealPort(app));
-  const graph = await buildSubjectGraph(app, tenant, `zacc${randomUUID().replaceAll('-', '')}`);
+  graph = await buildSubjectGraph(app, tenant, `zacc${randomUUID().replaceAll('-', '')}`);
   const dpo = await app.token(tenant, ['dpo'], 'dora');
   const filed = await app.request({
     method: 'POST',
@@ -115,5 +121,57 @@ describe("an access request's receipt and package against the log, without the c
     );
     expect(entry.code, describeRun(entry)).toBe(ExitCode.verificationFailed);
     expect(entry.stdout).toContain('FAILED (entry)');
+  });
+
+  it('a build retried after a crash before its receipt was stored issues it, anchored, with one audit entry', async () => {
+    const id = `acc_retry_${randomUUID().replaceAll('-', '')}`;
+    const s = app.services;
+    await s.access.create(
+      receivedAccessRequest(
+        { _id: id, tenant, selectorKind: 'subject', selectorHash: 'h', requester: 'dora' },
+        new Date(),
+      ),
+      { subjectId: graph.subject },
+    );
+    let crashes = 1;
+    const activities = createAccessActivities({
+      access: s.access,
+      receipts: {
+        ...s.receipts,
+        put: async (receipt) => {
+          if (crashes-- > 0) throw new Error('simulated crash before the receipt');
+          return s.receipts.put(receipt);
+        },
+      },
+      events: s.events,
+      memories: s.memories,
+      lineage: s.lineage,
+      holds: s.holds,
+      disputes: s.disputes,
+      erasures: s.erasureRequests,
+      fingerprints: s.fingerprints,
+      macs: s.tenantMacs,
+      exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
+      audit: s.audit,
+      signer: s.signer,
+      notifier: s.notifier,
+      dpoEmail: 'dpo@example.test',
+    });
+    const ref = { tenant, requestId: id, deliveryWindowMs: 60_000 };
+    await expect(activities.buildAccessPackage(ref)).rejects.toThrow('simulated crash');
+    await activities.buildAccessPackage(ref);
+    await activities.buildAccessPackage(ref);
+
+    const built: AuditEntry[] = [];
+    for await (const e of s.audit.entries(tenant))
+      if (e.action === 'subject-access.package-built' && e.target === id) built.push(e);
+    expect(built).toHaveLength(1);
+    const anchored = await s.receipts.anchored(tenant, id);
+    expect(anchored?.receipt.anchor).toMatchObject({ auditSeq: built[0]!.seq, auditHash: built[0]!.hash });
+    const verdict = await verifyAnchoredReceipt(anchored, {
+      publicKeys: [parsePublicKeyPem(s.publicKeyPem)],
+      logKey: logKey,
+    });
+    expect(verdict).toMatchObject({ ok: true, auditSeq: built[0]!.seq });
   });
 });
