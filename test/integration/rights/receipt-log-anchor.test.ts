@@ -14,7 +14,7 @@ import type { AnchoredReceipt } from '../../../src/governance/rights/anchored-re
 import { receivedAccessRequest, type AccessPackage } from '../../../src/governance/rights/access-request.js';
 import { verifyAnchoredReceipt } from '../../../src/governance/rights/anchored-receipt.js';
 import { parsePublicKeyPem } from '../../../src/governance/certificates/signing.js';
-import { createAccessActivities } from '../../../activities/access.activities.js';
+import { accessActivitiesOver } from '../../support/access-activities.js';
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { cliEnvironment, listenOnRealPort, runLethe, type ProcessRun } from '../../support/cli-process.js';
@@ -134,8 +134,7 @@ describe("an access request's receipt and package against the log, without the c
       { subjectId: graph.subject },
     );
     let crashes = 1;
-    const activities = createAccessActivities({
-      access: s.access,
+    const activities = accessActivitiesOver(s, {
       receipts: {
         ...s.receipts,
         put: async (receipt) => {
@@ -143,19 +142,6 @@ describe("an access request's receipt and package against the log, without the c
           return s.receipts.put(receipt);
         },
       },
-      events: s.events,
-      memories: s.memories,
-      lineage: s.lineage,
-      holds: s.holds,
-      disputes: s.disputes,
-      erasures: s.erasureRequests,
-      fingerprints: s.fingerprints,
-      macs: s.tenantMacs,
-      exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
-      audit: s.audit,
-      signer: s.signer,
-      notifier: s.notifier,
-      dpoEmail: 'dpo@example.test',
     });
     const ref = { tenant, requestId: id, deliveryWindowMs: 60_000 };
     await expect(activities.buildAccessPackage(ref)).rejects.toThrow('simulated crash');
