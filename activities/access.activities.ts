@@ -80,15 +80,34 @@ export function createAccessActivities(deps: AccessActivityDeps) {
     );
   }
 
+  /** The built package's audit entry; a retry gets the entry already written under the same key. */
+  const recordBuilt = (ref: AccessRef, counts: Record<string, number>, packageSha256: string, keyId: string) =>
+    deps.audit.append({
+      tenant: ref.tenant,
+      actor: 'system',
+      action: 'subject-access.package-built',
+      outcome: 'ok',
+      target: ref.requestId,
+      details: { ...counts, packageSha256, keyId },
+      idempotencyKey: `access:${ref.requestId}:built`,
+    });
+
   return {
     async buildAccessPackage(ref: AccessRef & { deliveryWindowMs: number }): Promise<BuiltPackage> {
       const request = await requestOf(ref);
-      if (request.state === 'ready' && request.readyAt && request.expiresAt)
+      if (request.state === 'ready' && request.readyAt && request.expiresAt) {
+        // A retry after the package was recorded ready: write what a crash may have left out, its entry and its
+        // receipt (anchored under a checkpoint as it is stored), once each.
+        if (request.packageHash && !(await deps.receipts.get(ref.tenant, ref.requestId))) {
+          const entry = await recordBuilt(ref, request.counts, request.packageHash, deps.signer.keyId);
+          await issueAccessReceipt(ref, entry, request.expiresAt);
+        }
         return {
           counts: request.counts,
           readyAt: request.readyAt.toISOString(),
           expiresAt: request.expiresAt.toISOString(),
         };
+      }
       if (request.state === 'expired')
         throw new DomainError(ErrorType.Conflict, `access request ${ref.requestId} has expired`);
       await deps.access.update(ref.tenant, ref.requestId, { state: 'building' });
@@ -125,15 +144,7 @@ export function createAccessActivities(deps: AccessActivityDeps) {
             readyAt: issuedAt,
             expiresAt,
           });
-          const entry = await deps.audit.append({
-            tenant: ref.tenant,
-            actor: 'system',
-            action: 'subject-access.package-built',
-            outcome: 'ok',
-            target: ref.requestId,
-            details: { ...body.counts, packageSha256: signed.signature.bodySha256, keyId: signed.signature.keyId },
-            idempotencyKey: `access:${ref.requestId}:built`,
-          });
+          const entry = await recordBuilt(ref, body.counts, signed.signature.bodySha256, signed.signature.keyId);
           await issueAccessReceipt(ref, entry, expiresAt);
           return { counts: body.counts, readyAt: issuedAt.toISOString(), expiresAt: expiresAt.toISOString() };
         }

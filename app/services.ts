@@ -39,6 +39,7 @@ import { createMongoHoldStore } from '../src/governance/holds/hold-store.js';
 import { createMongoRestrictionStore } from '../src/governance/rights/restriction-store.js';
 import { createMongoLogTree } from '../src/governance/audit/log-tree/log-tree-store.js';
 import { createCheckpointStore } from '../src/governance/audit/log-tree/checkpoint-store.js';
+import { createLogAnchors } from '../src/governance/audit/log-tree/log-anchors.js';
 import { createMongoCertificateStore } from '../src/governance/certificates/certificate-store.js';
 import { loadPublicSigningKey, loadSigningKey } from '../src/governance/certificates/signing.js';
 import { createMailNotifier } from '../src/governance/notifications/notifier.js';
@@ -104,9 +105,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     options.certificateKey === 'public'
       ? loadPublicSigningKey(config.secrets.signingPublicKeyFile)
       : loadSigningKey(config.secrets.signingKeyFile);
-  const certificates = createMongoCertificateStore(db, { signer, audit });
   const logTree = createMongoLogTree(db);
   const checkpoints = createCheckpointStore(db, { audit, tree: logTree, signer, origin: config.log.origin });
+  // Each certificate (and receipt) is anchored under a checkpoint signed as it is issued, in the worker.
+  const logAnchors = createLogAnchors({ audit, checkpoints, tree: logTree });
+  const certificates = createMongoCertificateStore(db, { signer, audit, logAnchors });
   const holds = createMongoHoldStore(db, fingerprints);
   const restrictions = createMongoRestrictionStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db, runtime.cipher);
@@ -117,7 +120,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const usage = createMongoTenantUsageStore(db);
   const access = createMongoAccessStore(db, runtime.cipher, fingerprints);
   const rectifications = createMongoRectificationStore(db, runtime.cipher);
-  const receipts = createMongoReceiptStore(db);
+  const receipts = createMongoReceiptStore(db, { logAnchors });
   const revokedTokens = createMongoRevokedTokenStore(db);
   const trace = createReadTrace({ exposures, macs: tenantMacs });
   const search = createSearchService({ index, memories, disputes, trace });

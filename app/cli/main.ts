@@ -53,7 +53,7 @@ registerRightsCommands(program, context);
 registerAccessCommands(program, context);
 registerRectifyCommands(program, context);
 registerCertificateCommands(program, context);
-registerVerifyCommand(program);
+registerVerifyCommand(program, context);
 registerPolicyCommands(program);
 registerRestoreCommands(program);
 registerReviewCommands(program, context);

@@ -81,6 +81,25 @@ export function registerCertificateRoutes(
       return reply.type('application/json').send(canonicalJson(certificate));
     },
   );
+
+  app.get(
+    '/v1/tenants/:tenant/certificates/:id/anchored',
+    {
+      config: { action: 'certificate.export', reads: 'ids' },
+      schema: {
+        summary:
+          "One deletion certificate with its place in the audit log: the entry recording it, a signed checkpoint and the entry's inclusion proof (lethe verify --log-key checks it without the chain)",
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const anchored = await deps.certificates.anchored(principalOf(request).tenant, id);
+      if (!anchored) throw new DomainError(ErrorType.NotFound, 'certificate: not found', 'id');
+      return reply.type('application/json').send(canonicalJson(anchored));
+    },
+  );
 }
 
 async function* certificateLines(

@@ -35,6 +35,25 @@ export function registerRightsRoutes(
     },
   );
 
+  app.get(
+    '/v1/tenants/:tenant/subject-rights/receipts/:id/anchored',
+    {
+      config: { action: 'receipt.read', reads: 'ids' },
+      schema: {
+        summary:
+          "A closed request's signed receipt with its place in the audit log: the entry, a signed checkpoint and the entry's inclusion proof (lethe verify --log-key checks it without the chain)",
+        params: tenantIdParams,
+        response: errorResponses,
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const anchored = await deps.receipts.anchored(principalOf(request).tenant, id);
+      if (!anchored) throw new DomainError(ErrorType.NotFound, `no receipt for request ${id} (not closed yet?)`, 'id');
+      return anchored;
+    },
+  );
+
   app.post(
     '/v1/tenants/:tenant/subject-rights/preview',
     {

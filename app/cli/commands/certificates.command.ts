@@ -40,9 +40,15 @@ export function registerCertificateCommands(program: Command, context: () => Cli
   certificates
     .command('get <certificateId>')
     .description('print one certificate (canonical JSON)')
-    .action(async (certificateId: string) => {
+    .option(
+      '--anchored',
+      'with its place in the audit log (entry, signed checkpoint, inclusion proof): lethe verify --log-key checks it alone',
+    )
+    .action(async (certificateId: string, options: { anchored?: boolean }) => {
       const ctx = context();
-      const text = await ctx.api.getText(`/v1/tenants/${ctx.tenant}/certificates/${encodeURIComponent(certificateId)}`);
+      const text = await ctx.api.getText(
+        `/v1/tenants/${ctx.tenant}/certificates/${encodeURIComponent(certificateId)}${options.anchored ? '/anchored' : ''}`,
+      );
       process.stdout.write(`${text}\n`);
     });
 

@@ -121,13 +121,20 @@ export function registerRightsCommands(program: Command, context: () => CliConte
     .command('receipt <request-id>')
     .description("a closed request's signed receipt (access, rectification) into a file; check it with lethe verify")
     .requiredOption('--out <file>', 'where to write it (not overwritten if it exists)')
-    .action(async (id: string, o: { out: string }) => {
+    .option(
+      '--anchored',
+      'with its place in the audit log (entry, signed checkpoint, inclusion proof): lethe verify --log-key checks it alone',
+    )
+    .action(async (id: string, o: { out: string; anchored?: boolean }) => {
       if (fs.existsSync(o.out)) throw new CliError(`--out: ${o.out} exists (nothing was written)`, ExitCode.usage);
       const ctx = context();
-      const receipt = await ctx.api.get<{ right: string; state: string; anchor: { auditSeq: number } }>(
-        `/v1/tenants/${ctx.tenant}/subject-rights/receipts/${encodeURIComponent(id)}`,
-      );
-      fs.writeFileSync(o.out, `${JSON.stringify(receipt, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+      type ReceiptView = { right: string; state: string; anchor: { auditSeq: number } };
+      const url = `/v1/tenants/${ctx.tenant}/subject-rights/receipts/${encodeURIComponent(id)}`;
+      const written = o.anchored
+        ? await ctx.api.get<{ receipt: ReceiptView }>(`${url}/anchored`)
+        : await ctx.api.get<ReceiptView>(url);
+      const receipt = 'receipt' in written ? written.receipt : written;
+      fs.writeFileSync(o.out, `${JSON.stringify(written, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
       if (ctx.json) return ctx.print({ file: o.out, ...receipt });
       ctx.print(
         `${receipt.right} receipt (${receipt.state}, audit seq ${receipt.anchor.auditSeq}) written to ${o.out}`,

@@ -14,6 +14,8 @@ import { verifyAuditJsonl } from '../../../src/governance/audit/audit-export.js'
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 import { periodOptions } from './certificates.command.js';
+import type { CliContext } from '../context.js';
+import { verifyAnchoredFile } from './verify-anchored.js';
 
 interface VerifyOptions {
   publicKey: string[];
@@ -22,10 +24,19 @@ interface VerifyOptions {
   to?: string;
   tenant?: string;
   allowEmpty?: boolean;
+  logKey?: string;
+  checkpoint?: string;
+  consistencyProof?: string;
+  fetchProof?: boolean;
+  receipt?: string;
 }
 
-/** `lethe verify <certs.jsonl> --public-key key.pem [--audit audit.jsonl]`: offline, no server. */
-export function registerVerifyCommand(program: Command): void {
+/**
+ * `lethe verify <certs.jsonl> --public-key key.pem [--audit audit.jsonl]`: offline, no server; or
+ * `lethe verify <anchored.json> --public-key key.pem --log-key KEY [--checkpoint FILE]`: one certificate against its
+ * place in the audit log. The API is reached only for `--fetch-proof`.
+ */
+export function registerVerifyCommand(program: Command, context?: () => CliContext): void {
   program
     .command('verify <certificates>')
     .description(
@@ -45,9 +56,46 @@ export function registerVerifyCommand(program: Command): void {
     .option('--from <date>', 'the period the export covers starts here (lets it start after the first certificate)')
     .option('--to <date>', 'the period ends here (with --audit: every certificate anchored up to it must be present)')
     .option('--allow-empty', 'an export without certificates passes (otherwise it fails: an empty file proves nothing)')
+    .option(
+      '--log-key <verifier-key>',
+      "the audit log's verifier key (<name>+<key id>+<key>): checks an anchored certificate against its checkpoint, without the chain",
+    )
+    .option(
+      '--checkpoint <file>',
+      'with --log-key: a later checkpoint you kept (lethe audit checkpoint) it must be consistent with',
+    )
+    .option(
+      '--consistency-proof <file>',
+      'with --checkpoint: the consistency proof between the two (JSON, as the API gives it)',
+    )
+    .option('--fetch-proof', 'with --checkpoint: ask the API for the consistency proof')
+    .option('--receipt <file>', "with --log-key, for an access package: its request's anchored receipt")
     .action(async (file: string, options: VerifyOptions) => {
       if (options.publicKey.length === 0)
         throw new CliError('--public-key: required (lethe certificates public-key prints it)', ExitCode.usage);
+      if (
+        options.logKey === undefined &&
+        (options.checkpoint ?? options.consistencyProof ?? options.fetchProof ?? options.receipt)
+      )
+        throw new CliError(
+          '--checkpoint, --consistency-proof, --fetch-proof, --receipt: only with --log-key',
+          ExitCode.usage,
+        );
+      if (options.logKey !== undefined) {
+        if (file === '-' || !fs.existsSync(file)) throw new CliError(`file: no such file ${file}`, ExitCode.usage);
+        const json = (program.opts() as { json?: boolean }).json ?? false;
+        const publicKeys = options.publicKey.map((keyFile) => readPublicKey(keyFile));
+        await verifyAnchoredFile(
+          file,
+          publicKeys,
+          { ...options, logKey: options.logKey },
+          {
+            json,
+            ...(context ? { context } : {}),
+          },
+        );
+        return;
+      }
       const period = periodOptions(options);
       const publicKeys = options.publicKey.map((keyFile) => readPublicKey(keyFile));
       if (file !== '-' && !fs.existsSync(file))

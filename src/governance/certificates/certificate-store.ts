@@ -12,6 +12,11 @@
  * `certificate:<certificateId>` and the document is marked anchored. A crash between insert and anchor leaves an
  * unmarked document; the retried issue finds it and anchors it (once — the key dedupes), and any later issue for the
  * tenant anchors an unmarked head before building on it, so a certificate is never left unanchored for long.
+ *
+ * Log anchor: with `logAnchors`, the anchoring also signs (or finds) a checkpoint of the tenant's audit tree covering
+ * the entry and keeps the entry's inclusion proof in it beside the certificate, so one certificate is verified with
+ * the log key alone. A retry that finds the entry written but no log anchor kept appends again (the key returns the
+ * entry already written: never a second entry) and proves it under the checkpoint then latest.
  */
 import type { Collection, Db } from 'mongodb';
 import { Collections, isDuplicateKey, mapBounded } from '../../substrate/mongo/collections.js';
@@ -19,6 +24,9 @@ import { chainLinkId, findChainHead } from '../../substrate/mongo/hash-chain.js'
 import { DomainError, ErrorType, validationError } from '../../shared/errors.js';
 import { TENANT_PATTERN } from '../auth/principal.js';
 import type { AuditLog } from '../audit/audit-log.port.js';
+import type { LogAnchor } from '../audit/log-tree/log-anchor.js';
+import type { LogAnchors } from '../audit/log-tree/log-anchors.js';
+import { anchoredCertificate, type AnchoredCertificate } from './anchored-certificate.js';
 import {
   certificateAnchor,
   chainCertificate,
@@ -57,6 +65,12 @@ export interface CertificateStore {
   head(tenant: string): Promise<DeletionCertificate | null>;
   /** The audit entry anchoring a certificate, or null while it is not (yet) anchored. */
   anchorOf(tenant: string, certificateId: string): Promise<CertificateAnchorRef | null>;
+  /**
+   * The certificate with its place in the audit log (entry, signed checkpoint, inclusion proof); null when there is
+   * no such certificate. One issued before log anchors were kept is proven under the latest checkpoint, read only;
+   * a NotFound names a certificate no published checkpoint covers yet.
+   */
+  anchored(tenant: string, certificateId: string): Promise<AnchoredCertificate | null>;
   /** Creates the unique indexes idempotency relies on; run once at the composition root. */
   ensureIndexes(): Promise<void>;
 }
@@ -67,9 +81,11 @@ export interface MongoCertificateStoreDeps {
   clock?: () => Date;
   /** Attempts to claim a seq under contention before giving up with a Conflict. */
   maxAttempts?: number;
+  /** Checkpoints and inclusion proofs of the anchoring entries; without it certificates carry no log anchor. */
+  logAnchors?: Pick<LogAnchors, 'anchor' | 'latestAt'>;
 }
 
-type CertificateDoc = DeletionCertificate & { _id: string; anchor?: CertificateAnchorRef };
+type CertificateDoc = DeletionCertificate & { _id: string; anchor?: CertificateAnchorRef; logAnchor?: LogAnchor };
 
 const LIST_BATCH = 64;
 const LIST_CONCURRENCY = 16;
@@ -105,13 +121,17 @@ export function createMongoCertificateStore(db: Db, deps: MongoCertificateStoreD
     return head;
   };
 
-  /** Anchors the certificate in the audit chain unless it is marked anchored already; safe to repeat. */
+  /**
+   * Anchors the certificate in the audit chain (and in a checkpoint of its tree) unless it is marked so already;
+   * safe to repeat: the entry's idempotency key returns the entry already written.
+   */
   const anchor = async (doc: CertificateDoc): Promise<CertificateDoc> => {
-    if (doc.anchor) return doc;
+    if (doc.anchor && (doc.logAnchor || !deps.logAnchors)) return doc;
     const entry = await audit.append(certificateAnchor(toCertificate(doc)));
     const ref = { auditSeq: entry.seq, auditHash: entry.hash };
-    await certificates.updateOne({ _id: doc._id }, { $set: { anchor: ref } });
-    const anchored = { ...doc, anchor: ref };
+    const logAnchor = deps.logAnchors ? await deps.logAnchors.anchor(entry) : undefined;
+    await certificates.updateOne({ _id: doc._id }, { $set: { anchor: ref, ...(logAnchor ? { logAnchor } : {}) } });
+    const anchored = { ...doc, anchor: ref, ...(logAnchor ? { logAnchor } : {}) };
     remember(anchored);
     return anchored;
   };
@@ -200,6 +220,21 @@ export function createMongoCertificateStore(db: Db, deps: MongoCertificateStoreD
       return doc?.anchor ?? null;
     },
 
+    async anchored(tenant, certificateId) {
+      const doc = await certificates.findOne({ tenant, certificateId });
+      if (!doc) return null;
+      const logAnchor =
+        doc.logAnchor ??
+        (doc.anchor && deps.logAnchors ? await deps.logAnchors.latestAt(tenant, doc.anchor.auditSeq) : null);
+      if (!logAnchor)
+        throw new DomainError(
+          ErrorType.NotFound,
+          `certificate ${certificateId}: no published checkpoint covers its audit entry yet`,
+          'id',
+        );
+      return anchoredCertificate(toCertificate(doc), logAnchor);
+    },
+
     async *list(tenant, period = {}) {
       checkTenant(tenant);
       const from = period.from?.toISOString();
@@ -242,7 +277,7 @@ function checkTenant(tenant: string): void {
 }
 
 function toCertificate(doc: CertificateDoc): DeletionCertificate {
-  const { _id: _ignored, anchor: _anchor, ...certificate } = doc;
+  const { _id: _ignored, anchor: _anchor, logAnchor: _logAnchor, ...certificate } = doc;
   return certificate;
 }
 

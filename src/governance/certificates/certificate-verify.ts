@@ -195,12 +195,7 @@ export function createCertificateVerifier(
   options: CertificateVerifyOptions,
   anchors?: AuditAnchors,
 ): CertificateVerifier {
-  const keys = new Map<string, VerificationKey>();
-  for (const pem of typeof options.publicKeys === 'string' ? [options.publicKeys] : options.publicKeys) {
-    const key = loadVerificationKey(pem);
-    keys.set(key.keyId, key);
-  }
-  if (keys.size === 0) throw new TypeError('publicKeys: at least one public key is required');
+  const keys = verificationKeys(options.publicKeys);
   const from = options.from?.toISOString();
   const to = options.to?.toISOString();
   let tenant = options.tenant ?? anchors?.tenant ?? undefined;
@@ -263,17 +258,8 @@ export function createCertificateVerifier(
         );
       }
     }
-    const bytes = signingBytes(c);
-    if (!bytes || sha256Hex(bytes) !== c.hash)
-      return fail(id, c.seq, 'hash mismatch: the certificate was changed after it was sealed');
-    const key = keys.get(c.keyId);
-    if (!key)
-      return fail(id, c.seq, `unknown key: signed with key ${c.keyId}, which is not among the given public keys`);
-    if (!key.verify(bytes, c.signature)) {
-      return fail(id, c.seq, `signature invalid: the Ed25519 signature does not verify with key ${c.keyId}`);
-    }
-    const invalid = describeInvalidCertificate(c);
-    if (invalid) return fail(id, c.seq, `malformed certificate: ${invalid}`);
+    const unsealed = describeBadSeal(c, keys);
+    if (unsealed) return fail(id, c.seq, unsealed);
 
     if (count === 0) {
       if (expectedPrev === undefined && c.seq === 1) expectedPrev = GENESIS_CERTIFICATE_HASH;
@@ -435,6 +421,35 @@ export async function verifyCertificatesJsonlStream(
 
 function linesOf(input: string | Iterable<string>): Iterable<string> {
   return typeof input === 'string' ? input.split('\n') : input;
+}
+
+/** The given public keys (SPKI PEM) by key id; at least one. */
+export function verificationKeys(publicKeys: string | readonly string[]): Map<string, VerificationKey> {
+  const keys = new Map<string, VerificationKey>();
+  for (const pem of typeof publicKeys === 'string' ? [publicKeys] : publicKeys) {
+    const key = loadVerificationKey(pem);
+    keys.set(key.keyId, key);
+  }
+  if (keys.size === 0) throw new TypeError('publicKeys: at least one public key is required');
+  return keys;
+}
+
+/**
+ * Why one certificate is not sealed as it claims (stable reasons: `malformed certificate:`, `hash mismatch:`,
+ * `unknown key:`, `signature invalid:`), or null when its hash, signature and body hold.
+ */
+export function describeBadSeal(raw: unknown, keys: ReadonlyMap<string, VerificationKey>): string | null {
+  const shapeProblem = describeShape(raw);
+  if (shapeProblem) return `malformed certificate: ${shapeProblem}`;
+  const c = raw as DeletionCertificate;
+  const bytes = signingBytes(c);
+  if (!bytes || sha256Hex(bytes) !== c.hash) return 'hash mismatch: the certificate was changed after it was sealed';
+  const key = keys.get(c.keyId);
+  if (!key) return `unknown key: signed with key ${c.keyId}, which is not among the given public keys`;
+  if (!key.verify(bytes, c.signature))
+    return `signature invalid: the Ed25519 signature does not verify with key ${c.keyId}`;
+  const invalid = describeInvalidCertificate(c);
+  return invalid ? `malformed certificate: ${invalid}` : null;
 }
 
 /** The minimum shape the chain checks read; the full schema is checked once the signature holds. */

@@ -22,7 +22,7 @@ import {
 } from '../../../src/governance/rights/access-request.js';
 import { parsePublicKeyPem } from '../../../src/governance/certificates/signing.js';
 import { accessWorkflowId } from '../../../src/temporal/access-gateway.js';
-import { createAccessActivities } from '../../../activities/access.activities.js';
+import { accessActivitiesOver } from '../../support/access-activities.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
 
 interface AccessView {
@@ -358,23 +358,7 @@ describe('an access and portability request', () => {
         },
       };
       const s = app.services;
-      const activities = createAccessActivities({
-        access: held,
-        receipts: s.receipts,
-        events: s.events,
-        memories: s.memories,
-        lineage: s.lineage,
-        holds: s.holds,
-        disputes: s.disputes,
-        erasures: s.erasureRequests,
-        fingerprints: s.fingerprints,
-        macs: s.tenantMacs,
-        exposuresOfMany: (t, ids) => s.exposures.exposuresOfMany(t, ids),
-        audit: s.audit,
-        signer: s.signer,
-        notifier: s.notifier,
-        dpoEmail: 'dpo@example.test',
-      });
+      const activities = accessActivitiesOver(s, { access: held });
       const building = activities.buildAccessPackage({ tenant: raced, requestId: id, deliveryWindowMs: 60_000 });
       await atStore;
       const erasure = await fileErasure(app, raced, selector);

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { registerVerifyCommand } from '../../../app/cli/commands/verify.command.js';
 import { registerCertificateCommands } from '../../../app/cli/commands/certificates.command.js';
 import { CliError, ExitCode } from '../../../app/cli/exit-codes.js';
 import type { CliContext } from '../../../app/cli/context.js';
+import { runLetheInProcess } from '../../support/cli-in-process.js';
 import { anchoringAuditChain, buildCertificateChain, jsonl, testSigner } from './certificate-fixtures.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lethe-verify-cli-'));
@@ -27,28 +27,14 @@ const certs = file('certs.jsonl', jsonl(chain));
 const audit = file('audit.jsonl', jsonl(anchoringAuditChain(chain)));
 const key = file('key.pem', signer.publicKeyPem);
 
-/** Runs `lethe <args>` in-process; returns what it printed, its exit code, or the CliError it raised. */
-async function lethe(...args: string[]): Promise<{ out: string; exitCode: number; error?: CliError }> {
-  let out = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  const program = new Command('lethe').option('--json').option('--tenant <tenant>').exitOverride();
-  registerVerifyCommand(program);
-  registerCertificateCommands(program, (): CliContext => {
-    throw new CliError('no API in this test', ExitCode.unavailable);
-  });
-  try {
-    await program.parseAsync(args, { from: 'user' });
-  } catch (error) {
-    if (error instanceof CliError) return { out, exitCode: error.exitCode, error };
-    throw error;
-  } finally {
-    vi.restoreAllMocks();
-  }
-  return { out, exitCode: Number(process.exitCode ?? 0) };
-}
+/** Runs `lethe <args>` in-process, with the verify and certificates commands and no API. */
+const lethe = (...args: string[]) =>
+  runLetheInProcess((program) => {
+    registerVerifyCommand(program);
+    registerCertificateCommands(program, (): CliContext => {
+      throw new CliError('no API in this test', ExitCode.unavailable);
+    });
+  }, args);
 
 describe('lethe verify (offline)', () => {
   it('an honest export and its audit export: exit 0 with a summary', async () => {

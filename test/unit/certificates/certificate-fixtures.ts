@@ -164,6 +164,22 @@ export function sealAudit(tenant: string, inputs: AuditEntryInput[]): AuditEntry
   });
 }
 
+/** The entries sealed again as a new chain from seq 1: a history the operator rewrote. */
+export function resealAudit(tenant: string, entries: readonly AuditEntry[]): AuditEntry[] {
+  return sealAudit(
+    tenant,
+    entries.map(({ actor, action, target, outcome, details, idempotencyKey }) => ({
+      tenant,
+      actor,
+      action,
+      target,
+      outcome,
+      details,
+      idempotencyKey,
+    })),
+  );
+}
+
 /** JSONL lines, as exported. */
 export function jsonl(items: readonly unknown[]): string[] {
   return items.map((item) => canonicalJson(item));

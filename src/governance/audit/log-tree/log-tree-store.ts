@@ -20,11 +20,13 @@ import {
   consistencyProof,
   hashesNeeded,
   inclusionProof,
-  leafHash,
   treeHash,
   type Hash,
   type HashGetter,
 } from './merkle-tree.js';
+import { auditLeaf } from './log-anchor.js';
+
+export { auditLeaf };
 
 export interface LogTreeDoc {
   /** `<tenant>:<n + 1, zero-padded>`: the seq of the entry the leaf stands for, as the chain's own ids. */
@@ -47,11 +49,6 @@ export interface LogTree {
   /** The inclusion proof of leaf `index` (the entry of seq index+1) in the tree of `size` entries. */
   inclusion(tenant: string, index: number, size: number): Promise<Hash[]>;
   consistency(tenant: string, from: number, to: number): Promise<Hash[]>;
-}
-
-/** The leaf an audit entry is: RFC 6962 leaf hash of the 32 bytes of its chain hash. */
-export function auditLeaf(entry: Pick<AuditEntry, 'hash'>): Hash {
-  return leafHash(Buffer.from(entry.hash, 'hex'));
 }
 
 const INSERT_BATCH = 256;
