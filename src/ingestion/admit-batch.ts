@@ -294,31 +294,21 @@ async function writeBatch(
 ): Promise<WrittenBatch> {
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
-  const recorded: EventRecord[] = new Array(batch.events.length);
-  const eventResults: BatchResult['events'] = new Array(batch.events.length);
   // Their data keys in one round trip, rather than one each as they are recorded.
   await deps.events.prepare(tenant, batch.events);
-  // Independent events are written in parallel; repeats of one external id stay in order (corrections).
-  const groups = new Map<string, number[]>();
-  batch.events.forEach((e, i) => {
-    const key = `${e.source}\u0000${e.externalId}`;
-    groups.set(key, [...(groups.get(key) ?? []), i]);
-  });
-  await mapBounded([...groups.values()], WRITE_CONCURRENCY, async (indexes) => {
-    for (const i of indexes) {
-      const e = batch.events[i]!;
-      const { event, outcome } = await deps.events.record({
-        ...e,
-        tenant,
-        occurredAt: new Date(e.occurredAt),
-        recordedBy: principal,
-        scope: e.scope === 'tenant' ? 'tenant' : principalScope(principal),
-        stageId,
-      });
-      recorded[i] = event;
-      eventResults[i] = { id: event._id, outcome };
-    }
-  });
+  // All at once (repeats of one external id stay in order: corrections).
+  const written = await deps.events.recordMany(
+    batch.events.map((e) => ({
+      ...e,
+      tenant,
+      occurredAt: new Date(e.occurredAt),
+      recordedBy: principal,
+      scope: e.scope === 'tenant' ? 'tenant' : principalScope(principal),
+      stageId,
+    })),
+  );
+  const recorded: EventRecord[] = written.map((w) => w.event);
+  const eventResults: BatchResult['events'] = written.map(({ event, outcome }) => ({ id: event._id, outcome }));
   for (const [i, event] of recorded.entries()) {
     const outcome = eventResults[i]!.outcome;
     if (outcome !== 'duplicate') {
