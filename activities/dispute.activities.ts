@@ -180,16 +180,13 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // each group's first record is compared with (a later record of a group reads its own, after the records
       // before it have moved). A claim read here may have moved by the time it is compared: a rival is read again
       // before a dispute is opened with it.
-      const cited = new Map(
-        (await deps.events.getMany(tenant, [...new Set(loaded.flatMap((r) => r.provenance.eventIds))])).map((e) => [
-          e._id,
-          e,
-        ]),
-      );
       const firsts = groups.map((g) => g[0]!).filter((r): r is MemoryRecord & { attribute: string } => isHeld(r));
-      const firstClaims = new Map(
-        (await deps.claims.bySubjectAttributes(tenant, firsts)).map((claims, i) => [firsts[i]!._id, claims]),
-      );
+      const [citedEvents, claimsOfFirsts] = await Promise.all([
+        deps.events.getMany(tenant, [...new Set(loaded.flatMap((r) => r.provenance.eventIds))]),
+        deps.claims.bySubjectAttributes(tenant, firsts),
+      ]);
+      const cited = new Map(citedEvents.map((e) => [e._id, e]));
+      const firstClaims = new Map(claimsOfFirsts.map((claims, i) => [firsts[i]!._id, claims]));
       await mapBounded(groups, DETECT_CONCURRENCY, async (group) => {
         // Only an earlier record of the same group can have moved a later one since it was loaded.
         for (const [i, loadedRecord] of group.entries())

@@ -204,15 +204,17 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
   /**
    * The event stored under this plain idempotency key in any form the key may be stored in: under each configured
-   * key, or plain on a row not yet re-keyed. One equality lookup per form, the current first (the local server would
-   * read the tenant's every event for an `$in`).
+   * key, or plain on a row not yet re-keyed. One equality lookup per form, all at once (a new event is looked for in
+   * every form), the first form found winning, the current first (the local server would read the tenant's every
+   * event for an `$in`).
    */
   const recordedUnder = async (tenant: string, plainKey: string) => {
-    for (const idempotencyKey of storedIdempotencyKeyForms(macs, tenant, plainKey)) {
-      const found = await events.findOne({ tenant, idempotencyKey });
-      if (found) return found;
-    }
-    return null;
+    const found = await Promise.all(
+      storedIdempotencyKeyForms(macs, tenant, plainKey).map((idempotencyKey) =>
+        events.findOne({ tenant, idempotencyKey }),
+      ),
+    );
+    return found.find((e) => e !== null) ?? null;
   };
   /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
