@@ -40,7 +40,7 @@ export interface EventStore {
    * their order, each after the one before (a later one corrects an earlier one).
    */
   recordMany(events: readonly NewEvent[]): Promise<{ event: EventRecord; outcome: RecordOutcome }[]>;
-  /** Makes the data keys of events about to be recorded one by one, in one round trip (see `ContentCipher.prepare`). */
+  /** Makes the data keys of events about to be recorded, in one round trip (see `ContentCipher.prepare`). */
   prepare(tenant: string, events: readonly Pick<NewEvent, 'source' | 'externalId' | 'content'>[]): Promise<void>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
   /** The id an event of this plain idempotency key is recorded under in the tenant (see `eventIdOf`). */
