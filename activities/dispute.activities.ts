@@ -18,7 +18,7 @@ import type { ErasureFenceStore, FenceKey } from '../src/governance/erasure/eras
 import { idempotencyKeyOf, type EventStore, type NewEvent } from '../src/substrate/events/event-store.js';
 import { sha256Hex } from '../src/shared/sha256.js';
 import type { LineageStore } from '../src/substrate/lineage/lineage-store.js';
-import { claimOf, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
+import { claimOf, type Claim, type ClaimLookup } from '../src/substrate/memories/claim-lookup.js';
 import type { MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord, Sensitivity } from '../src/substrate/model/records.js';
 import { principalScope, SENSITIVITIES } from '../src/substrate/model/records.js';
@@ -70,6 +70,9 @@ const DETECT_CONCURRENCY = 16;
 /** Corrections are followed this far back along an event's `correctionOf` chain. */
 const MAX_CORRECTION_DEPTH = 32;
 
+/** A record that claims something detection compares: held, with an attribute. */
+const isHeld = (r: MemoryRecord): boolean => r.attribute !== null && (r.status === 'active' || r.status === 'disputed');
+
 const mostSensitive = (records: readonly MemoryRecord[]): Sensitivity =>
   SENSITIVITIES[Math.max(0, ...records.map((r) => SENSITIVITIES.indexOf(r.policy.sensitivity)))]!;
 
@@ -114,10 +117,15 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
     return true;
   }
 
-  /** Earlier records derived from events that this record's events correct. */
-  async function correctedBy(tenant: string, record: MemoryRecord) {
+  /**
+   * Earlier records derived from events that this record's events correct. `read`: the events the caller has read
+   * already (events are immutable: read a moment earlier, they say the same).
+   */
+  async function correctedBy(tenant: string, record: MemoryRecord, read?: ReadonlyMap<string, EventRecord>) {
     const ancestors = new Set<string>();
-    const cited = await deps.events.getMany(tenant, record.provenance.eventIds);
+    const cited = read
+      ? [...new Set(record.provenance.eventIds)].flatMap((id) => read.get(id) ?? [])
+      : await deps.events.getMany(tenant, record.provenance.eventIds);
     for (const event of cited) {
       let previous = event.correctionOf;
       for (let depth = 0; previous && depth < MAX_CORRECTION_DEPTH && !ancestors.has(previous); depth++) {
@@ -168,16 +176,31 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
         (a, b) => order.get(a._id)! - order.get(b._id)!,
       );
       const groups = claimGroups(loaded);
+      // Read for the whole batch at once rather than record by record: the events its records cite, and the claims
+      // each group's first record is compared with (a later record of a group reads its own, after the records
+      // before it have moved). A claim read here may have moved by the time it is compared: a rival is read again
+      // before a dispute is opened with it.
+      const firsts = groups.map((g) => g[0]!).filter((r): r is MemoryRecord & { attribute: string } => isHeld(r));
+      const [citedEvents, claimsOfFirsts] = await Promise.all([
+        deps.events.getMany(tenant, [...new Set(loaded.flatMap((r) => r.provenance.eventIds))]),
+        deps.claims.bySubjectAttributes(tenant, firsts),
+      ]);
+      const cited = new Map(citedEvents.map((e) => [e._id, e]));
+      const firstClaims = new Map(claimsOfFirsts.map((claims, i) => [firsts[i]!._id, claims]));
       await mapBounded(groups, DETECT_CONCURRENCY, async (group) => {
         // Only an earlier record of the same group can have moved a later one since it was loaded.
         for (const [i, loadedRecord] of group.entries())
-          await detectOne(i === 0 ? loadedRecord : await deps.memories.get(tenant, loadedRecord._id));
+          await (i === 0
+            ? detectOne(loadedRecord, firstClaims.get(loadedRecord._id))
+            : detectOne(await deps.memories.get(tenant, loadedRecord._id)));
       });
       return { disputes: [...disputes.values()].sort((a, b) => a.disputeId.localeCompare(b.disputeId)), superseded };
 
-      async function detectOne(record: MemoryRecord | null): Promise<void> {
+      /** `read`: the claims about its subjects' attribute, read with the batch's (each rival is then read again). */
+      async function detectOne(record: MemoryRecord | null, read?: Claim[]): Promise<void> {
         if (!record || (record.status !== 'active' && record.status !== 'disputed')) return;
-        for (const earlier of await correctedBy(tenant, record)) {
+        const corrected = await correctedBy(tenant, record, cited);
+        for (const earlier of corrected) {
           const cause = `superseded-by:${record._id}`;
           const validTo = supersededValidTo(earlier, record, now());
           if (
@@ -197,11 +220,19 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
           }
         }
         if (record.attribute === null) return;
-        const rivals = (await deps.claims.bySubjectAttribute(tenant, record.subjects, record.attribute)).filter((c) =>
-          contradicts(claimOf(record), c),
-        );
+        // Read before this record superseded anything, the claims would show what it superseded as still held.
+        const claims =
+          read && corrected.length === 0
+            ? read
+            : await deps.claims.bySubjectAttribute(tenant, record.subjects, record.attribute);
+        const rivals = claims.filter((c) => contradicts(claimOf(record), c));
         for (const rival of rivals) {
           const pair = await deps.memories.getMany(tenant, [record._id, rival.id]);
+          if (claims === read) {
+            // Read with the batch: a rival that has since moved (superseded, rejected, erased) is no longer held.
+            const current = pair.find((p) => p._id === rival.id);
+            if (!current || !contradicts(claimOf(record), claimOf(current))) continue;
+          }
           const dispute = await deps.disputes.open({
             tenant,
             memoryIds: [record._id, rival.id],

@@ -5,7 +5,8 @@
  *  (A third path, the same workflow over stores that do not seal content, on a worker and tenant of its own, gives
  *  the cost of sealing at rest: the three take turns going first.)
  *  BENCH_ADMIT_BATCHES (default 4) batches of BENCH_ADMIT_SIZE (default 250) low-impact preferences, each with the
- *  event it was learned from, written two ways, alternating batch by batch so that load from elsewhere falls on both:
+ *  event it was learned from and which states it (the derivation audit, in `enforce` mode, finds each supported),
+ *  written two ways, alternating batch by batch so that load from elsewhere falls on both:
  *  - workflow: the write gateway the API uses (stage the batch with the writer's roles, run `ingestBatch` on a full
  *    Lethe worker): write policy, tombstone and lineage checks, retention expiry, events, lineage, memories, audit,
  *    contradiction detection (`detectContradictions`, before indexing), index with refresh=wait_for, discard stage;
@@ -101,12 +102,11 @@ const count = (n: number) => n.toLocaleString('en-US');
 function withDatabase(base: Config, name: string, extra: Record<string, string> = {}): Config {
   const uri = new URL(base.mongo.uri);
   uri.pathname = `/${base.mongo.dbName}_${name}`;
-  // The bench's memories cite no evidence: under the derivation audit's `enforce` mode every one would wait for a
-  // sign-off. `record` keeps the verdicts (the verifier still runs) and admits them as the write policy says.
+  // The derivation audit runs in the mode users run (`enforce`, the default, unless LETHE_DERIVATION_AUDIT says
+  // otherwise): each memory cites the event that states it, so every one is found supported and admitted.
   return loadConfig({
     ...process.env,
     LOG_LEVEL: 'warn',
-    LETHE_DERIVATION_AUDIT: process.env.LETHE_DERIVATION_AUDIT ?? 'record',
     MONGODB_URI: uri.toString(),
     ...extra,
   });

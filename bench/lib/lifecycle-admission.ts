@@ -32,7 +32,8 @@ const VALUES = ['e-mail', 'phone', 'chat', 'letter', 'morning', 'evening', 'en',
 /**
  * `size` events and `size` memories: memory i is a preference about subject `customer-<batch>-<i>` (one per memory
  * across batches of any size, so no write contradicts another: every record is admitted active and none opens a
- * dispute) derived from event i. Parsed by the API's schema, so that defaults are applied as for a real request.
+ * dispute) derived from event i, which states it (so the derivation audit finds it supported, as it does a faithful
+ * extraction, and `enforce` admits it). Parsed by the API's schema, so that defaults are applied as for a real request.
  */
 export function admissionBatch(batch: number, size: number): WriteBatch {
   const events = [];
@@ -44,12 +45,13 @@ export function admissionBatch(batch: number, size: number): WriteBatch {
     const value = VALUES[(i * 7) % VALUES.length]!;
     const subjects = [`customer-${batch}-${i}`];
     const occurredAt = new Date(Date.UTC(2025, 0, 1) + batch * 86_400_000 + i * 60_000).toISOString();
+    const content = `Customer ${n} prefers ${value} for ${attribute} (${randomUUID().slice(0, 8)}).`;
     events.push({
       source: 'bench-chat',
       externalId: `conv-${randomUUID()}`,
       namespace,
       subjects,
-      content: `Conversation ${n}: the customer asked that we use ${value} for ${attribute} from now on.`,
+      content: `Noted in conversation ${n}: ${content}`,
       occurredAt,
       sensitivity: 'internal',
       trustTier: 1,
@@ -59,7 +61,7 @@ export function admissionBatch(batch: number, size: number): WriteBatch {
       subjects,
       kind: 'preference',
       attribute,
-      content: `Customer ${n} prefers ${value} for ${attribute} (${randomUUID().slice(0, 8)}).`,
+      content,
       validFrom: occurredAt,
       purpose: 'customer-support',
       sensitivity: 'internal',

@@ -294,31 +294,21 @@ async function writeBatch(
 ): Promise<WrittenBatch> {
   const now = deps.now ?? (() => new Date());
   const audit: AuditEntryInput[] = [];
-  const recorded: EventRecord[] = new Array(batch.events.length);
-  const eventResults: BatchResult['events'] = new Array(batch.events.length);
   // Their data keys in one round trip, rather than one each as they are recorded.
   await deps.events.prepare(tenant, batch.events);
-  // Independent events are written in parallel; repeats of one external id stay in order (corrections).
-  const groups = new Map<string, number[]>();
-  batch.events.forEach((e, i) => {
-    const key = `${e.source}\u0000${e.externalId}`;
-    groups.set(key, [...(groups.get(key) ?? []), i]);
-  });
-  await mapBounded([...groups.values()], WRITE_CONCURRENCY, async (indexes) => {
-    for (const i of indexes) {
-      const e = batch.events[i]!;
-      const { event, outcome } = await deps.events.record({
-        ...e,
-        tenant,
-        occurredAt: new Date(e.occurredAt),
-        recordedBy: principal,
-        scope: e.scope === 'tenant' ? 'tenant' : principalScope(principal),
-        stageId,
-      });
-      recorded[i] = event;
-      eventResults[i] = { id: event._id, outcome };
-    }
-  });
+  // All at once (repeats of one external id stay in order: corrections).
+  const written = await deps.events.recordMany(
+    batch.events.map((e) => ({
+      ...e,
+      tenant,
+      occurredAt: new Date(e.occurredAt),
+      recordedBy: principal,
+      scope: e.scope === 'tenant' ? 'tenant' : principalScope(principal),
+      stageId,
+    })),
+  );
+  const recorded: EventRecord[] = written.map((w) => w.event);
+  const eventResults: BatchResult['events'] = written.map(({ event, outcome }) => ({ id: event._id, outcome }));
   for (const [i, event] of recorded.entries()) {
     const outcome = eventResults[i]!.outcome;
     if (outcome !== 'duplicate') {
@@ -489,9 +479,13 @@ async function checkBatch(
   // checked in parallel, and the first refusal in batch order is reported.
   const eventSpecs = batch.events.map((e) => eventTombstones(deps.tenantMacs, tenant, e));
   const memorySpecs = batch.memories.map((m) => memoryTombstones(deps.tenantMacs, tenant, m));
-  const tombstoned = new Set(
-    await deps.tombstones.findTombstoned(tenant, [...eventSpecs.flat(), ...memorySpecs.flat()]),
-  );
+  // What the memories cite and the claims they are compared with are read for the whole batch too, beside the
+  // tombstones (reads only: the checks below then find them here rather than each reading its own).
+  const [found, cited] = await Promise.all([
+    deps.tombstones.findTombstoned(tenant, [...eventSpecs.flat(), ...memorySpecs.flat()]),
+    citedByBatch(deps, tenant, batch),
+  ]);
+  const tombstoned = new Set(found);
   const eventRefusals = await mapBounded([...batch.events.entries()], WRITE_CONCURRENCY, async ([i]) =>
     eventSpecs[i]!.some((spec) => tombstoned.has(spec))
       ? ({
@@ -547,14 +541,14 @@ async function checkBatch(
           facts.push({ kind: 'event', origin: e.origin ?? 'interaction', trustTier: e.trustTier, content: e.content });
           continue;
         }
-        const event = await deps.events.get(tenant, ref);
+        const event = cited.events.get(ref) ?? null;
         const eventRefusal = await citeRefusal(deps, tenant, ref, f, event && eventAsProcessed(event), citeContext(m));
         if (eventRefusal || !event) return eventRefusal ?? noSuchRecord(f);
         minTrust = Math.min(minTrust, event.trustTier);
         const origin = event.origin ?? 'interaction';
         facts.push({ kind: 'event', origin, trustTier: event.trustTier, content: event.content });
       }
-      const parents = await deps.memories.getMany(tenant, m.provenance.parentIds);
+      const parents = [...new Set(m.provenance.parentIds)].flatMap((id) => cited.parents.get(id) ?? []);
       for (const [j, ref] of m.provenance.parentIds.entries()) {
         const f = `${field}.provenance.parentIds.${j}`;
         const parent = parents.find((p) => p._id === ref);
@@ -579,8 +573,8 @@ async function checkBatch(
           message: `${field}.confidence: exceeds the lowest confidence of its inputs (${minConfidence})`,
         };
       }
-      if (deps.claims && deps.defences !== false && m.attribute !== undefined) {
-        const claims = await deps.claims.bySubjectAttribute(tenant, m.subjects, m.attribute);
+      const claims = cited.claims.get(i);
+      if (claims) {
         const flapping = flappingAnomaly(claims, contentHashOf(deps.tenantMacs, tenant, m.content), now);
         if (flapping) anomalies[i]!.push(flapping);
       }
@@ -589,6 +583,32 @@ async function checkBatch(
   );
   const refusal = memoryRefusals.find((r) => r !== null);
   return refusal ? refused(refusal) : { refusal: null, inputs, anomalies };
+}
+
+/**
+ * What a batch's memories cite (stored events and parent memories, by id) and the claims each memory with an
+ * attribute is compared with for flapping (by batch index; none when the defences are off): each read once for the
+ * whole batch, the lookups in parallel.
+ */
+async function citedByBatch(deps: AdmissionDeps, tenant: string, batch: StagedBatch) {
+  const storedRefs = batch.memories.flatMap((m) => m.provenance.eventIds.filter((ref) => !BATCH_REF.test(ref)));
+  const parentIds = batch.memories.flatMap((m) => m.provenance.parentIds);
+  const queries =
+    deps.claims && deps.defences !== false
+      ? batch.memories.flatMap((m, i) =>
+          m.attribute !== undefined ? [{ i, subjects: m.subjects, attribute: m.attribute }] : [],
+        )
+      : [];
+  const [events, parents, claims] = await Promise.all([
+    storedRefs.length > 0 ? deps.events.getMany(tenant, [...new Set(storedRefs)]) : [],
+    parentIds.length > 0 ? deps.memories.getMany(tenant, [...new Set(parentIds)]) : [],
+    queries.length > 0 && deps.claims ? deps.claims.bySubjectAttributes(tenant, queries) : [],
+  ]);
+  return {
+    events: new Map(events.map((e) => [e._id, e])),
+    parents: new Map(parents.map((p) => [p._id, p])),
+    claims: new Map(claims.map((c, j) => [queries[j]!.i, c])),
+  };
 }
 
 /**

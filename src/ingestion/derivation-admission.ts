@@ -22,6 +22,11 @@ export const HISTORY_POOL_LIMIT = 2000;
 /** And at most this much of its content, in bytes: a subject of large events is read as far as it fits. */
 export const HISTORY_POOL_BYTES = 2 * 1024 * 1024;
 const AUDIT_CONCURRENCY = 8;
+/**
+ * Subjects whose history is read at once: reads (two queries each, one per scope), not audits, so as many as
+ * admission writes at once. Each read is bounded by its equal share of the batch's byte budget, whatever the order.
+ */
+const HISTORY_CONCURRENCY = 16;
 
 export interface DerivationDeps {
   mode: 'enforce' | 'record';
@@ -110,7 +115,7 @@ export async function auditBatchDerivations(
   const { maxAuditBytes, maxBatchBytes } = deps.derivation;
   const historyShare = Math.min(HISTORY_POOL_BYTES, Math.floor(maxBatchBytes / 2 / Math.max(1, subjects.length)));
   const histories = new Map(
-    await mapBounded(subjects, AUDIT_CONCURRENCY, async (s) => {
+    await mapBounded(subjects, HISTORY_CONCURRENCY, async (s) => {
       // Another principal's events are no evidence for this writer: a verdict, a repair or a refusal naming them
       // would tell it what they say. They are not read at all, so a subject crowded by other agents' events leaves
       // this writer's own history whole.

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../shared/sha256.js';
 import { keyedDigest, keyedIdempotencyKey, storedIdempotencyKeyForms } from '../content-hash.js';
 import { findByIds, findMatching } from '../mongo/bounded-scan.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
-import { Collections, findOwn, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, duplicateKeysOnly, findOwn, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
 export interface NewEvent {
   tenant: string;
@@ -34,7 +34,13 @@ export interface EventStore {
   ensureIndexes(): Promise<void>;
   /** Idempotent: a re-delivery returns the existing event; new content for a known external id is a correction. */
   record(event: NewEvent): Promise<{ event: EventRecord; outcome: RecordOutcome }>;
-  /** Makes the data keys of events about to be recorded one by one, in one round trip (see `ContentCipher.prepare`). */
+  /**
+   * `record` for many events, each answered as `record` answers it, in order: the lookups of all of them in parallel,
+   * then one sealing and one unordered insert for those not recorded yet. Events of one external id are recorded in
+   * their order, each after the one before (a later one corrects an earlier one).
+   */
+  recordMany(events: readonly NewEvent[]): Promise<{ event: EventRecord; outcome: RecordOutcome }[]>;
+  /** Makes the data keys of events about to be recorded, in one round trip (see `ContentCipher.prepare`). */
   prepare(tenant: string, events: readonly Pick<NewEvent, 'source' | 'externalId' | 'content'>[]): Promise<void>;
   get(tenant: string, id: string): Promise<EventRecord | null>;
   /** The id an event of this plain idempotency key is recorded under in the tenant (see `eventIdOf`). */
@@ -139,6 +145,26 @@ export function eventIdOf(macs: TenantMacs, tenant: string, idempotencyKey: stri
   return `evt_${macs.of(tenant, 'event-id', idempotencyKey).slice(0, 32)}`;
 }
 
+/** Lookups in flight at once while many events are recorded, and events per `insertMany`. */
+const RECORD_CONCURRENCY = 32;
+const INSERT_CHUNK = 1000;
+
+/**
+ * The rounds `recordMany` writes `events` in (indexes): the n-th event of each (tenant, source, external id) in round
+ * n, so that each finds the one before it recorded.
+ */
+function recordRounds(events: readonly NewEvent[]): number[][] {
+  const rounds: number[][] = [];
+  const seen = new Map<string, number>();
+  events.forEach((e, i) => {
+    const key = `${e.tenant}\u0000${e.source}\u0000${e.externalId}`;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    (rounds[n] ??= []).push(i);
+  });
+  return rounds;
+}
+
 /** Events whose content is read at a time while a history is walked: one key lookup round per batch. */
 const HISTORY_BATCH = 64;
 
@@ -178,19 +204,61 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     (await findByIds(events, tenant, ids, { projection: { _id: 1 } })).map((e) => e._id);
   /**
    * The event stored under this plain idempotency key in any form the key may be stored in: under each configured
-   * key, or plain on a row not yet re-keyed. One equality lookup per form, the current first (the local server would
-   * read the tenant's every event for an `$in`).
+   * key, or plain on a row not yet re-keyed. One equality lookup per form, all at once (a new event is looked for in
+   * every form), the first form found winning, the current first (the local server would read the tenant's every
+   * event for an `$in`).
    */
   const recordedUnder = async (tenant: string, plainKey: string) => {
-    for (const idempotencyKey of storedIdempotencyKeyForms(macs, tenant, plainKey)) {
-      const found = await events.findOne({ tenant, idempotencyKey });
-      if (found) return found;
-    }
-    return null;
+    const found = await Promise.all(
+      storedIdempotencyKeyForms(macs, tenant, plainKey).map((idempotencyKey) =>
+        events.findOne({ tenant, idempotencyKey }),
+      ),
+    );
+    return found.find((e) => e !== null) ?? null;
   };
   /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
     (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
+  /** The latest event recorded for this source's external id: what a new event under it corrects. */
+  const latestOf = (input: NewEvent) =>
+    events
+      .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
+      .sort({ recordedAt: -1 })
+      .limit(1)
+      .next();
+  type Recorded = { event: EventRecord; outcome: RecordOutcome };
+  /** One round of `recordMany`: events of distinct external ids. */
+  const recordRound = async (inputs: readonly NewEvent[]): Promise<Recorded[]> => {
+    const looked = await mapBounded([...inputs], RECORD_CONCURRENCY, async (input) => {
+      const plainKey = idempotencyKeyOf(input.source, input.externalId, sha256Hex(input.content));
+      const [existing, earlier] = await Promise.all([recordedUnder(input.tenant, plainKey), latestOf(input)]);
+      return { input, plainKey, existing, earlier };
+    });
+    const recordedAt = new Date();
+    const fresh = looked.flatMap((l, i) =>
+      l.existing ? [] : [{ ...l, i, event: eventRecordOf(macs, l.input, recordedAt, l.earlier?._id ?? null) }],
+    );
+    // Inserted unordered: an event another write recorded meanwhile fails alone, as a duplicate key.
+    const raced = new Map<number, unknown>();
+    for (let at = 0; at < fresh.length; at += INSERT_CHUNK) {
+      const chunk = fresh.slice(at, at + INSERT_CHUNK);
+      try {
+        await events.insertMany(await cipher.sealAll(chunk.map((f) => f.event)), { ordered: false });
+      } catch (error) {
+        const duplicates = duplicateKeysOnly(error);
+        if (duplicates === null) throw error;
+        for (const index of duplicates) raced.set(chunk[index]!.i, error);
+      }
+    }
+    const inserted = new Map(fresh.map((f) => [f.i, f.event]));
+    return mapBounded([...looked.entries()], RECORD_CONCURRENCY, async ([i, l]): Promise<Recorded> => {
+      const event = inserted.get(i);
+      if (event && !raced.has(i)) return { event, outcome: event.correctionOf ? 'correction' : 'created' };
+      const stored = l.existing ?? (await recordedUnder(l.input.tenant, l.plainKey));
+      if (!stored) throw raced.get(i);
+      return { event: await openedOr(stored, l.input), outcome: 'duplicate' };
+    });
+  };
   return {
     async ensureIndexes() {
       await events.createIndex({ tenant: 1, idempotencyKey: 1 }, { unique: true });
@@ -204,11 +272,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       // By idempotency key, not id: a re-delivery of an event written under the earlier id scheme is a duplicate.
       const existing = await recordedUnder(input.tenant, plainKey);
       if (existing) return { event: await openedOr(existing, input), outcome: 'duplicate' };
-      const earlier = await events
-        .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
-        .sort({ recordedAt: -1 })
-        .limit(1)
-        .next();
+      const earlier = await latestOf(input);
       const event = eventRecordOf(macs, input, new Date(), earlier?._id ?? null);
       try {
         await events.insertOne((await cipher.sealAll([event]))[0]!);
@@ -219,6 +283,14 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         throw error;
       }
       return { event, outcome: event.correctionOf ? 'correction' : 'created' };
+    },
+    async recordMany(inputs) {
+      const results: Recorded[] = new Array(inputs.length);
+      for (const round of recordRounds(inputs)) {
+        const recorded = await recordRound(round.map((i) => inputs[i]!));
+        round.forEach((i, j) => (results[i] = recorded[j]!));
+      }
+      return results;
     },
     idOf: (tenant, idempotencyKey) => eventIdOf(macs, tenant, idempotencyKey),
     prepare: (tenant, batch) =>

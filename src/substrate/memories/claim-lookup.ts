@@ -60,24 +60,57 @@ export function claimOf(r: Pick<MemoryRecord, Exclude<keyof typeof CLAIM_FIELDS,
 export interface ClaimLookup {
   ensureIndexes(): Promise<void>;
   bySubjectAttribute(tenant: string, subjects: readonly string[], attribute: string): Promise<Claim[]>;
+  /**
+   * `bySubjectAttribute` for many records at once (a batch's): each distinct (subject, attribute) looked up once, the
+   * lookups in parallel, and the deletion marks read once for all they found. Each query's claims, in query order.
+   */
+  bySubjectAttributes(tenant: string, queries: readonly ClaimQuery[]): Promise<Claim[][]>;
   byIds(tenant: string, ids: readonly string[]): Promise<Claim[]>;
 }
+
+/** What one record's claims are looked up by. */
+export interface ClaimQuery {
+  subjects: readonly string[];
+  attribute: string;
+}
+
+/** Distinct (subject, attribute) lookups in flight at once. */
+const LOOKUP_CONCURRENCY = 32;
 
 export function createClaimLookup(db: Db): ClaimLookup {
   const memories = db.collection<MemoryRecord>(Collections.memories);
   // A record an erasure has claimed reads as deleted here too, as through the memory store.
   const marks = createDeletionMarks(db);
+  const bySubjectAttributes: ClaimLookup['bySubjectAttributes'] = async (tenant, queries) => {
+    const keyOf = (subject: string, attribute: string) => JSON.stringify([attribute, subject]);
+    const pairs = new Map<string, { subject: string; attribute: string }>();
+    for (const q of queries)
+      for (const subject of q.subjects) pairs.set(keyOf(subject, q.attribute), { subject, attribute: q.attribute });
+    const found = await mapBounded([...pairs.entries()], LOOKUP_CONCURRENCY, async ([key, { subject, attribute }]) => {
+      const docs = await memories
+        .find({ tenant, attribute, subjects: subject }, { projection: CLAIM_FIELDS })
+        .toArray();
+      return [key, docs] as const;
+    });
+    const unique = new Map(found.flatMap(([, docs]) => docs.map((d) => [d._id, d] as const)));
+    const standing = new Map((await marks.standing(tenant, [...unique.values()])).map((r) => [r._id, claimOf(r)]));
+    const idsOf = new Map(found.map(([key, docs]) => [key, docs.map((d) => d._id)]));
+    return queries.map((q) => {
+      const ids = new Set(q.subjects.flatMap((subject) => idsOf.get(keyOf(subject, q.attribute)) ?? []));
+      return [...ids].flatMap((id) => {
+        const claim = standing.get(id);
+        return claim ? [claim] : [];
+      });
+    });
+  };
   return {
     async ensureIndexes() {
       await memories.createIndex({ tenant: 1, attribute: 1 });
     },
     async bySubjectAttribute(tenant, subjects, attribute) {
-      const found = await mapBounded([...new Set(subjects)], 8, (subject) =>
-        memories.find({ tenant, attribute, subjects: subject }, { projection: CLAIM_FIELDS }).toArray(),
-      );
-      const byId = new Map((await marks.standing(tenant, found.flat())).map((r) => [r._id, claimOf(r)]));
-      return [...byId.values()];
+      return (await bySubjectAttributes(tenant, [{ subjects, attribute }]))[0]!;
     },
+    bySubjectAttributes,
     async byIds(tenant, ids) {
       const found = await mapBounded([...new Set(ids)], 32, (id) =>
         findOwn(memories, tenant, id, { projection: CLAIM_FIELDS }),

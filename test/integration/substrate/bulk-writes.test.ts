@@ -1,10 +1,13 @@
 /**
- * Admission's bulk writes on the real database: a batch's records in one unordered insert, its lineage in another.
- * A retried batch must find what its first attempt wrote and report it (never overwrite it, never fail on it), and
- * registering the same edges twice must leave one of each.
+ * Admission's bulk writes on the real database: a batch's events and records each in one unordered insert, its lineage
+ * in another. A retried batch must find what its first attempt wrote and report it (never overwrite it, never fail on
+ * it), events of one external id must be recorded in order (a correction names what it corrects), and registering
+ * the same edges twice must leave one of each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../app/runtime.js';
+import { createMongoEventStore, type NewEvent } from '../../../src/substrate/events/event-store.js';
+import { createTenantMacs } from '../../../src/substrate/fingerprint.js';
 import { createMongoLineageStore } from '../../../src/substrate/lineage/lineage-store.js';
 import { createMongoMemoryStore } from '../../../src/substrate/memories/memory-store.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
@@ -20,6 +23,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   await runtime.db.collection(Collections.memories).deleteMany({ tenant });
+  await runtime.db.collection(Collections.events).deleteMany({ tenant });
   await runtime.db.collection(Collections.lineage).deleteMany({ tenant });
   await runtime.close();
 });
@@ -39,6 +43,67 @@ describe('bulk writes of a batch', () => {
     expect((await store.get(tenant, records[1]!._id))?.content).toBe('fact number 1');
     expect(await store.insertMany(records)).toEqual(['exists', 'exists', 'exists', 'exists']);
     expect(await runtime.db.collection(Collections.memories).countDocuments({ tenant })).toBe(4);
+  });
+
+  it('records a batch of events as one by one: re-deliveries are duplicates, a later event of an id corrects the one before', async () => {
+    const events = createMongoEventStore(
+      runtime.db,
+      createTenantMacs(runtime.config.secrets.fingerprintKeys),
+      runtime.cipher,
+    );
+    const event = (externalId: string, content: string): NewEvent => ({
+      tenant,
+      namespace: 'crm',
+      source: 'bulk',
+      externalId: `${tenant}-${externalId}`,
+      content,
+      subjects: ['subj-bulk'],
+      sensitivity: 'internal',
+      trustTier: 2,
+      occurredAt: new Date(),
+      recordedBy: 'agent-1',
+      scope: 'tenant',
+    });
+    const first = await events.record(event('a', 'The customer moved to Porto.'));
+    const written = await events.recordMany([
+      event('a', 'The customer moved to Porto.'),
+      event('b', 'The customer prefers e-mail.'),
+      event('c', 'The customer has two children.'),
+      event('b', 'The customer prefers the phone.'),
+      event('b', 'The customer prefers the phone.'),
+      event('a', 'The customer moved to Braga.'),
+    ]);
+    expect(written.map((w) => w.outcome)).toEqual([
+      'duplicate',
+      'created',
+      'created',
+      'correction',
+      'duplicate',
+      'correction',
+    ]);
+    expect(written[0]!.event._id).toBe(first.event._id);
+    expect(written[3]!.event.correctionOf).toBe(written[1]!.event._id);
+    expect(written[4]!.event._id).toBe(written[3]!.event._id);
+    expect(written[5]!.event.correctionOf).toBe(first.event._id);
+    expect(written.map((w) => w.event.content)).toEqual([
+      'The customer moved to Porto.',
+      'The customer prefers e-mail.',
+      'The customer has two children.',
+      'The customer prefers the phone.',
+      'The customer prefers the phone.',
+      'The customer moved to Braga.',
+    ]);
+    expect(await runtime.db.collection(Collections.events).countDocuments({ tenant })).toBe(5);
+    // A retry of the whole batch writes nothing and finds each as recorded.
+    const again = await events.recordMany([
+      event('b', 'The customer prefers e-mail.'),
+      event('c', 'The customer has two children.'),
+    ]);
+    expect(again.map((w) => [w.outcome, w.event._id])).toEqual([
+      ['duplicate', written[1]!.event._id],
+      ['duplicate', written[2]!.event._id],
+    ]);
+    expect((await events.get(tenant, written[5]!.event._id))?.content).toBe('The customer moved to Braga.');
   });
 
   it('registers a batch of derivations once, however often it is retried, and the closure walks them', async () => {
