@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { findMatching } from '../mongo/bounded-scan.js';
 
 /**
  * A page of data keys: the keys of records sealed together (a written batch), each wrapped on its own under the
@@ -198,9 +199,8 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
   /** The tenant's index entries for the ids, every generation of the pages they name, and what those hold. */
   const locate = async (tenant: string, ids: readonly string[]): Promise<Located> => {
     const wanted = new Set(ids);
-    const named = (await mapBounded([...wanted], 16, (member) => entries.find({ member, tenant }).toArray()))
-      .flat()
-      .filter((e) => e.tenant === tenant);
+    // One bounded pass over the tenant's entries when the ids are many (an erasure's chunk), else a lookup per id.
+    const named = (await findMatching(entries, tenant, 'member', [...wanted])).filter((e) => e.tenant === tenant);
     const byPage = await generationsOf(tenant, [...new Set(named.map((e) => e.inPage))]);
     const held = new Map<string, string[]>();
     for (const [page, docs] of byPage)

@@ -72,6 +72,22 @@ describe('data keys kept in pages', () => {
     for (const id of ids) expect(foundFor(found, made, id)).toEqual(made.get(id)!.key);
   });
 
+  it('destroys every key of a large erasure, found by one pass over the tenant, and no other', async () => {
+    const tenant = newTenant();
+    const odd = ['😀'.repeat(256), 'evt_a.b$c', '"quoted" {json}', 'ключ\\'];
+    const ids = [...Array.from({ length: 600 }, memId), ...odd];
+    const made = await (await freshVault()).keysFor(tenant, ids);
+    // More than a lookup per id would be chosen for, with odd ids among them, spread over every page.
+    const doomed = ids.filter((_, i) => i % 2 === 0);
+    const spared = ids.filter((_, i) => i % 2 === 1);
+    expect(await (await freshVault()).destroy(tenant, doomed)).toBe(doomed.length);
+    const cold = await freshVault();
+    expect((await cold.existing(tenant, refsOf(made))).size).toBe(spared.length);
+    expect(await naming(tenant, doomed)).toEqual([]);
+    const left = await cold.existing(tenant, refsOf(made));
+    for (const id of spared) expect(foundFor(left, made, id)).toEqual(made.get(id)!.key);
+  });
+
   it('seals through pages and still opens content sealed before them, both read cold in one call', async () => {
     const tenant = newTenant();
     const writer = await freshVault();
