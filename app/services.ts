@@ -39,6 +39,10 @@ import { createMongoHoldStore } from '../src/governance/holds/hold-store.js';
 import { createMongoRestrictionStore } from '../src/governance/rights/restriction-store.js';
 import { createMongoLogTree } from '../src/governance/audit/log-tree/log-tree-store.js';
 import { createCheckpointStore } from '../src/governance/audit/log-tree/checkpoint-store.js';
+import { createWitnessRound } from '../src/governance/audit/witness/witness-round.js';
+import { createCheckpointCosigner } from '../src/governance/audit/witness/checkpoint-cosigner.js';
+import { createHttpWitness } from '../src/governance/audit/witness/http-witness.js';
+import { createWitnessctlEnrolment } from '../src/governance/audit/witness/witnessctl-enrolment.js';
 import { createMongoCertificateStore } from '../src/governance/certificates/certificate-store.js';
 import { loadPublicSigningKey, loadSigningKey } from '../src/governance/certificates/signing.js';
 import { createMailNotifier } from '../src/governance/notifications/notifier.js';
@@ -107,6 +111,18 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const certificates = createMongoCertificateStore(db, { signer, audit });
   const logTree = createMongoLogTree(db);
   const checkpoints = createCheckpointStore(db, { audit, tree: logTree, signer, origin: config.log.origin });
+  // The witnesses each checkpoint the worker signs is submitted to; a local one may be told about new logs.
+  const witnesses = createWitnessRound({
+    cosigners: config.log.witnesses.map((w) =>
+      createCheckpointCosigner({
+        witness: createHttpWitness(w),
+        ...(w.enrol ? { enrolment: createWitnessctlEnrolment(w.enrol) } : {}),
+      }),
+    ),
+    checkpoints,
+    tree: logTree,
+    log: runtime.log,
+  });
   const holds = createMongoHoldStore(db, fingerprints);
   const restrictions = createMongoRestrictionStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db, runtime.cipher);
@@ -234,6 +250,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     /** Each tenant's audit log as a Merkle tree, and its signed checkpoints (published by the worker). */
     logTree,
     checkpoints,
+    /** Submits newly signed checkpoints to the configured witnesses and keeps their cosignatures. */
+    witnesses,
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
     fences,
