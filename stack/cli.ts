@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadStackConfig, type StackConfig, type StackManifest } from './stack-config.js';
-import { stackServices, stackWitness, type StackService } from './services.js';
+import { recordStackWitness, stackServices, type StackService } from './services.js';
 import { StackError, isAlive, runBuildScript, sleep, tail, waitFor } from './processes.js';
 
 type Command = 'up' | 'down' | 'status' | 'ensure';
@@ -109,7 +109,7 @@ async function up(config: StackConfig, quiet: boolean): Promise<void> {
     temporalTestServer: testServerPath,
     embeddingModelDir,
   };
-  const witness = stackWitness(config);
+  const witness = services.some((s) => s.name === 'witness') ? recordStackWitness(config) : undefined;
   if (witness) manifest.witness = witness;
   fs.writeFileSync(path.join(config.stateDir, 'stack.json'), JSON.stringify(manifest, null, 2));
   if (quiet && toStart.length === 0 && starting.length === 0) return;

@@ -474,6 +474,19 @@ class WitnessService extends ProcessService {
   }
 }
 
+/**
+ * Writes `<dir>/witness.json`, what a development or test configuration needs to submit to the stack's witness (read
+ * by `load-config.ts`): beside the witness rather than only in `stack.json`, which any checkout's `stack:up` rewrites.
+ */
+export function recordStackWitness(config: StackConfig): StackWitness | undefined {
+  const witness = stackWitness(config);
+  if (!witness) return undefined;
+  const file = path.join(config.witness.dir, 'witness.json');
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(witness, null, 2));
+  fs.renameSync(`${file}.tmp`, file);
+  return witness;
+}
+
 /** The running stack witness as tests and a development configuration reach it; undefined until it has started. */
 export function stackWitness(config: StackConfig): StackWitness | undefined {
   const read = (file: string) => {

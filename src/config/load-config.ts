@@ -59,15 +59,14 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /**
- * The local stack's witness, from the manifest `stack:up` writes, so that development and the tests get their
- * checkpoints cosigned without configuring a key that each state directory makes anew. `LETHE_WITNESSES` set (`[]`
- * for none) wins.
+ * The local stack's witness, from what it wrote beside itself once it answered (`<state>/witness/witness.json`), so
+ * that development and the tests get their checkpoints cosigned without configuring a key that each state directory
+ * makes anew. `LETHE_WITNESSES` set (`[]` for none) wins.
  */
 function stackWitness(stateDir: string): { LETHE_WITNESSES?: string } {
   let witness: { url?: unknown; verifierKey?: unknown; witnessctl?: unknown; db?: unknown } | undefined;
   try {
-    witness = (JSON.parse(fs.readFileSync(path.join(stateDir, 'stack.json'), 'utf8')) as { witness?: typeof witness })
-      .witness;
+    witness = JSON.parse(fs.readFileSync(path.join(stateDir, 'witness', 'witness.json'), 'utf8')) as typeof witness;
   } catch {
     return {};
   }
