@@ -50,6 +50,22 @@ export function parseCosignatureLine(line: string): Cosignature | null {
   };
 }
 
+/**
+ * The witness keys among `verifiers` that validly cosigned the checkpoint in `note` (a cosigned signed note: the
+ * log's signature lines and the witnesses' under the text). Lines that are not cosignatures are skipped.
+ */
+export function cosignedBy(note: string, verifiers: readonly CosignatureVerifier[]): CosignatureVerifier[] {
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0 || !note.endsWith('\n')) return [];
+  const text = note.slice(0, split + 1);
+  const cosignatures = note
+    .slice(split + 2, -1)
+    .split('\n')
+    .map(parseCosignatureLine)
+    .filter((c): c is Cosignature => c !== null);
+  return verifiers.filter((v) => cosignatures.some((c) => v.verify(text, c)));
+}
+
 function splitLine(line: string): { name: string; bytes: Buffer } | null {
   const body = line.endsWith('\n') ? line.slice(0, -1) : line;
   if (!body.startsWith(SIGNATURE_PREFIX) || body.includes('\n')) return null;
