@@ -249,6 +249,34 @@ describe('a witness that is down', () => {
   });
 });
 
+describe('a witness that hangs', () => {
+  let server: http.Server;
+  let url: string;
+  beforeAll(async () => {
+    // Accepts the request and never answers, as a stopped (SIGSTOP) or wedged witness behind a live socket would.
+    server = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('delays a round by one timeout, not one per checkpoint, and the other witness cosigns every checkpoint', async () => {
+    const tenants = Array.from({ length: 12 }, () => uniqueId('t'));
+    for (const tenant of tenants) await audit.appendMany(auditEntries(tenant, 2));
+    const published = (await storeOf().publishAll()).filter((c) => tenants.includes(c.tenant));
+    expect(published).toHaveLength(12);
+    const hung = cosignerFor({ ...witness, name: 'hung', url, timeoutMs: 2_000 });
+    const started = Date.now();
+    expect(await roundWith(hung, cosignerFor(witness))(published)).toEqual({ cosigned: 12, failed: 12 });
+    // Asked for every checkpoint, four at a time, the hung witness alone would cost three timeouts (6 s); skipped
+    // after the first wave, one (2 s). The rest is the stack witness enrolling and cosigning twelve new logs.
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
 describe('a note with odd bytes', () => {
   let requests = 0;
   let server: http.Server;
