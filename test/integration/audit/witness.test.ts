@@ -5,7 +5,9 @@
  * no checkpoint; a note with odd bytes never leaves.
  */
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
+import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from 'mongodb';
@@ -213,6 +215,30 @@ describe('the stack witness', () => {
       cosigner.cosign({ note: other, verifierKey: storeOf().verifierKeyOf(tenant), proofOf: async () => [] }),
     );
     expect([refusal.type, refusal.witnessStatus]).toEqual([ErrorType.WitnessRefused, 422]);
+  });
+});
+
+describe("enrolling a log with the stack witness's witnessctl", () => {
+  it('adds a key once, however many enrolments race, and the witness then cosigns the log', async () => {
+    const tenant = uniqueId('t');
+    const origin = storeOf().originOf(tenant);
+    const key = storeOf().verifierKeyOf(tenant);
+    const witnessctl = (...args: string[]) =>
+      promisify(execFile)(witness.enrol.witnessctl, [...args, '-db', witness.enrol.db]);
+    // The witness knows the log but not this key (as after a key rotation), and five workers meet it in one round:
+    // each would see the key missing and add it, and two copies of a key make litewitness refuse the log.
+    await witnessctl('add-log', '-origin', origin);
+    await Promise.all(Array.from({ length: 5 }, () => createWitnessctlEnrolment(witness.enrol).enrol(origin, key)));
+    const { stdout } = await witnessctl('list-logs');
+    const listed = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { origin: string; keys: string[] })
+      .filter((l) => l.origin === origin);
+    expect(listed).toEqual([expect.objectContaining({ origin, keys: [key] })]);
+    await audit.appendMany(auditEntries(tenant, 3));
+    const published = (await storeOf().publishAll()).filter((c) => c.tenant === tenant);
+    expect(await roundWith(cosignerFor(witness))(published)).toEqual({ cosigned: 1, failed: 0 });
   });
 });
 
