@@ -40,6 +40,10 @@ import { createMongoRestrictionStore } from '../src/governance/rights/restrictio
 import { createMongoLogTree } from '../src/governance/audit/log-tree/log-tree-store.js';
 import { createCheckpointStore } from '../src/governance/audit/log-tree/checkpoint-store.js';
 import { createLogAnchors } from '../src/governance/audit/log-tree/log-anchors.js';
+import { createWitnessRound } from '../src/governance/audit/witness/witness-round.js';
+import { createCheckpointCosigner } from '../src/governance/audit/witness/checkpoint-cosigner.js';
+import { createHttpWitness } from '../src/governance/audit/witness/http-witness.js';
+import { createWitnessctlEnrolment } from '../src/governance/audit/witness/witnessctl-enrolment.js';
 import { createMongoCertificateStore } from '../src/governance/certificates/certificate-store.js';
 import { loadPublicSigningKey, loadSigningKey } from '../src/governance/certificates/signing.js';
 import { createMailNotifier } from '../src/governance/notifications/notifier.js';
@@ -110,6 +114,18 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   // Each certificate (and receipt) is anchored under a checkpoint signed as it is issued, in the worker.
   const logAnchors = createLogAnchors({ audit, checkpoints, tree: logTree });
   const certificates = createMongoCertificateStore(db, { signer, audit, logAnchors });
+  // The witnesses each checkpoint the worker signs is submitted to; a local one may be told about new logs.
+  const witnesses = createWitnessRound({
+    cosigners: config.log.witnesses.map((w) =>
+      createCheckpointCosigner({
+        witness: createHttpWitness(w),
+        ...(w.enrol ? { enrolment: createWitnessctlEnrolment(w.enrol) } : {}),
+      }),
+    ),
+    checkpoints,
+    tree: logTree,
+    log: runtime.log,
+  });
   const holds = createMongoHoldStore(db, fingerprints);
   const restrictions = createMongoRestrictionStore(db, fingerprints);
   const disputes = createMongoDisputeStore(db, runtime.cipher);
@@ -237,6 +253,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     /** Each tenant's audit log as a Merkle tree, and its signed checkpoints (published by the worker). */
     logTree,
     checkpoints,
+    /** Submits newly signed checkpoints to the configured witnesses and keeps their cosignatures. */
+    witnesses,
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
     fences,

@@ -1,11 +1,12 @@
 /**
  * `npm run stack:up | stack:down | stack:status` — the local stack of real servers (Temporal dev server,
- * PostgreSQL + FerretDB, Elasticsearch, SMTP capture). `ensure` is `up` that stays quiet when all answer.
+ * PostgreSQL + FerretDB, Elasticsearch, SMTP capture, the AWS KMS emulator, a C2SP tlog-witness). `ensure` is `up`
+ * that stays quiet when all answer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadStackConfig, type StackConfig, type StackManifest } from './stack-config.js';
-import { stackServices, type StackService } from './services.js';
+import { recordStackWitness, stackServices, type StackService } from './services.js';
 import { StackError, isAlive, runBuildScript, sleep, tail, waitFor } from './processes.js';
 
 type Command = 'up' | 'down' | 'status' | 'ensure';
@@ -108,6 +109,8 @@ async function up(config: StackConfig, quiet: boolean): Promise<void> {
     temporalTestServer: testServerPath,
     embeddingModelDir,
   };
+  const witness = services.some((s) => s.name === 'witness') ? recordStackWitness(config) : undefined;
+  if (witness) manifest.witness = witness;
   fs.writeFileSync(path.join(config.stateDir, 'stack.json'), JSON.stringify(manifest, null, 2));
   if (quiet && toStart.length === 0 && starting.length === 0) return;
   for (const service of services) {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { Connection } from '@temporalio/client';
-import { postgresPlacement, type PostgresPlacement, type StackConfig } from './stack-config.js';
+import { postgresPlacement, type PostgresPlacement, type StackConfig, type StackWitness } from './stack-config.js';
 import {
   StackError,
   commandLine,
@@ -438,6 +438,76 @@ class KmsEmulatorService extends ProcessService {
   }
 }
 
+/** The stack witness's name, in its cosignature lines and its verifier key. */
+export const STACK_WITNESS_NAME = 'lethe.local/stack-witness';
+
+/**
+ * An independent C2SP tlog-witness (litewitness, behind a launcher of ours that keeps its key in the state directory
+ * and serves it over an in-process ssh-agent socket: see stack/witness/README.md).
+ */
+class WitnessService extends ProcessService {
+  readonly name = 'witness';
+  readonly startTimeoutMs = 20_000;
+  get address(): string {
+    return `${this.config.witness.url} (c2sp.org/tlog-witness; key and database in ${this.config.witness.dir})`;
+  }
+  build(): Promise<string> {
+    return runBuildScript(this.name, this.script('witness/build.sh'), this.buildEnv());
+  }
+  async start(launcher: string): Promise<void> {
+    fs.mkdirSync(this.config.witness.dir, { recursive: true, mode: 0o700 });
+    // Where witnessctl is, for the manifest, whichever run of `stack:up` started the witness.
+    fs.writeFileSync(path.join(this.config.witness.dir, 'launcher'), `${launcher}\n`);
+    this.spawn(launcher, [
+      '-dir',
+      this.config.witness.dir,
+      '-listen',
+      `${this.config.witness.host}:${this.config.witness.port}`,
+      '-name',
+      STACK_WITNESS_NAME,
+    ]);
+  }
+  async healthy(): Promise<boolean> {
+    if (!(await portOpen(this.config.witness.host, this.config.witness.port))) return false;
+    const response = await fetch(this.config.witness.url, { signal: AbortSignal.timeout(2000) });
+    return response.ok && fs.existsSync(path.join(this.config.witness.dir, 'witness.vkey'));
+  }
+}
+
+/**
+ * Writes `<dir>/witness.json`, what a development or test configuration needs to submit to the stack's witness (read
+ * by `load-config.ts`): beside the witness rather than only in `stack.json`, which any checkout's `stack:up` rewrites.
+ */
+export function recordStackWitness(config: StackConfig): StackWitness | undefined {
+  const witness = stackWitness(config);
+  if (!witness) return undefined;
+  const file = path.join(config.witness.dir, 'witness.json');
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(witness, null, 2));
+  fs.renameSync(`${file}.tmp`, file);
+  return witness;
+}
+
+/** The running stack witness as tests and a development configuration reach it; undefined until it has started. */
+export function stackWitness(config: StackConfig): StackWitness | undefined {
+  const read = (file: string) => {
+    try {
+      return fs.readFileSync(path.join(config.witness.dir, file), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const verifierKey = read('witness.vkey');
+  const launcher = read('launcher');
+  if (!verifierKey || !launcher) return undefined;
+  return {
+    name: STACK_WITNESS_NAME,
+    url: config.witness.url,
+    verifierKey,
+    db: path.join(config.witness.dir, 'litewitness.db'),
+    witnessctl: path.join(path.dirname(launcher), 'witnessctl'),
+  };
+}
+
 export function stackServices(config: StackConfig): {
   postgres: PostgresService;
   services: StackService[];
@@ -451,6 +521,7 @@ export function stackServices(config: StackConfig): {
     new ElasticsearchService(config),
     new SmtpCaptureService(config),
     new KmsEmulatorService(config),
+    new WitnessService(config),
   ];
   const only = config.only;
   // FerretDB cannot run without its PostgreSQL.

@@ -16,11 +16,21 @@ export interface StackConfig {
   smtp: { host: string; port: number; captureDir: string };
   /** An emulator of the AWS KMS API, for the aws-kms KEK adapter's tests (`LETHE_KMS_EMULATOR_ADDRESS`). */
   kms: { host: string; port: number; url: string };
+  /** An independent C2SP tlog-witness (litewitness) that cosigns Lethe's checkpoints (`LETHE_WITNESS_ADDRESS`). */
+  witness: { host: string; port: number; url: string; dir: string };
   /** `LETHE_STACK_SERVICES`: a subset of servers to manage (all when unset). */
   only?: string[];
 }
 
-export const STACK_SERVICE_NAMES = ['temporal', 'postgres', 'ferretdb', 'elasticsearch', 'smtp', 'kms'] as const;
+export const STACK_SERVICE_NAMES = [
+  'temporal',
+  'postgres',
+  'ferretdb',
+  'elasticsearch',
+  'smtp',
+  'kms',
+  'witness',
+] as const;
 
 /** What the running stack looks like, for tests and tools that need the artifacts' paths. */
 export interface StackManifest {
@@ -31,6 +41,19 @@ export interface StackManifest {
   temporalTestServer: string;
   /** The local sentence-embedding model's directory (`model.onnx`, `tokenizer.json`). */
   embeddingModelDir: string;
+  /** The local witness, for the tests and a development `LETHE_WITNESSES` (absent when the stack runs without it). */
+  witness?: StackWitness;
+}
+
+/** What a process needs to submit checkpoints to the stack's witness, and to tell it about a new log. */
+export interface StackWitness {
+  name: string;
+  url: string;
+  /** The witness's cosignature verifier key, `<name>+<key id>+<base64(0x04 ‖ key)>`. */
+  verifierKey: string;
+  /** litewitness's database and the tool that adds logs to it (while it runs). */
+  db: string;
+  witnessctl: string;
 }
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -64,6 +87,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
   const mongoUri = env.MONGODB_URI ?? 'mongodb://127.0.0.1:27017/lethe';
   const esUrl = env.ELASTICSEARCH_URL ?? 'http://127.0.0.1:9200';
   const kms = hostPort(env.LETHE_KMS_EMULATOR_ADDRESS ?? '127.0.0.1:4599', 'LETHE_KMS_EMULATOR_ADDRESS');
+  const witness = hostPort(env.LETHE_WITNESS_ADDRESS ?? '127.0.0.1:7380', 'LETHE_WITNESS_ADDRESS');
   const only = env.LETHE_STACK_SERVICES?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -87,6 +111,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
       captureDir: path.resolve(env.LETHE_SMTP_CAPTURE_DIR ?? path.join(stateDir, 'mail')),
     },
     kms: { ...kms, url: `http://${kms.host}:${kms.port}` },
+    witness: { ...witness, url: `http://${witness.host}:${witness.port}`, dir: path.join(stateDir, 'witness') },
   };
 }
 

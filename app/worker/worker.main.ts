@@ -78,9 +78,10 @@ async function main(): Promise<void> {
   // Which workflow code runs: a release's prebuilt bundle, or the sources bundled at start.
   const workflows = 'workflowBundle' in workflowSource() ? 'prebuilt bundle' : 'bundled at start';
   // Every audit log that grows gets a signed checkpoint within an interval (any worker may sign: the same size
-  // signs to the same note).
+  // signs to the same note), then submitted to each configured witness.
   started.publisher = startCheckpointPublisher({
     checkpoints: services.checkpoints,
+    witnesses: services.witnesses,
     everyMs: config.log.checkpointEveryMs,
     log: runtime.log,
   });
@@ -91,6 +92,7 @@ async function main(): Promise<void> {
       retentionSchedules: schedules,
       kekRotation: { schedule: kekRotation, everyMs: config.sealing.rotationEveryMs },
       workflows,
+      witnesses: config.log.witnesses.map((w) => w.name),
       node: process.version,
     },
     'worker started',

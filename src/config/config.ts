@@ -1,15 +1,8 @@
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
+import { witnessesConfig, type WitnessConfig } from './witnesses-config.js';
 
-/** A configuration value that is missing or malformed; names the variable. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 const port = z.coerce.number().int().min(1).max(65535);
 const secret = z.string().min(32, 'must be at least 32 characters');
@@ -118,6 +111,8 @@ const schema = z.object({
     .string()
     .regex(/^[\x21-\x2a\x2c-\x7e]{1,200}$/u, 'printable, without spaces or +')
     .default('lethe.local/audit'),
+  /** The witnesses each new checkpoint is submitted to, as JSON (`witnesses-config.ts`); none when unset. */
+  LETHE_WITNESSES: z.string().optional(),
   /** How often the worker signs a checkpoint of each audit log that grew. */
   LETHE_CHECKPOINT_INTERVAL_MS: count(200, 3_600_000).default(5_000),
   /** Pause between two views a consolidation run writes, so that a run yields to online writes and reads. */
@@ -317,7 +312,7 @@ export interface Config {
   /** What in-flight work gets on SIGTERM before the process exits 1. */
   shutdown: { graceMs: number };
   /** The audit logs' Merkle trees and signed checkpoints. */
-  log: { origin: string; checkpointEveryMs: number };
+  log: { origin: string; checkpointEveryMs: number; witnesses: WitnessConfig[] };
   /** Consolidation runs' pause between two views' writes. */
   consolidation: { pauseMs: number; waitMs: number };
   /**
@@ -551,7 +546,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     tracing: e.LETHE_OTLP_TRACES_URL ? { otlpUrl: e.LETHE_OTLP_TRACES_URL } : {},
     shutdown: { graceMs: e.LETHE_SHUTDOWN_GRACE_MS },
-    log: { origin: e.LETHE_LOG_ORIGIN, checkpointEveryMs: e.LETHE_CHECKPOINT_INTERVAL_MS },
+    log: {
+      origin: e.LETHE_LOG_ORIGIN,
+      checkpointEveryMs: e.LETHE_CHECKPOINT_INTERVAL_MS,
+      witnesses: witnessesConfig(e.LETHE_WITNESSES),
+    },
     consolidation: { pauseMs: e.LETHE_CONSOLIDATION_PAUSE_MS, waitMs: e.LETHE_CONSOLIDATION_WAIT_MS },
     secrets: {
       fingerprintKeys: fingerprintKeys(e),

@@ -54,7 +54,28 @@ function developmentSecrets(env: NodeJS.ProcessEnv): Record<string, string> {
     ...keys,
     ...(env.LETHE_KEK_FILE ? {} : { LETHE_KEK_FILE: kekFile }),
     LETHE_POSTGRES_URL: postgres,
+    ...stackWitness(stateDir),
   };
+}
+
+/**
+ * The local stack's witness, from what it wrote beside itself once it answered (`<state>/witness/witness.json`), so
+ * that development and the tests get their checkpoints cosigned without configuring a key that each state directory
+ * makes anew. `LETHE_WITNESSES` set (`[]` for none) wins.
+ */
+function stackWitness(stateDir: string): { LETHE_WITNESSES?: string } {
+  let witness: { url?: unknown; verifierKey?: unknown; witnessctl?: unknown; db?: unknown } | undefined;
+  try {
+    witness = JSON.parse(fs.readFileSync(path.join(stateDir, 'witness', 'witness.json'), 'utf8')) as typeof witness;
+  } catch {
+    return {};
+  }
+  if (!witness || typeof witness.url !== 'string' || typeof witness.verifierKey !== 'string') return {};
+  const enrol =
+    typeof witness.witnessctl === 'string' && typeof witness.db === 'string'
+      ? { enrol: { witnessctl: witness.witnessctl, db: witness.db } }
+      : {};
+  return { LETHE_WITNESSES: JSON.stringify([{ name: 'stack', url: witness.url, key: witness.verifierKey, ...enrol }]) };
 }
 
 /** Parses the process environment once; throws ConfigError naming the bad variable. */

@@ -22,6 +22,11 @@ export const ErrorType = {
    * erased mid-build): nothing half-done was kept, and a later attempt, after the retry profile's backoff, may succeed.
    */
   Contended: 'Contended',
+  /**
+   * A C2SP witness refused to cosign a checkpoint (it does not know the log or its key, the proof did not join the
+   * tree it saw, or it has seen a different tree) or answered with no valid cosignature: nothing was cosigned.
+   */
+  WitnessRefused: 'WitnessRefused',
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -42,6 +47,7 @@ const STATUS: Record<ErrorTypeName, number> = {
   Gone: 410,
   Unavailable: 503,
   Contended: 503,
+  WitnessRefused: 502,
 };
 
 /** A refusal the caller can act on; its message names the field and never carries personal data. */

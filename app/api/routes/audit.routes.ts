@@ -8,6 +8,7 @@ import { errorResponses, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf, responseSchemaOf } from './json-schema.js';
 import type { LogTree } from '../../../src/governance/audit/log-tree/log-tree-store.js';
 import type { CheckpointStore } from '../../../src/governance/audit/log-tree/checkpoint-store.js';
+import { withCosignatures } from '../../../src/governance/audit/witness/cosignature.js';
 import {
   CheckpointViewSchema,
   ConsistencyProofSchema,
@@ -53,7 +54,8 @@ export function registerAuditRoutes(
     {
       config: { action: 'audit.export', reads: 'ids' },
       schema: {
-        summary: "The latest signed checkpoint of the tenant's audit log (C2SP tlog-checkpoint, as a signed note)",
+        summary:
+          "The latest signed checkpoint of the tenant's audit log (C2SP tlog-checkpoint, as a signed note), with the witnesses' cosignatures",
         params: tenantParams,
         response: { ...errorResponses, 200: responseSchemaOf(CheckpointViewSchema) },
       },
@@ -62,13 +64,24 @@ export function registerAuditRoutes(
       const tenant = principalOf(request).tenant;
       const latest = await deps.checkpoints.latest(tenant);
       if (!latest) throw new DomainError(ErrorType.NotFound, 'checkpoint: none published yet for this log', 'tenant');
+      // In the witnesses' names' order, so that the same cosignatures always make the same note.
+      const cosignatures = Object.entries(latest.cosignatures ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       return {
         origin: deps.checkpoints.originOf(tenant),
         size: latest.size,
         root: latest.root,
-        note: latest.note,
+        note: withCosignatures(
+          latest.note,
+          cosignatures.map(([, c]) => c),
+        ),
         verifierKey: deps.checkpoints.verifierKeyOf(tenant),
         at: latest.at.toISOString(),
+        cosignatures: cosignatures.map(([witness, c]) => ({
+          witness,
+          keyName: c.keyName,
+          keyId: c.keyId,
+          at: new Date(c.timestamp * 1000).toISOString(),
+        })),
       };
     },
   );

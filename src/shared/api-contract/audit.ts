@@ -12,11 +12,18 @@ export const CheckpointViewSchema = z.strictObject({
   origin: z.string(),
   size: z.number(),
   root: hash,
-  /** The C2SP signed note: the checkpoint text, a blank line, then its signature lines. */
+  /**
+   * The C2SP signed note: the checkpoint text, a blank line, then its signature lines: the log's own, then each
+   * witness's cosignature (c2sp.org/tlog-cosignature), which is what a cosigned checkpoint looks like.
+   */
   note: z.string(),
   /** The verifier key of the log's signature, `<name>+<key id>+<key>`, as Go's sumdb/note reads it. */
   verifierKey: z.string(),
   at: z.string(),
+  /** The witnesses whose cosignature lines are in `note`: the configured name, the key's name and id, when. */
+  cosignatures: z.array(
+    z.strictObject({ witness: z.string(), keyName: z.string(), keyId: z.string(), at: z.string() }),
+  ),
 });
 export type CheckpointView = z.infer<typeof CheckpointViewSchema>;
 

@@ -1,7 +1,8 @@
 /**
  * The audit log's checkpoint and proof routes, as an auditor uses them: the latest signed checkpoint opens under the
  * verifier key it names, an inclusion proof fetched over HTTP places an exported entry under it, a consistency proof
- * joins two checkpoints, and bad input is refused with the field named. Other roles and other tenants get nothing.
+ * joins two checkpoints, the witnesses' cosignatures ride under the log's signature, and bad input is refused with
+ * the field named. Other roles and other tenants get nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +14,7 @@ import { auditLeaf } from '../../../src/governance/audit/log-tree/log-tree-store
 import { verifyConsistency, verifyInclusion } from '../../../src/governance/audit/log-tree/merkle-verify.js';
 import { noteVerifier, openNote } from '../../../src/governance/audit/log-tree/signed-note.js';
 import { parseCheckpoint } from '../../../src/governance/audit/log-tree/checkpoint.js';
+import { cosignatureVerifier, cosignedBy } from '../../../src/governance/audit/witness/cosignature.js';
 import type { AuditEntry } from '../../../src/governance/audit/audit-log.port.js';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { auditEntries } from '../../support/audit-entries.js';
@@ -55,6 +57,25 @@ describe('audit checkpoints and proofs over HTTP', () => {
     const text = openNote(view.note, [noteVerifier(view.verifierKey)]);
     expect(parseCheckpoint(text!)).toMatchObject({ origin: view.origin, size: view.size });
     expect(view.origin.endsWith(`/${tenant}`)).toBe(true);
+  });
+
+  it("carries the witnesses' cosignatures as signature lines under the log's own, and lists them", async () => {
+    const latest = (await app.services.checkpoints.latest(tenant))!;
+    expect(await app.services.witnesses([latest])).toEqual({ cosigned: 1, failed: 0 });
+    const view = CheckpointViewSchema.parse((await get('/checkpoint')).json());
+    const witness = app.runtime.config.log.witnesses.find((w) => w.name === 'stack')!;
+    expect(view.cosignatures).toEqual([
+      {
+        witness: 'stack',
+        keyName: witness.key.split('+')[0],
+        keyId: witness.key.split('+')[1],
+        at: expect.any(String),
+      },
+    ]);
+    expect(view.note.startsWith(latest.note)).toBe(true);
+    expect(cosignedBy(view.note, [cosignatureVerifier(witness.key)])).toHaveLength(1);
+    // Still the log's signed note: the cosignature is one more line its verifier skips.
+    expect(openNote(view.note, [noteVerifier(view.verifierKey)])).not.toBeNull();
   });
 
   it('proves an exported entry under the checkpoint, and each checkpoint consistent with the later one', async () => {

@@ -2,7 +2,9 @@
  * `lethe audit checkpoint` and `lethe audit check-consistency`, as an auditor runs them between two visits: two
  * checkpoints of a log that only grew are joined (exit 0); a checkpoint signed over a rewritten past, with the
  * operator's own key, is refused (exit 7), as is one signed by another key; a malformed key is a usage error (2).
+ * With witnesses required, the later checkpoint must carry enough valid cosignatures by the keys given (else 7).
  */
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,14 +24,14 @@ const tenant = uniqueTenant();
 
 const entriesOf = (n: number, from: number) => auditEntries(tenant, n, from);
 
-async function lethe(args: string[]): Promise<ProcessRun> {
-  const token = await app.token(tenant, ['auditor'], 'aud-1');
+async function lethe(args: string[], of = tenant): Promise<ProcessRun> {
+  const token = await app.token(of, ['auditor'], 'aud-1');
   return runLethe(args, { env: { ...env, LETHE_TOKEN: token } });
 }
 const describeRun = (run: ProcessRun) => `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
 
-async function saveCheckpoint(name: string): Promise<string> {
-  const run = await lethe(['audit', 'checkpoint']);
+async function saveCheckpoint(name: string, of = tenant): Promise<string> {
+  const run = await lethe(['audit', 'checkpoint'], of);
   expect(run.code, describeRun(run)).toBe(0);
   const file = path.join(dir, name);
   fs.writeFileSync(file, run.stdout);
@@ -110,3 +112,86 @@ describe('lethe audit check-consistency', () => {
     expect(run.stdout).toContain('not signed');
   });
 });
+
+describe('lethe audit check-consistency with witnesses required', () => {
+  const witnessed = uniqueTenant();
+  let key: string;
+  let witnessKey: string;
+  let first: string;
+  let second: string;
+
+  beforeAll(async () => {
+    // The stack's witness, as the test app's configuration names it (development default).
+    witnessKey = app.runtime.config.log.witnesses.find((w) => w.name === 'stack')!.key;
+    for (const [n, from] of [
+      [4, 0],
+      [6, 4],
+    ] as const) {
+      await app.services.audit.appendMany(auditEntries(witnessed, n, from));
+      const published = (await app.services.checkpoints.publish(witnessed))!;
+      expect(await app.services.witnesses([published])).toEqual({ cosigned: 1, failed: 0 });
+    }
+    first = await saveCheckpoint('witnessed-first.note', witnessed);
+    key = app.services.checkpoints.verifierKeyOf(witnessed);
+    await app.services.audit.appendMany(auditEntries(witnessed, 3, 10));
+    await app.services.witnesses([(await app.services.checkpoints.publish(witnessed))!]);
+    second = await saveCheckpoint('witnessed-second.note', witnessed);
+  });
+
+  it("prints the checkpoint with the witness's cosignature line under the log's signature", () => {
+    const lines = fs.readFileSync(second, 'utf8').split('\n');
+    const signatures = lines.slice(lines.indexOf('') + 1).filter(Boolean);
+    expect(signatures).toHaveLength(2);
+    expect(signatures[1]!.startsWith(`— ${witnessKey.split('+')[0]} `)).toBe(true);
+  });
+
+  it('passes when the witnesses given cosigned the later checkpoint, and fails with exit 7 when too few did', async () => {
+    const check = (...extra: string[]) =>
+      lethe(['audit', 'check-consistency', first, second, '--key', key, ...extra], witnessed);
+    const ok = await check('--witness-key', witnessKey);
+    expect(ok.code, describeRun(ok)).toBe(0);
+    // A second witness the auditor trusts never saw the log: one of two is enough only when one is required.
+    const stranger = strangerWitnessKey();
+    const both = await check('--witness-key', witnessKey, '--witness-key', stranger);
+    expect(both.code, describeRun(both)).toBe(7);
+    expect(both.stdout).toContain('cosigned by 1 of the witnesses given, fewer than 2');
+    const oneOfTwo = await check('--witness-key', witnessKey, '--witness-key', stranger, '--min-cosignatures', '1');
+    expect(oneOfTwo.code, describeRun(oneOfTwo)).toBe(0);
+    const strangerOnly = await check('--witness-key', stranger);
+    expect(strangerOnly.code, describeRun(strangerOnly)).toBe(7);
+  });
+
+  it('fails with exit 7 when the cosignature line was tampered with, and refuses options that do not add up (2)', async () => {
+    const tampered = path.join(dir, 'witnessed-tampered.note');
+    const text = fs.readFileSync(second, 'utf8');
+    const last = text.trimEnd().split('\n').at(-1)!;
+    const flipped = last.slice(0, -6) + (last.at(-6) === 'A' ? 'B' : 'A') + last.slice(-5);
+    fs.writeFileSync(tampered, text.replace(last, flipped));
+    const run = await lethe(
+      ['audit', 'check-consistency', first, tampered, '--key', key, '--witness-key', witnessKey],
+      witnessed,
+    );
+    expect(run.code, describeRun(run)).toBe(7);
+    for (const extra of [
+      ['--min-cosignatures', '1'],
+      ['--witness-key', key],
+      ['--witness-key', witnessKey, '--min-cosignatures', '2'],
+      ['--witness-key', witnessKey, '--min-cosignatures', '0'],
+    ]) {
+      const refused = await lethe(['audit', 'check-consistency', first, second, '--key', key, ...extra], witnessed);
+      expect(refused.code, `${extra.join(' ')}: ${describeRun(refused)}`).toBe(2);
+    }
+  });
+});
+
+/** A cosignature/v1 key of a witness that cosigned nothing here. */
+function strangerWitnessKey(): string {
+  const name = 'stranger.example/witness';
+  const raw = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(12);
+  const typed = Buffer.concat([Buffer.of(0x04), raw]);
+  const id = createHash('sha256')
+    .update(Buffer.concat([Buffer.from(`${name}\n`), typed]))
+    .digest()
+    .subarray(0, 4);
+  return `${name}+${id.toString('hex')}+${typed.toString('base64')}`;
+}

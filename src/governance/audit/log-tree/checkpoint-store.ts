@@ -15,15 +15,18 @@ import { auditTenants, recordCheckpointSize, registerAuditTenant } from './audit
 import { formatCheckpoint } from './checkpoint.js';
 import type { LogTree } from './log-tree-store.js';
 import { noteSigner, signNote } from './signed-note.js';
+import type { Cosignature } from '../witness/cosignature.js';
 
 export interface SignedCheckpoint {
   tenant: string;
   size: number;
   /** Base64 root hash. */
   root: string;
-  /** The signed note, as an auditor keeps it and a witness cosigns it. */
+  /** The signed note, as an auditor keeps it and a witness cosigns it (the log's own signature only). */
   note: string;
   at: Date;
+  /** Witnesses' cosignatures of this checkpoint, by the configured witness's name (`LETHE_WITNESSES`). */
+  cosignatures?: Record<string, Cosignature>;
 }
 
 type CheckpointDoc = SignedCheckpoint & { _id: string };
@@ -37,8 +40,10 @@ export interface CheckpointStore {
   atSize(tenant: string, size: number): Promise<SignedCheckpoint | null>;
   /** Signs a checkpoint of the tenant's whole chain, unless the latest already covers it; null for an empty log. */
   publish(tenant: string): Promise<SignedCheckpoint | null>;
-  /** Publishes for every tenant whose log grew; returns how many checkpoints were signed. */
-  publishAll(): Promise<number>;
+  /** Publishes for every tenant whose log grew; returns the checkpoints this call signed. */
+  publishAll(): Promise<SignedCheckpoint[]>;
+  /** Keeps a witness's cosignature with the checkpoint of that size (verified by the caller). */
+  addCosignature(tenant: string, size: number, witness: string, cosignature: Cosignature): Promise<void>;
   /** Records that a tenant has an audit log, so that `publishAll` visits it. Idempotent. */
   register(tenant: string): Promise<void>;
 }
@@ -54,6 +59,7 @@ export interface CheckpointStoreDeps {
 }
 
 const PUBLISH_CONCURRENCY = 4;
+const COSIGNATURE_WRITES = 3;
 
 export function createCheckpointStore(db: Db, deps: CheckpointStoreDeps): CheckpointStore {
   const checkpoints: Collection<CheckpointDoc> = db.collection<CheckpointDoc>(Collections.auditCheckpoints);
@@ -107,10 +113,23 @@ export function createCheckpointStore(db: Db, deps: CheckpointStoreDeps): Checkp
       const all = await tenants.find({}, { projection: { _id: 1, checkpointSize: 1 } }).toArray();
       const signed = await mapBounded(all, PUBLISH_CONCURRENCY, async ({ _id, checkpointSize }) => {
         const head = await deps.audit.head(_id);
-        if (!head || head.seq <= (checkpointSize ?? 0)) return 0;
-        return ((await publish(_id))?.size ?? 0) > (checkpointSize ?? 0) ? 1 : 0;
+        if (!head || head.seq <= (checkpointSize ?? 0)) return null;
+        const published = await publish(_id);
+        return published && published.size > (checkpointSize ?? 0) ? published : null;
       });
-      return signed.reduce<number>((n, s) => n + s, 0);
+      return signed.filter((c): c is SignedCheckpoint => c !== null);
+    },
+    async addCosignature(tenant, size, witness, cosignature) {
+      const _id = chainLinkId(tenant, size);
+      // FerretDB applies concurrent updates of one document read-modify-write (docs/STACK.md): two witnesses'
+      // cosignatures written at once may lose one. Read back, and write again until it stands.
+      for (let attempt = 0; attempt < COSIGNATURE_WRITES; attempt++) {
+        await checkpoints.updateOne({ _id, tenant }, { $set: { [`cosignatures.${witness}`]: cosignature } });
+        const doc = await findOwn(checkpoints, tenant, _id);
+        if (!doc) throw new Error(`checkpoint ${size} of the log is not stored`);
+        if (doc.cosignatures?.[witness]?.line === cosignature.line) return;
+      }
+      throw new Error('the cosignature could not be kept');
     },
     register: (tenant) => registerAuditTenant(tenants, tenant),
   };

@@ -1,20 +1,31 @@
 /**
  * What an auditor runs between two visits: both checkpoints must open under the log's verifier key (pinned by the
  * auditor, never taken from the log), name the same log, and the later one must extend the earlier, by a consistency
- * proof the log is asked for. A log that rewrote its past cannot give one. Pure but for `proofOf`.
+ * proof the log is asked for. A log that rewrote its past cannot give one. With a witness policy, the later one must
+ * also carry valid cosignatures (c2sp.org/tlog-cosignature) by at least `min` of the witness keys the auditor trusts:
+ * a witness cosigns only a tree that extends every tree of the log it saw, so the log cannot show the auditor a
+ * history other than the one it showed the witnesses. Pure but for `proofOf`.
  */
 import { parseCheckpoint, type Checkpoint } from './checkpoint.js';
 import { verifyConsistency } from './merkle-verify.js';
 import type { Hash } from './merkle-tree.js';
 import { noteVerifier, openNote } from './signed-note.js';
+import { cosignatureVerifier, cosignedBy } from '../witness/cosignature.js';
 
 export type ConsistencyVerdict = { ok: true; origin: string; from: number; to: number } | { ok: false; reason: string };
+
+/** Witnesses the auditor trusts (their cosignature keys, pinned by the auditor) and how many must have cosigned. */
+export interface WitnessPolicy {
+  keys: readonly string[];
+  min: number;
+}
 
 export async function checkConsistency(
   earlierNote: string,
   laterNote: string,
   verifierKey: string,
   proofOf: (from: number, to: number) => Promise<Hash[]>,
+  witnesses?: WitnessPolicy,
 ): Promise<ConsistencyVerdict> {
   const verifier = noteVerifier(verifierKey);
   const open = (note: string, which: string): Checkpoint | string => {
@@ -30,6 +41,14 @@ export async function checkConsistency(
     return { ok: false, reason: `the checkpoints are of two logs: ${earlier.origin} and ${later.origin}` };
   if (later.size < earlier.size)
     return { ok: false, reason: `the later checkpoint (${later.size}) is smaller than the earlier (${earlier.size})` };
+  if (witnesses) {
+    const cosigned = cosignedBy(laterNote, witnesses.keys.map(cosignatureVerifier)).length;
+    if (cosigned < witnesses.min)
+      return {
+        ok: false,
+        reason: `the later checkpoint is cosigned by ${cosigned} of the witnesses given, fewer than ${witnesses.min}`,
+      };
+  }
   const done = { ok: true as const, origin: earlier.origin, from: earlier.size, to: later.size };
   if (earlier.size === 0) return done;
   if (earlier.size === later.size)

@@ -57,10 +57,26 @@ export function noteSigner(name: string, key: Pick<CertificateSigner, 'publicKey
 
 /** A verifier from a verifier key string, `<name>+<hex key id>+<base64(0x01 ‖ key)>`; refuses one that does not add up. */
 export function noteVerifier(verifierKey: string): NoteVerifier {
+  const { name, keyId, publicKey } = readVerifierKey(verifierKey, {
+    type: ED25519,
+    what: 'verifier key',
+    kind: 'an Ed25519 key',
+  });
+  return { name, keyId, verify: (text, signature) => verify(null, Buffer.from(text, 'utf8'), publicKey, signature) };
+}
+
+/**
+ * A verifier key's name, key id and Ed25519 public key, for a key of signature type `type` (0x01 a note signature,
+ * 0x04 a witness cosignature); refuses one of another type, or whose key id does not match its name and key.
+ */
+export function readVerifierKey(
+  verifierKey: string,
+  { type, what, kind }: { type: number; what: string; kind: string },
+): { name: string; keyId: Buffer; publicKey: KeyObject } {
   // The key is standard base64, which may itself hold a `+`: only the first two separate fields.
   const first = verifierKey.indexOf('+');
   const second = verifierKey.indexOf('+', first + 1);
-  if (first < 0 || second < 0) throw new Error('verifier key: expected <name>+<key id>+<key>');
+  if (first < 0 || second < 0) throw new Error(`${what}: expected <name>+<key id>+<key>`);
   const [name, hexId, encoded] = [
     verifierKey.slice(0, first),
     verifierKey.slice(first + 1, second),
@@ -68,12 +84,12 @@ export function noteVerifier(verifierKey: string): NoteVerifier {
   ];
   checkKeyName(name);
   const bytes = Buffer.from(encoded, 'base64');
-  if (bytes.length !== 33 || bytes[0] !== ED25519) throw new Error('verifier key: not an Ed25519 key');
+  if (bytes.length !== 33 || bytes[0] !== type) throw new Error(`${what}: not ${kind}`);
   const raw = bytes.subarray(1);
-  const keyId = keyIdOf(name, raw);
-  if (keyId.toString('hex') !== hexId.toLowerCase()) throw new Error('verifier key: the key id does not match the key');
+  const keyId = keyIdOf(name, raw, type);
+  if (keyId.toString('hex') !== hexId.toLowerCase()) throw new Error(`${what}: the key id does not match the key`);
   const publicKey = createPublicKey({ key: Buffer.concat([SPKI_ED25519_HEADER, raw]), format: 'der', type: 'spki' });
-  return { name, keyId, verify: (text, signature) => verify(null, Buffer.from(text, 'utf8'), publicKey, signature) };
+  return { name, keyId, publicKey };
 }
 
 /** The note: its text, then a signature line by each signer. */
@@ -115,8 +131,8 @@ export function openNote(note: string, verifiers: readonly NoteVerifier[]): stri
   return verifiers.length > 0 && verifiers.every(signedBy) ? parsed.text : null;
 }
 
-function keyIdOf(name: string, raw: Buffer): Buffer {
-  const hashed = sha256Bytes(Buffer.concat([Buffer.from(name, 'utf8'), Buffer.of(0x0a, ED25519), raw]));
+function keyIdOf(name: string, raw: Buffer, type = ED25519): Buffer {
+  const hashed = sha256Bytes(Buffer.concat([Buffer.from(name, 'utf8'), Buffer.of(0x0a, type), raw]));
   return Buffer.from(hashed.subarray(0, 4));
 }
 
