@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { verifyAuditJsonlStream } from '../../../src/governance/audit/audit-export.js';
 import type { CliContext } from '../context.js';
 import { CliError, ExitCode } from '../exit-codes.js';
-import { checkConsistency, type WitnessPolicy } from '../../../src/governance/audit/log-tree/consistency-check.js';
-import { cosignatureVerifier } from '../../../src/governance/audit/witness/cosignature.js';
+import { checkConsistency } from '../../../src/governance/audit/log-tree/consistency-check.js';
+import { witnessPolicy, withWitnessOptions, type WitnessOptions } from '../witness-options.js';
 import { noteVerifier } from '../../../src/governance/audit/log-tree/signed-note.js';
 import type { CheckpointView, ConsistencyProofView } from '../../../src/shared/api-contract/audit.js';
 
@@ -16,31 +16,8 @@ function seqOption(value: string | undefined, name: string): number | undefined 
   return n;
 }
 
-interface ConsistencyOptions {
+interface ConsistencyOptions extends WitnessOptions {
   key: string;
-  witnessKey: string[];
-  minCosignatures?: string;
-}
-
-/** The witnesses the auditor requires, from the options; a usage error names the option that does not add up. */
-function witnessPolicy(options: ConsistencyOptions): WitnessPolicy | undefined {
-  const keys = options.witnessKey;
-  if (keys.length === 0) {
-    if (options.minCosignatures !== undefined)
-      throw new CliError('--min-cosignatures: needs the witnesses, as --witness-key', ExitCode.usage);
-    return undefined;
-  }
-  for (const key of keys) {
-    try {
-      cosignatureVerifier(key);
-    } catch (error) {
-      throw new CliError(`--witness-key: ${(error as Error).message}`, ExitCode.usage);
-    }
-  }
-  const min = options.minCosignatures === undefined ? keys.length : Number(options.minCosignatures);
-  if (!Number.isInteger(min) || min < 1 || min > keys.length)
-    throw new CliError(`--min-cosignatures: a whole number from 1 to ${keys.length}`, ExitCode.usage);
-  return { keys, min };
 }
 
 export function registerAuditCommands(program: Command, context: () => CliContext): void {
@@ -112,56 +89,51 @@ export function registerAuditCommands(program: Command, context: () => CliContex
       process.stdout.write(json ? `${JSON.stringify(view)}\n` : view.note);
     });
 
-  audit
-    .command('check-consistency <earlier> <later>')
-    .description(
-      'prove that the log only grew between two checkpoints kept from earlier visits, and, with --witness-key, that ' +
-        'witnesses you trust cosigned the later one (exit 7 when either fails)',
-    )
-    .requiredOption('--key <verifier-key>', "the log's verifier key, <name>+<key id>+<key>, from a channel you trust")
-    .option(
-      '--witness-key <verifier-key>',
-      "a witness's cosignature key you trust, <name>+<key id>+<key> (repeat for several)",
-      (value: string, keys: string[]) => [...keys, value],
-      [] as string[],
-    )
-    .option(
-      '--min-cosignatures <n>',
-      'how many of the --witness-key witnesses must have cosigned the later checkpoint (default: all of them)',
-    )
-    .action(async (earlierFile: string, laterFile: string, options: ConsistencyOptions) => {
-      const ctx = context();
-      const read = (file: string, name: string) => {
-        if (!fs.existsSync(file)) throw new CliError(`${name}: no such file ${file}`, ExitCode.usage);
-        return fs.readFileSync(file, 'utf8');
-      };
-      const [earlier, later] = [read(earlierFile, 'earlier'), read(laterFile, 'later')];
-      try {
-        noteVerifier(options.key);
-      } catch (error) {
-        throw new CliError(`--key: ${(error as Error).message}`, ExitCode.usage);
-      }
-      const witnesses = witnessPolicy(options);
-      const verdict = await checkConsistency(
-        earlier,
-        later,
-        options.key,
-        async (from, to) => {
-          const proof = await ctx.api.get<ConsistencyProofView>(
-            `/v1/tenants/${ctx.tenant}/audit/proofs/consistency?from=${from}&to=${to}`,
-          );
-          return proof.proof.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
-        },
-        witnesses,
-      );
-      const json = (program.opts() as { json?: boolean }).json;
-      if (verdict.ok) {
-        process.stdout.write(
-          json ? `${JSON.stringify(verdict)}\n` : `ok: ${verdict.origin} grew from ${verdict.from} to ${verdict.to}\n`,
+  withWitnessOptions(
+    audit
+      .command('check-consistency <earlier> <later>')
+      .description(
+        'prove that the log only grew between two checkpoints kept from earlier visits, and, with --witness-key, that ' +
+          'witnesses you trust cosigned the later one (exit 7 when either fails)',
+      )
+      .requiredOption(
+        '--key <verifier-key>',
+        "the log's verifier key, <name>+<key id>+<key>, from a channel you trust",
+      ),
+    'the later checkpoint',
+  ).action(async (earlierFile: string, laterFile: string, options: ConsistencyOptions) => {
+    const ctx = context();
+    const read = (file: string, name: string) => {
+      if (!fs.existsSync(file)) throw new CliError(`${name}: no such file ${file}`, ExitCode.usage);
+      return fs.readFileSync(file, 'utf8');
+    };
+    const [earlier, later] = [read(earlierFile, 'earlier'), read(laterFile, 'later')];
+    try {
+      noteVerifier(options.key);
+    } catch (error) {
+      throw new CliError(`--key: ${(error as Error).message}`, ExitCode.usage);
+    }
+    const witnesses = witnessPolicy(options);
+    const verdict = await checkConsistency(
+      earlier,
+      later,
+      options.key,
+      async (from, to) => {
+        const proof = await ctx.api.get<ConsistencyProofView>(
+          `/v1/tenants/${ctx.tenant}/audit/proofs/consistency?from=${from}&to=${to}`,
         );
-        return;
-      }
-      process.stdout.write(json ? `${JSON.stringify(verdict)}\n` : `FAILED: ${verdict.reason}\n`);
-      process.exitCode = ExitCode.verificationFailed;
-    });
+        return proof.proof.map((h) => new Uint8Array(Buffer.from(h, 'base64')));
+      },
+      witnesses,
+    );
+    const json = (program.opts() as { json?: boolean }).json;
+    if (verdict.ok) {
+      process.stdout.write(
+        json ? `${JSON.stringify(verdict)}\n` : `ok: ${verdict.origin} grew from ${verdict.from} to ${verdict.to}\n`,
+      );
+      return;
+    }
+    process.stdout.write(json ? `${JSON.stringify(verdict)}\n` : `FAILED: ${verdict.reason}\n`);
+    process.exitCode = ExitCode.verificationFailed;
+  });
 }

@@ -7,6 +7,8 @@
 import fs from 'node:fs';
 import { checkpointSizeOf, type LaterCheckpoint } from '../../../src/governance/audit/log-tree/log-anchor.js';
 import { noteVerifier } from '../../../src/governance/audit/log-tree/signed-note.js';
+import type { WitnessPolicy } from '../../../src/governance/audit/log-tree/consistency-check.js';
+import { cosignatureVerifier, cosignedBy } from '../../../src/governance/audit/witness/cosignature.js';
 import {
   isAnchoredCertificate,
   verifyAnchoredCertificate,
@@ -30,6 +32,8 @@ export interface AnchoredOptions {
   fetchProof?: boolean;
   /** For an access package: its request's anchored receipt. */
   receipt?: string;
+  /** Witnesses that must have cosigned the checkpoint trusted: the later one when given, else the anchor's. */
+  witnesses?: WitnessPolicy | undefined;
 }
 
 /** Verifies the file's anchored document; prints the verdict and sets exit 7 when it fails. */
@@ -68,11 +72,39 @@ export async function verifyAnchoredFile(
         publicKeys: publicKeys.map((pem) => parsePublicKeyPem(pem)),
         ...(accessPackage !== undefined ? { accessPackage } : {}),
       });
-  process.stdout.write(out.json ? `${JSON.stringify(verdict)}\n` : `${describe(verdict)}\n`);
-  if (!verdict.ok) process.exitCode = ExitCode.verificationFailed;
+  const witnessed =
+    verdict.ok && options.witnesses
+      ? cosignedEnough(later?.note ?? anchored.logAnchor.checkpoint, options.witnesses, later !== null)
+      : null;
+  const final = witnessed ?? verdict;
+  process.stdout.write(out.json ? `${JSON.stringify(final)}\n` : `${describe(final)}\n`);
+  if (!final.ok) process.exitCode = ExitCode.verificationFailed;
 }
 
-function describe(v: AnchoredVerdict | AnchoredReceiptVerdict): string {
+interface CosignatureFailure {
+  ok: false;
+  part: 'cosignature';
+  reason: string;
+}
+
+/**
+ * A failed verdict when fewer than `min` of the trusted witnesses validly cosigned the checkpoint, else null. A witness
+ * cosigns only a tree that extends every tree of the log it saw: a certificate proven under a checkpoint no trusted
+ * witness cosigned may sit on a history shown to this auditor alone.
+ */
+function cosignedEnough(note: string, policy: WitnessPolicy, given: boolean): CosignatureFailure | null {
+  const cosigned = cosignedBy(note, policy.keys.map(cosignatureVerifier)).length;
+  if (cosigned >= policy.min) return null;
+  return {
+    ok: false as const,
+    part: 'cosignature' as const,
+    reason:
+      `the ${given ? 'given' : "anchor's"} checkpoint is cosigned by ${cosigned} of the witnesses given, fewer than ` +
+      `${policy.min}${given ? '' : ' (give a later, cosigned checkpoint with --checkpoint)'}`,
+  };
+}
+
+function describe(v: AnchoredVerdict | AnchoredReceiptVerdict | CosignatureFailure): string {
   if (!v.ok) return `FAILED (${v.part}): ${v.reason}`;
   const what =
     'certificateId' in v

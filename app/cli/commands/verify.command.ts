@@ -16,6 +16,7 @@ import { CliError, ExitCode } from '../exit-codes.js';
 import { periodOptions } from './certificates.command.js';
 import type { CliContext } from '../context.js';
 import { verifyAnchoredFile } from './verify-anchored.js';
+import { witnessPolicy, withWitnessOptions } from '../witness-options.js';
 
 interface VerifyOptions {
   publicKey: string[];
@@ -29,6 +30,8 @@ interface VerifyOptions {
   consistencyProof?: string;
   fetchProof?: boolean;
   receipt?: string;
+  witnessKey: string[];
+  minCosignatures?: string;
 }
 
 /**
@@ -37,7 +40,7 @@ interface VerifyOptions {
  * place in the audit log. The API is reached only for `--fetch-proof`.
  */
 export function registerVerifyCommand(program: Command, context?: () => CliContext): void {
-  program
+  const verify = program
     .command('verify <certificates>')
     .description(
       'verify exported certificates offline: hashes, Ed25519 signatures, chain continuity, no gaps, and with --audit ' +
@@ -69,16 +72,21 @@ export function registerVerifyCommand(program: Command, context?: () => CliConte
       'with --checkpoint: the consistency proof between the two (JSON, as the API gives it)',
     )
     .option('--fetch-proof', 'with --checkpoint: ask the API for the consistency proof')
-    .option('--receipt <file>', "with --log-key, for an access package: its request's anchored receipt")
-    .action(async (file: string, options: VerifyOptions) => {
+    .option('--receipt <file>', "with --log-key, for an access package: its request's anchored receipt");
+  withWitnessOptions(verify, "the checkpoint trusted (--checkpoint if given, else the anchor's)").action(
+    async (file: string, options: VerifyOptions) => {
       if (options.publicKey.length === 0)
         throw new CliError('--public-key: required (lethe certificates public-key prints it)', ExitCode.usage);
       if (
         options.logKey === undefined &&
-        (options.checkpoint ?? options.consistencyProof ?? options.fetchProof ?? options.receipt)
+        (options.checkpoint ??
+          options.consistencyProof ??
+          options.fetchProof ??
+          options.receipt ??
+          (options.witnessKey.length > 0 || options.minCosignatures !== undefined ? true : undefined))
       )
         throw new CliError(
-          '--checkpoint, --consistency-proof, --fetch-proof, --receipt: only with --log-key',
+          '--checkpoint, --consistency-proof, --fetch-proof, --receipt, --witness-key, --min-cosignatures: only with --log-key',
           ExitCode.usage,
         );
       if (options.logKey !== undefined) {
@@ -88,7 +96,7 @@ export function registerVerifyCommand(program: Command, context?: () => CliConte
         await verifyAnchoredFile(
           file,
           publicKeys,
-          { ...options, logKey: options.logKey },
+          { ...options, logKey: options.logKey, witnesses: witnessPolicy(options) },
           {
             json,
             ...(context ? { context } : {}),
@@ -144,7 +152,8 @@ export function registerVerifyCommand(program: Command, context?: () => CliConte
       else if (empty) process.stdout.write('FAILED: the export holds no certificates (--allow-empty accepts that)\n');
       else process.stdout.write(`${result.ok ? summary(result) : failure(result.firstBad)}\n`);
       if (!result.ok || empty) process.exitCode = ExitCode.verificationFailed;
-    });
+    },
+  );
 }
 
 function summary(r: Extract<CertificateVerification, { ok: true }>): string {

@@ -82,7 +82,7 @@ export interface MongoCertificateStoreDeps {
   /** Attempts to claim a seq under contention before giving up with a Conflict. */
   maxAttempts?: number;
   /** Checkpoints and inclusion proofs of the anchoring entries; without it certificates carry no log anchor. */
-  logAnchors?: Pick<LogAnchors, 'anchor' | 'latestAt'>;
+  logAnchors?: Pick<LogAnchors, 'anchor' | 'latestAt' | 'cosigned'>;
 }
 
 type CertificateDoc = DeletionCertificate & { _id: string; anchor?: CertificateAnchorRef; logAnchor?: LogAnchor };
@@ -232,7 +232,7 @@ export function createMongoCertificateStore(db: Db, deps: MongoCertificateStoreD
           `certificate ${certificateId}: no published checkpoint covers its audit entry yet`,
           'id',
         );
-      return anchoredCertificate(toCertificate(doc), logAnchor);
+      return anchoredCertificate(toCertificate(doc), (await deps.logAnchors?.cosigned(logAnchor)) ?? logAnchor);
     },
 
     async *list(tenant, period = {}) {

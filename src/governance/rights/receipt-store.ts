@@ -31,7 +31,7 @@ export interface ReceiptStore {
 
 export function createMongoReceiptStore(
   db: Db,
-  deps: { logAnchors?: Pick<LogAnchors, 'anchorAt' | 'latestAt'> } = {},
+  deps: { logAnchors?: Pick<LogAnchors, 'anchorAt' | 'latestAt' | 'cosigned'> } = {},
 ): ReceiptStore {
   const receipts = db.collection<ReceiptDoc>(Collections.rightsReceipts);
   return {
@@ -67,7 +67,7 @@ export function createMongoReceiptStore(
           `receipt ${requestId}: no published checkpoint covers its audit entry yet`,
           'id',
         );
-      return anchoredReceipt(doc.receipt, logAnchor);
+      return anchoredReceipt(doc.receipt, (await deps.logAnchors?.cosigned(logAnchor)) ?? logAnchor);
     },
   };
 }

@@ -30,6 +30,7 @@ import { naiveRoot } from '../../support/audit-entries.js';
 import { cliEnvironment, listenOnRealPort, runLethe, type ProcessRun } from '../../support/cli-process.js';
 import { buildSubjectGraph, completeErasure, fileErasure, type SubjectGraph } from '../../support/erasure-fixture.js';
 import { resealAudit, sampleInput } from '../../unit/certificates/certificate-fixtures.js';
+import { cosignerKey } from '../../support/witness-keys.js';
 
 let app: TestApp;
 let env: NodeJS.ProcessEnv;
@@ -195,5 +196,62 @@ describe("an erasure's certificate against its checkpoint, without the chain", (
       logKey: checkpoints.verifierKeyOf(tenant),
     });
     expect(verdict).toMatchObject({ ok: true, auditSeq: 2, checkpointSize: 2 });
+  });
+
+  it("with --witness-key, passes only once the stack's witness has cosigned the checkpoint it trusts", async () => {
+    const [witness] = app.runtime.config.log.witnesses;
+    expect(witness, 'the stack runs a witness, named in the test config').toBeDefined();
+    const tenant = graph.tenant;
+    // Nothing the witness cosigned yet: refused, naming the cosignature.
+    const bare = await verify(certificateFile, '--witness-key', witness!.key);
+    expect(bare.code, describeRun(bare)).toBe(7);
+    expect(bare.stdout).toContain('FAILED (cosignature)');
+
+    // The worker's round: the log grew since the certificate (the export above), its checkpoint goes to the witness.
+    const latest = await app.services.checkpoints.publish(tenant);
+    expect(latest!.size).toBeGreaterThan(anchored.logAnchor.entry.seq - 1);
+    expect(await app.services.witnesses([latest!])).toEqual({ cosigned: 1, failed: 0 });
+
+    // Asked again, the certificate comes proven under the cosigned checkpoint, the witness's line under the log's.
+    const [certificate] = await app.services.certificates.byRequest(tenant, anchored.certificate.requestId);
+    const run = await lethe(['certificates', 'get', certificate!.certificateId, '--anchored']);
+    expect(run.code, describeRun(run)).toBe(0);
+    const witnessed = JSON.parse(run.stdout) as AnchoredCertificate;
+    expect(witnessed.logAnchor.checkpoint.startsWith(latest!.note)).toBe(true);
+    expect(witnessed.logAnchor.checkpoint.length).toBeGreaterThan(latest!.note.length);
+    const witnessedFile = write('witnessed.json', witnessed);
+    const ok = await verify(witnessedFile, '--witness-key', witness!.key);
+    expect(ok.code, describeRun(ok)).toBe(0);
+    // Still one witness short of two: the second key is one no one holds.
+    const stranger = cosignerKey();
+    const short = await verify(witnessedFile, '--witness-key', witness!.key, '--witness-key', stranger);
+    expect(short.code, describeRun(short)).toBe(7);
+    expect(short.stdout).toContain('cosigned by 1 of the witnesses given, fewer than 2');
+    expect(
+      (await verify(witnessedFile, '--witness-key', witness!.key, '--witness-key', stranger, '--min-cosignatures', '1'))
+        .code,
+    ).toBe(0);
+
+    // A checkpoint the log signed and never showed the witness, given as the one to trust: refused.
+    await app.services.audit.append({ tenant, actor: 'aud-1', action: 'audit.checked', outcome: 'ok' });
+    const unseen = await app.services.checkpoints.publish(tenant);
+    const unseenFile = write('unseen.checkpoint', unseen!.note);
+    const refused = await verify(
+      witnessedFile,
+      '--witness-key',
+      witness!.key,
+      '--checkpoint',
+      unseenFile,
+      '--fetch-proof',
+    );
+    expect(refused.code, describeRun(refused)).toBe(7);
+    expect(refused.stdout).toContain('FAILED (cosignature)');
+    // Bad witness options are usage errors, named.
+    const badKey = await verify(witnessedFile, '--witness-key', 'not-a-key');
+    expect(badKey.code).toBe(2);
+    expect(badKey.stderr).toContain('--witness-key');
+    const badMin = await verify(witnessedFile, '--witness-key', witness!.key, '--min-cosignatures', '2');
+    expect(badMin.code).toBe(2);
+    expect(badMin.stderr).toContain('--min-cosignatures');
   });
 });

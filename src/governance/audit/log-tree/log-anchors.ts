@@ -5,7 +5,8 @@
  */
 import type { AuditEntry, AuditLog } from '../audit-log.port.js';
 import type { CheckpointStore, SignedCheckpoint } from './checkpoint-store.js';
-import { logAnchor, type LogAnchor } from './log-anchor.js';
+import { checkpointSizeOf, logAnchor, type LogAnchor } from './log-anchor.js';
+import { withCosignatures } from '../witness/cosignature.js';
 import type { LogTree } from './log-tree-store.js';
 
 export interface LogAnchors {
@@ -17,11 +18,23 @@ export interface LogAnchors {
   anchorAt(tenant: string, seq: number): Promise<LogAnchor | null>;
   /** As `latest`, for the entry of `seq` read from the log; null when the log has no such entry. */
   latestAt(tenant: string, seq: number): Promise<LogAnchor | null>;
+  /**
+   * The anchor with witnesses' cosignatures, as lines under the log's own signature (a C2SP cosigned checkpoint): its
+   * own checkpoint's if it has any, else proven again under the latest checkpoint if that one is cosigned; the anchor
+   * as it is when neither is.
+   */
+  cosigned(anchor: LogAnchor): Promise<LogAnchor>;
+}
+
+const hasCosignatures = (checkpoint: SignedCheckpoint) => Object.keys(checkpoint.cosignatures ?? {}).length > 0;
+
+function withCosignaturesOf(anchor: LogAnchor, checkpoint: SignedCheckpoint): LogAnchor {
+  return { ...anchor, checkpoint: withCosignatures(checkpoint.note, Object.values(checkpoint.cosignatures ?? {})) };
 }
 
 export function createLogAnchors(deps: {
   audit: Pick<AuditLog, 'entries'>;
-  checkpoints: Pick<CheckpointStore, 'publish' | 'latest'>;
+  checkpoints: Pick<CheckpointStore, 'publish' | 'latest' | 'atSize'>;
   tree: Pick<LogTree, 'inclusion'>;
 }): LogAnchors {
   const prove = async (entry: AuditEntry, checkpoint: SignedCheckpoint): Promise<LogAnchor> =>
@@ -55,6 +68,18 @@ export function createLogAnchors(deps: {
     async latestAt(tenant, seq) {
       const entry = await entryAt(tenant, seq);
       return entry ? latest(entry) : null;
+    },
+    async cosigned(anchor) {
+      const tenant = anchor.entry.tenant;
+      const size = checkpointSizeOf(anchor.checkpoint);
+      const own = size === null ? null : await deps.checkpoints.atSize(tenant, size);
+      // Only under the very note the log signed: the witnesses cosigned those bytes, and no others.
+      if (own && own.note === anchor.checkpoint && hasCosignatures(own)) return withCosignaturesOf(anchor, own);
+      // A checkpoint signed as a document was issued is not the one the witnesses were sent (that is the worker's
+      // next): the entry is proven again under the latest checkpoint, if it is cosigned.
+      const latest = await deps.checkpoints.latest(tenant);
+      if (!latest || !hasCosignatures(latest) || latest.size < anchor.entry.seq) return anchor;
+      return withCosignaturesOf(await prove(anchor.entry, latest), latest);
     },
   };
 }
