@@ -40,6 +40,7 @@ import { createMongoRestrictionStore } from '../src/governance/rights/restrictio
 import { createMongoLogTree } from '../src/governance/audit/log-tree/log-tree-store.js';
 import { createCheckpointStore } from '../src/governance/audit/log-tree/checkpoint-store.js';
 import { createLogAnchors } from '../src/governance/audit/log-tree/log-anchors.js';
+import { createLogTiles } from '../src/governance/audit/log-tree/log-tiles.js';
 import { createWitnessRound } from '../src/governance/audit/witness/witness-round.js';
 import { createCheckpointCosigner } from '../src/governance/audit/witness/checkpoint-cosigner.js';
 import { createHttpWitness } from '../src/governance/audit/witness/http-witness.js';
@@ -113,6 +114,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
   const checkpoints = createCheckpointStore(db, { audit, tree: logTree, signer, origin: config.log.origin });
   // Each certificate (and receipt) is anchored under a checkpoint signed as it is issued, in the worker.
   const logAnchors = createLogAnchors({ audit, checkpoints, tree: logTree });
+  const logTiles = createLogTiles({ tree: logTree, audit });
   const certificates = createMongoCertificateStore(db, { signer, audit, logAnchors });
   // The witnesses each checkpoint the worker signs is submitted to; a local one may be told about new logs.
   const witnesses = createWitnessRound({
@@ -252,6 +254,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     certificates,
     /** Each tenant's audit log as a Merkle tree, and its signed checkpoints (published by the worker). */
     logTree,
+    /** The same log as C2SP tlog-tiles, for tlog clients and mirrors. */
+    logTiles,
     checkpoints,
     /** Submits newly signed checkpoints to the configured witnesses and keeps their cosignatures. */
     witnesses,

@@ -42,10 +42,23 @@ function refuse(part: 'params' | 'query' | 'body', value: unknown): void {
  */
 export function refuseControlCharacters(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
-    refuse('params', request.params);
+    refuse('params', withWildcardDecoded(request.params));
     refuse('query', request.query);
   });
   app.addHook('preValidation', async (request) => {
     refuse('body', request.body);
   });
+}
+
+/** A wildcard parameter (`*`) arrives still percent-encoded: decoded here, a `%00` in it is the NUL it stands for. */
+function withWildcardDecoded(params: unknown): unknown {
+  const wildcard = (params as { '*'?: unknown } | undefined)?.['*'];
+  if (typeof wildcard !== 'string') return params;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(wildcard);
+  } catch {
+    throw new DomainError(ErrorType.Validation, '*: not a percent-encoded path', '*');
+  }
+  return { ...(params as object), '*': decoded };
 }

@@ -18,6 +18,7 @@ import { registerReadRoutes } from './routes/read.routes.js';
 import { registerSearchRoutes } from './routes/search.routes.js';
 import { registerRetrievalRoutes } from './routes/retrieval.routes.js';
 import { registerAuditRoutes } from './routes/audit.routes.js';
+import { registerAuditTileRoutes } from './routes/audit-tiles.routes.js';
 import { registerErasureRoutes } from './routes/erasure.routes.js';
 import { registerHoldRoutes } from './routes/hold.routes.js';
 import { registerCertificateRoutes } from './routes/certificate.routes.js';
@@ -153,6 +154,7 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       ...reading,
     });
     registerAuditRoutes(app, { audit: services.audit, tree: services.logTree, checkpoints: services.checkpoints });
+    registerAuditTileRoutes(app, { tiles: services.logTiles, checkpoints: services.checkpoints });
     registerIndexRoutes(app, { reembeds: services.workflows.reembeds, index: services.index, audit: services.audit });
     registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });
     registerErasureRoutes(app, {

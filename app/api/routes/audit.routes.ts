@@ -8,7 +8,7 @@ import { errorResponses, tenantParams } from './route-schemas.js';
 import { jsonSchemaOf, responseSchemaOf } from './json-schema.js';
 import type { LogTree } from '../../../src/governance/audit/log-tree/log-tree-store.js';
 import type { CheckpointStore } from '../../../src/governance/audit/log-tree/checkpoint-store.js';
-import { withCosignatures } from '../../../src/governance/audit/witness/cosignature.js';
+import { cosignedNote } from '../../../src/governance/audit/witness/cosignature.js';
 import {
   CheckpointViewSchema,
   ConsistencyProofSchema,
@@ -64,16 +64,12 @@ export function registerAuditRoutes(
       const tenant = principalOf(request).tenant;
       const latest = await deps.checkpoints.latest(tenant);
       if (!latest) throw new DomainError(ErrorType.NotFound, 'checkpoint: none published yet for this log', 'tenant');
-      // In the witnesses' names' order, so that the same cosignatures always make the same note.
-      const cosignatures = Object.entries(latest.cosignatures ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const { note, cosignatures } = cosignedNote(latest);
       return {
         origin: deps.checkpoints.originOf(tenant),
         size: latest.size,
         root: latest.root,
-        note: withCosignatures(
-          latest.note,
-          cosignatures.map(([, c]) => c),
-        ),
+        note,
         verifierKey: deps.checkpoints.verifierKeyOf(tenant),
         at: latest.at.toISOString(),
         cosignatures: cosignatures.map(([witness, c]) => ({

@@ -11,6 +11,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { Collections, duplicateKeysOnly, findOwn, mapBounded } from '../../../substrate/mongo/collections.js';
+import { findByIds } from '../../../substrate/mongo/bounded-scan.js';
 import { chainLinkId, findChainHead } from '../../../substrate/mongo/hash-chain.js';
 import { BoundedMap } from '../../../shared/bounded-map.js';
 import { DomainError, ErrorType } from '../../../shared/errors.js';
@@ -49,6 +50,8 @@ export interface LogTree {
   /** The inclusion proof of leaf `index` (the entry of seq index+1) in the tree of `size` entries. */
   inclusion(tenant: string, index: number, size: number): Promise<Hash[]>;
   consistency(tenant: string, from: number, to: number): Promise<Hash[]>;
+  /** The hashes of the complete subtrees at `level`, indexes [start, start + count) (a tile's worth, say). */
+  hashesAt(tenant: string, level: number, start: number, count: number): Promise<Hash[]>;
 }
 
 const INSERT_BATCH = 256;
@@ -155,6 +158,22 @@ export function createMongoLogTree(db: Db): LogTree {
     root: (tenant, treeSize) => over(tenant, treeSize, (get) => treeHash(treeSize, get)),
     inclusion: (tenant, index, treeSize) => over(tenant, treeSize, (get) => inclusionProof(index, treeSize, get)),
     consistency: (tenant, from, to) => over(tenant, to, (get) => consistencyProof(from, to, get)),
+
+    async hashesAt(tenant, level, start, count) {
+      const needed = (start + count) * 2 ** level;
+      const have = (known.get(tenant) ?? 0) >= needed ? needed : await size(tenant);
+      if (needed > have)
+        throw new DomainError(ErrorType.NotFound, `the log's tree holds ${have} entries, not ${needed}`, 'size');
+      // Subtree (level, k) is stored with the leaf that completed it, the last of its 2^level leaves.
+      const leafOf = (k: number) => (k + 1) * 2 ** level - 1;
+      const ids = Array.from({ length: count }, (_, i) => chainLinkId(tenant, leafOf(start + i) + 1));
+      const docs = new Map((await findByIds(trees, tenant, ids)).map((d) => [d.n, d]));
+      return Array.from({ length: count }, (_, i) => {
+        const hash = docs.get(leafOf(start + i))?.hashes[level];
+        if (hash === undefined) throw new Error(`log tree of ${tenant}: hash ${level}/${start + i} is missing`);
+        return new Uint8Array(Buffer.from(hash, 'base64'));
+      });
+    },
   };
 }
 

@@ -115,6 +115,24 @@ export function withCosignatures(note: string, cosignatures: readonly Pick<Cosig
   return note + cosignatures.map((c) => c.line).join('');
 }
 
+/**
+ * A checkpoint's note with its stored cosignatures under the log's signature, in the witnesses' names' order, so that
+ * the same cosignatures always make the same note.
+ */
+export function cosignedNote(checkpoint: { note: string; cosignatures?: Record<string, Cosignature> }): {
+  note: string;
+  cosignatures: [witness: string, cosignature: Cosignature][];
+} {
+  const cosignatures = Object.entries(checkpoint.cosignatures ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    note: withCosignatures(
+      checkpoint.note,
+      cosignatures.map(([, c]) => c),
+    ),
+    cosignatures,
+  };
+}
+
 function validKeyName(name: string): boolean {
   return name.length > 0 && !/[\s+]/u.test(name);
 }
