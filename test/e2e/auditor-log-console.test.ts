@@ -139,7 +139,7 @@ describe('auditor console: the verifiable audit log', () => {
     await page.getByRole('button', { name: 'Check inclusion in this browser' }).click();
     await expect
       .poll(() => page.getByRole('alert').allTextContents())
-      .toContain('the latest checkpoint did not verify: there is no log key to check against');
+      .toContain('no verified checkpoint of the log: there is no log key to check against');
     expect(await page.locator('[data-inclusion]').count()).toBe(0);
   }, 120_000);
 
@@ -158,7 +158,7 @@ describe('auditor console: the verifiable audit log', () => {
     await expect.poll(() => consistencyState(page), { timeout: 30_000 }).toBe('first');
     for (const [kept, reason] of [
       [forged(size), `two different trees of ${size} entries: the log forked`],
-      [forged(size + 7), `the later checkpoint (${size}) is smaller than the earlier (${size + 7})`],
+      [forged(size + 7), `the later checkpoint (${size}) is smaller than the earlier (${size + 7}): the log shrank`],
     ] as const) {
       await page.evaluate(([k, v]) => localStorage.setItem(k, v), [KEPT(tenant), JSON.stringify(kept)] as const);
       await page.reload();

@@ -43,7 +43,7 @@ export function CertificateInclusion(props: { session: Session; current: { note:
     }
     setIdError(undefined);
     if (!current) {
-      setFailure(new ApiError(0, 'the latest checkpoint did not verify: there is no log key to check against', null));
+      setFailure(new ApiError(0, 'no verified checkpoint of the log: there is no log key to check against', null));
       return;
     }
     setBusy(true);
