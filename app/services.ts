@@ -259,6 +259,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}) {
     checkpoints,
     /** Submits newly signed checkpoints to the configured witnesses and keeps their cosignatures. */
     witnesses,
+    /** The configured witnesses' names and cosignature verifier keys, which auditors check cosignatures with. */
+    witnessKeys: config.log.witnesses.map((w) => ({ name: w.name, key: w.key })),
     erasureRequests,
     erasureSets: createMongoErasureSetStore(db),
     fences,

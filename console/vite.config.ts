@@ -6,7 +6,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 /**
  * The consoles are static files the API serves under /console/. The shared verifiers are bundled as they are;
- * only their two crypto modules are swapped for browser ones (pure-JS SHA-256, WebCrypto Ed25519).
+ * only their crypto modules are swapped for browser ones (pure-JS SHA-256, WebCrypto Ed25519 for certificates,
+ * signed notes and witness cosignatures).
  */
 export default defineConfig({
   root: here,
@@ -18,6 +19,12 @@ export default defineConfig({
       {
         find: /^\.\/verification-key\.js$/,
         replacement: path.join(here, 'src/verify/verification-key.browser.ts'),
+      },
+      // The log verifiers' signed-note and cosignature checks (node:crypto) are WebCrypto's in the page.
+      { find: /^\.\/signed-note\.js$/, replacement: path.join(here, 'src/verify/signed-note.browser.ts') },
+      {
+        find: /^\.\.\/witness\/cosignature\.js$/,
+        replacement: path.join(here, 'src/verify/cosignature.browser.ts'),
       },
     ],
   },

@@ -153,7 +153,12 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       metrics: services.metrics,
       ...reading,
     });
-    registerAuditRoutes(app, { audit: services.audit, tree: services.logTree, checkpoints: services.checkpoints });
+    registerAuditRoutes(app, {
+      audit: services.audit,
+      tree: services.logTree,
+      checkpoints: services.checkpoints,
+      witnessKeys: services.witnessKeys,
+    });
     registerAuditTileRoutes(app, { tiles: services.logTiles, checkpoints: services.checkpoints });
     registerIndexRoutes(app, { reembeds: services.workflows.reembeds, index: services.index, audit: services.audit });
     registerOperatorReadiness(app, { probes: deps.probes, retentionScheduler: services.retentionScheduler });

@@ -16,13 +16,20 @@ import {
   type CheckpointView,
   type ConsistencyProofView,
   type InclusionProofView,
+  WitnessKeysViewSchema,
+  type WitnessKeysView,
 } from '../../../src/shared/api-contract/audit.js';
 import { DomainError, ErrorType, validationError } from '../../../src/shared/errors.js';
 import { parseOrThrow } from '../../../src/shared/validation.js';
 
 export function registerAuditRoutes(
   app: FastifyInstance,
-  deps: { audit: AuditLog; tree: LogTree; checkpoints: CheckpointStore },
+  deps: {
+    audit: AuditLog;
+    tree: LogTree;
+    checkpoints: CheckpointStore;
+    witnessKeys: readonly { name: string; key: string }[];
+  },
 ): void {
   app.get(
     '/v1/tenants/:tenant/audit',
@@ -80,6 +87,21 @@ export function registerAuditRoutes(
         })),
       };
     },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/audit/witnesses',
+    {
+      config: { action: 'audit.export', reads: 'ids' },
+      schema: {
+        summary:
+          'The witnesses this deployment asks to cosign checkpoints, with their cosignature verifier keys (from its configuration)',
+        params: tenantParams,
+        response: { ...errorResponses, 200: responseSchemaOf(WitnessKeysViewSchema) },
+      },
+    },
+    // The same for every tenant: configuration, not data. The auditor still compares the keys with the witnesses' own.
+    async (): Promise<WitnessKeysView> => ({ witnesses: deps.witnessKeys.map(({ name, key }) => ({ name, key })) }),
   );
 
   app.get(

@@ -5,6 +5,7 @@ import { ErrorNotice, Field, described, download } from '../ui/controls.js';
 import type { CertificateVerification } from '../../../src/governance/certificates/certificate-verify.js';
 import { verifyExports } from './verify-exports.js';
 import { ErasureFigures } from './erasure-figures.js';
+import { LogCheckpoint } from './log-checkpoint.js';
 
 type Outcome = CertificateVerification | { empty: true };
 
@@ -112,6 +113,7 @@ export function AuditorConsole(props: { session: Session }) {
       <FilesForm busy={busy} onVerify={(files) => void run('files', files)} />
       <ErrorNotice error={failure} />
       {outcome && <Verdict outcome={outcome} />}
+      <LogCheckpoint session={session} />
       <ErasureFigures session={session} />
     </>
   );

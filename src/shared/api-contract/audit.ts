@@ -27,6 +27,15 @@ export const CheckpointViewSchema = z.strictObject({
 });
 export type CheckpointView = z.infer<typeof CheckpointViewSchema>;
 
+/**
+ * The witnesses the deployment submits checkpoints to, read from its configuration: the name it keeps a witness's
+ * cosignature under, and that witness's cosignature/v1 verifier key (`<name>+<key id>+<key>`).
+ */
+export const WitnessKeysViewSchema = z.strictObject({
+  witnesses: z.array(z.strictObject({ name: z.string(), key: z.string() })),
+});
+export type WitnessKeysView = z.infer<typeof WitnessKeysViewSchema>;
+
 export const InclusionProofSchema = z.strictObject({
   index: z.number(),
   size: z.number(),

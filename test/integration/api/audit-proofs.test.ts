@@ -9,6 +9,7 @@ import {
   CheckpointViewSchema,
   ConsistencyProofSchema,
   InclusionProofSchema,
+  WitnessKeysViewSchema,
 } from '../../../src/shared/api-contract/audit.js';
 import { auditLeaf } from '../../../src/governance/audit/log-tree/log-tree-store.js';
 import { verifyConsistency, verifyInclusion } from '../../../src/governance/audit/log-tree/merkle-verify.js';
@@ -122,9 +123,29 @@ describe('audit checkpoints and proofs over HTTP', () => {
     expect(odd.statusCode, odd.body).toBe(400);
   });
 
+  it("lists the configured witnesses' names and cosignature keys, which verify the cosignatures it serves", async () => {
+    const got = await get('/witnesses');
+    expect(got.statusCode, got.body).toBe(200);
+    const { witnesses } = WitnessKeysViewSchema.parse(got.json());
+    const configured = app.runtime.config.log.witnesses;
+    expect(witnesses).toEqual(configured.map((w) => ({ name: w.name, key: w.key })));
+    const view = CheckpointViewSchema.parse((await get('/checkpoint')).json());
+    expect(
+      cosignedBy(
+        view.note,
+        witnesses.map((w) => cosignatureVerifier(w.key)),
+      ),
+    ).toHaveLength(1);
+  });
+
   it('gives an agent nothing, and an auditor of another tenant nothing', async () => {
     const agent = await app.token(tenant, ['agent'], 'agent-1');
-    for (const path of ['/checkpoint', '/proofs/inclusion?index=0&size=1', '/proofs/consistency?from=1&to=2']) {
+    for (const path of [
+      '/checkpoint',
+      '/witnesses',
+      '/proofs/inclusion?index=0&size=1',
+      '/proofs/consistency?from=1&to=2',
+    ]) {
       expect((await get(path, agent)).statusCode, path).toBe(403);
       const other = await app.token(uniqueTenant(), ['auditor'], 'aud-2');
       expect((await get(path, other)).statusCode, path).toBe(403);

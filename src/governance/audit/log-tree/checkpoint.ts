@@ -4,6 +4,7 @@
  * note (`signed-note.ts`), it is what an auditor keeps to check later that the log only grew.
  */
 import type { Hash } from './merkle-tree.js';
+import { fromCanonicalBase64, toBase64 } from '../../../shared/bytes.js';
 
 export interface Checkpoint {
   origin: string;
@@ -20,9 +21,7 @@ export function formatCheckpoint(c: Checkpoint): string {
   const extensions = c.extensions ?? [];
   for (const line of extensions)
     if (line.length === 0 || /[\n\r]/u.test(line)) throw new Error('checkpoint extension: one non-empty line');
-  return [c.origin, String(c.size), Buffer.from(c.root).toString('base64'), ...extensions]
-    .map((l) => `${l}\n`)
-    .join('');
+  return [c.origin, String(c.size), toBase64(c.root), ...extensions].map((l) => `${l}\n`).join('');
 }
 
 /** The checkpoint a text holds, or null when it is not one (a size with a leading zero, a root of the wrong length…). */
@@ -32,8 +31,8 @@ export function parseCheckpoint(text: string): Checkpoint | null {
   const [origin, size, root, ...extensions] = lines;
   if (!origin || !size || !root) return null;
   if (!/^(0|[1-9][0-9]*)$/u.test(size) || !Number.isSafeInteger(Number(size))) return null;
-  const hash = Buffer.from(root, 'base64');
-  if (hash.length !== 32 || hash.toString('base64') !== root) return null;
+  const hash = fromCanonicalBase64(root);
+  if (!hash || hash.length !== 32) return null;
   if (extensions.some((l) => l.length === 0)) return null;
-  return { origin, size: Number(size), root: new Uint8Array(hash), ...(extensions.length ? { extensions } : {}) };
+  return { origin, size: Number(size), root: hash, ...(extensions.length ? { extensions } : {}) };
 }

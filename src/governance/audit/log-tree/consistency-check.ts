@@ -40,7 +40,10 @@ export async function checkConsistency(
   if (earlier.origin !== later.origin)
     return { ok: false, reason: `the checkpoints are of two logs: ${earlier.origin} and ${later.origin}` };
   if (later.size < earlier.size)
-    return { ok: false, reason: `the later checkpoint (${later.size}) is smaller than the earlier (${earlier.size})` };
+    return {
+      ok: false,
+      reason: `the later checkpoint (${later.size}) is smaller than the earlier (${earlier.size}): the log shrank`,
+    };
   if (witnesses) {
     const cosigned = cosignedBy(laterNote, witnesses.keys.map(cosignatureVerifier)).length;
     if (cosigned < witnesses.min)

@@ -7,13 +7,19 @@
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { CertificateSigner } from '../../certificates/signing.js';
-import { sha256Bytes } from '../../../shared/sha256.js';
+import {
+  CONTROL,
+  ED25519,
+  SIGNATURE_PREFIX,
+  checkKeyName,
+  keyIdOf,
+  readVerifierKeyParts,
+  type NoteVerifier,
+} from './signed-note-format.js';
 
-const ED25519 = 0x01;
-const SIGNATURE_PREFIX = '— ';
-/** A note holds no ASCII control character but the newline (as Go's reader also refuses). */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f]/u;
+// Parsing and opening are pure, shared with the auditor console's page.
+export { openNote, parseNote, type NoteSignature, type NoteVerifier } from './signed-note-format.js';
+
 /** Ed25519 public keys in SPKI DER are this 12-byte header and the 32-byte key. */
 const SPKI_ED25519_HEADER = Buffer.from('302a300506032b6570032100', 'hex');
 
@@ -25,18 +31,6 @@ export interface NoteSigner {
   keyId: Buffer;
 }
 
-export interface NoteVerifier {
-  name: string;
-  keyId: Buffer;
-  verify(text: string, signature: Buffer): boolean;
-}
-
-export interface NoteSignature {
-  name: string;
-  keyId: Buffer;
-  signature: Buffer;
-}
-
 /**
  * A note signer under a key name, over an Ed25519 key that signs (the certificate signer's shape: the private key
  * stays where it was loaded).
@@ -46,7 +40,7 @@ export function noteSigner(name: string, key: Pick<CertificateSigner, 'publicKey
   const publicKey = createPublicKey(key.publicKeyPem);
   if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error('note signer: the key is not an Ed25519 key');
   const raw = rawPublicKey(publicKey);
-  const keyId = keyIdOf(name, raw);
+  const keyId = Buffer.from(keyIdOf(name, raw));
   return {
     name,
     keyId,
@@ -71,25 +65,14 @@ export function noteVerifier(verifierKey: string): NoteVerifier {
  */
 export function readVerifierKey(
   verifierKey: string,
-  { type, what, kind }: { type: number; what: string; kind: string },
+  options: { type: number; what: string; kind: string },
 ): { name: string; keyId: Buffer; publicKey: KeyObject } {
-  // The key is standard base64, which may itself hold a `+`: only the first two separate fields.
-  const first = verifierKey.indexOf('+');
-  const second = verifierKey.indexOf('+', first + 1);
-  if (first < 0 || second < 0) throw new Error(`${what}: expected <name>+<key id>+<key>`);
-  const [name, hexId, encoded] = [
-    verifierKey.slice(0, first),
-    verifierKey.slice(first + 1, second),
-    verifierKey.slice(second + 1),
-  ];
-  checkKeyName(name);
-  const bytes = Buffer.from(encoded, 'base64');
-  if (bytes.length !== 33 || bytes[0] !== type) throw new Error(`${what}: not ${kind}`);
-  const raw = bytes.subarray(1);
-  const keyId = keyIdOf(name, raw, type);
-  if (keyId.toString('hex') !== hexId.toLowerCase()) throw new Error(`${what}: the key id does not match the key`);
-  const publicKey = createPublicKey({ key: Buffer.concat([SPKI_ED25519_HEADER, raw]), format: 'der', type: 'spki' });
-  return { name, keyId, publicKey };
+  const { name, keyId, publicKey } = readVerifierKeyParts(verifierKey, options);
+  return {
+    name,
+    keyId: Buffer.from(keyId),
+    publicKey: createPublicKey({ key: Buffer.concat([SPKI_ED25519_HEADER, publicKey]), format: 'der', type: 'spki' }),
+  };
 }
 
 /** The note: its text, then a signature line by each signer. */
@@ -101,48 +84,9 @@ export function signNote(text: string, signers: readonly NoteSigner[]): string {
   return `${text}\n${lines.join('')}`;
 }
 
-/** Splits a signed note into its text and signature lines; null when it is not shaped as one. */
-export function parseNote(note: string): { text: string; signatures: NoteSignature[] } | null {
-  const split = note.lastIndexOf('\n\n');
-  if (split < 0 || !note.endsWith('\n')) return null;
-  const text = note.slice(0, split + 1);
-  if (CONTROL.test(note)) return null;
-  const signatures: NoteSignature[] = [];
-  for (const line of note.slice(split + 2, -1).split('\n')) {
-    if (!line.startsWith(SIGNATURE_PREFIX)) return null;
-    const [name, encoded, ...rest] = line.slice(SIGNATURE_PREFIX.length).split(' ');
-    if (!name || !encoded || rest.length > 0) return null;
-    const bytes = Buffer.from(encoded, 'base64');
-    if (bytes.length < 5) return null;
-    signatures.push({ name, keyId: bytes.subarray(0, 4), signature: bytes.subarray(4) });
-  }
-  return signatures.length > 0 ? { text, signatures } : null;
-}
-
-/**
- * The note's text when every verifier given signed it (by name and key id, and the signature checks), else null.
- * Other signatures are ignored.
- */
-export function openNote(note: string, verifiers: readonly NoteVerifier[]): string | null {
-  const parsed = parseNote(note);
-  if (!parsed) return null;
-  const signedBy = (v: NoteVerifier) =>
-    parsed.signatures.some((s) => s.name === v.name && s.keyId.equals(v.keyId) && v.verify(parsed.text, s.signature));
-  return verifiers.length > 0 && verifiers.every(signedBy) ? parsed.text : null;
-}
-
-function keyIdOf(name: string, raw: Buffer, type = ED25519): Buffer {
-  const hashed = sha256Bytes(Buffer.concat([Buffer.from(name, 'utf8'), Buffer.of(0x0a, type), raw]));
-  return Buffer.from(hashed.subarray(0, 4));
-}
-
 function rawPublicKey(key: KeyObject): Buffer {
   const der = key.export({ format: 'der', type: 'spki' });
   return der.subarray(SPKI_ED25519_HEADER.length);
-}
-
-function checkKeyName(name: string): void {
-  if (name.length === 0 || /[\s+]/u.test(name)) throw new Error('key name: must be non-empty, without spaces or +');
 }
 
 function checkText(text: string): void {
