@@ -58,7 +58,9 @@ const SENTENCES: Record<string, (counts: Counts, holdIds: readonly string[]) => 
     const also = [
       ...(n(c, 'keys') > 0 ? [`destroyed ${count(n(c, 'keys'), 'content key')}`] : []),
       ...(n(c, 'lineage') > 0 ? [`removed ${count(n(c, 'lineage'), 'lineage link')}`] : []),
-      ...(side > 0 ? [`erased ${count(side, 'related record')} (sign-offs, traces, staged writes)`] : []),
+      ...(side > 0
+        ? [`erased ${count(side, 'related record')} (sign-offs, read traces, staged writes and the like)`]
+        : []),
     ];
     return `Deleted ${deleted} for good${also.length > 0 ? `, ${list(also)}` : ''}.`;
   },

@@ -65,7 +65,7 @@ function SubjectIdBox(props: { current: string | null; lost: boolean }) {
           subject id again.
         </p>
       )}
-      <form onSubmit={submit} noValidate class="row">
+      <form onSubmit={submit} noValidate>
         <Field
           id="subject-id"
           label="Subject id"

@@ -73,7 +73,7 @@ describe("an erasure step's sentence, built from its counts", () => {
         resumedAt: 0,
       }),
     ).toBe(
-      'Deleted 5 events and 4 memories for good, destroyed 9 content keys, removed 3 lineage links and erased 2 related records (sign-offs, traces, staged writes).',
+      'Deleted 5 events and 4 memories for good, destroyed 9 content keys, removed 3 lineage links and erased 2 related records (sign-offs, read traces, staged writes and the like).',
     );
     expect(stepSentence('purge', { memories: 1, events: 0, lineage: 0, keys: 1, 'side:staged_writes': 0 })).toBe(
       'Deleted no events and 1 memory for good, destroyed 1 content key.',
