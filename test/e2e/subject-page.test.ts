@@ -12,7 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { randomUUID } from 'node:crypto';
 import { buildSubjectGraph } from '../support/erasure-fixture.js';
+import { sampleMemory, statedBatch } from '../support/samples.js';
 import { uniqueTenant } from '../support/app.js';
 import { cliEnvironment, runLethe } from '../support/cli-process.js';
 import {
@@ -215,6 +217,91 @@ describe('the data subject page', () => {
     ]);
     expectNoPageErrors(errors);
   });
+
+  it("files an objection to named purposes, and shows the API's refusal of a duty purpose on its field", async () => {
+    const tenant = uniqueTenant();
+    const { page, signIn, errors } = await f.page();
+    await signIn(await f.app.token(tenant, ['dpo'], 'dpo-1'), 'subjects');
+    await page.getByLabel('Subject id', { exact: true }).fill('subject-objecting');
+    await page.getByRole('button', { name: 'Open subject' }).click();
+    await page.getByLabel('Object to named purposes (Art. 21)').check();
+    // The grounds offered are the objection's: Art. 21, each saying when it applies.
+    expect(await page.locator('input[name=restrict-ground]').evaluateAll((is) => is.map((i) => i.id))).toEqual([
+      'restrict-ground-art21-1',
+      'restrict-ground-art21-2',
+      'restrict-ground-art21-6',
+    ]);
+    expect(await page.locator('#restrict-ground-art21-2-when').textContent()).toContain('direct marketing');
+    await page.getByLabel('Art. 21(2)').check();
+    await page.getByLabel('Purposes objected to').fill('marketing, audit');
+    await page.getByLabel('Reason', { exact: true }).fill('the subject wrote to stop marketing');
+    await page.getByRole('button', { name: 'File objection' }).click();
+    await expect
+      .poll(() => page.locator('#restrict-purposes-error').textContent())
+      .toContain('a duty read cannot be objected to');
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await page.getByLabel('Purposes objected to').fill('marketing');
+    await page.getByRole('button', { name: 'File objection' }).click();
+    await expect.poll(() => stateOf(page, 'objection')).toBe('in force');
+    expect(await requestRow(page, 'objection').locator('td').first().textContent()).toBe('Objection (marketing)');
+    // The browser logs the API's one refusal (400, the duty purpose); nothing else went wrong in the page.
+    expect(errors.filter((e) => e.includes('status of 400'))).toHaveLength(1);
+    expectNoPageErrors(errors.filter((e) => !e.includes('status of 400')));
+  });
+
+  it('shows an erasure that found a copy outside the request waiting for the DPO, with both decisions explained', async () => {
+    const tenant = uniqueTenant();
+    const card = `4929 ${String(Math.floor(Math.random() * 1e4)).padStart(4, '0')} 0000 ${randomUUID().slice(0, 4)}`;
+    const sentence = `The card on file ends with the number ${card}.`;
+    const write = async (writer: string, subject: string, content: string) => {
+      const response = await f.app.request({
+        method: 'POST',
+        url: `/v1/tenants/${tenant}/batches`,
+        token: await f.app.token(tenant, ['agent'], writer),
+        payload: statedBatch([
+          sampleMemory({ subjects: [subject], content, attribute: 'payment-card', scope: 'tenant' }),
+        ]),
+      });
+      expect(response.statusCode, response.body).toBe(201);
+      return response.json<{ memories: { id: string }[] }>().memories[0]!.id;
+    };
+    await write('agent-a', 'alice', sentence);
+    const copy = await write('agent-b', 'bob', `Bob was told: ${sentence} He will call back on Monday.`);
+
+    const { page, signIn, errors } = await f.page();
+    await signIn(await f.app.token(tenant, ['dpo'], 'dpo-1'), 'subjects');
+    await page.getByLabel('Subject id', { exact: true }).fill('alice');
+    await page.getByRole('button', { name: 'Open subject' }).click();
+    await page.locator('#filing-legalGround').selectOption('art17-1a');
+    await page.getByRole('button', { name: 'File request' }).click();
+    await requestRow(page, 'erasure').getByRole('link').click();
+    await expect
+      .poll(() => page.locator('[data-testid=request-state]').textContent(), { timeout: 120_000, interval: 500 })
+      .toBe('needs-dpo');
+    const finding = page.locator(`tr[data-finding="${copy}"]`);
+    await expect.poll(() => finding.getAttribute('data-resolution')).toBe('open');
+    expect(await finding.textContent()).toContain('an erased sentence in the search index');
+    expect(await finding.textContent()).toContain('waiting for your decision');
+    const decisions = await page.locator('dl.decisions').textContent();
+    expect(decisions).toMatch(/Erase the copies too.*erased like the rest.*certificate covers them/s);
+    expect(decisions).toMatch(/Certify with the copies stated.*certificate names them as found and not erased/s);
+    expect(await page.content()).not.toContain(card);
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await screenshotForDocs(page, 'dpo-findings');
+
+    await page.getByRole('button', { name: 'Erase the copies too' }).click();
+    await expect
+      .poll(() => page.locator('#findings-reason-error').textContent())
+      .toBe('Reason: required — say why you decide so');
+    await page.getByLabel('Reason for your decision').fill('it is the same card');
+    await page.getByRole('button', { name: 'Erase the copies too' }).click();
+    await expect
+      .poll(() => page.locator('[data-testid=request-state]').textContent(), { timeout: 120_000, interval: 500 })
+      .toBe('completed');
+    expect(await finding.getAttribute('data-resolution')).toBe('extended');
+    expect(await finding.textContent()).toContain('erased by this request too');
+    expectNoPageErrors(errors);
+  }, 300_000);
 
   it('offers an admin only the erasure it may file, and refuses a reviewer in words (the API answers 403)', async () => {
     const tenant = uniqueTenant();

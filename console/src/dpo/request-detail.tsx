@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, getText, getJson, postJson } from '../api.js';
 import type { Session } from '../session.js';
 import { ErrorNotice, Field, described, download, formatDate, formatTime } from '../ui/controls.js';
@@ -25,6 +25,8 @@ export function RequestDetail(props: { session: Session; id: string }) {
   const [request, setRequest] = useState<ErasureDetail | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
+  // A decision on copies is sent: the request stays at needs-dpo until the workflow takes it up, so keep following.
+  const decided = useRef(false);
 
   useEffect(() => {
     let live = true;
@@ -36,7 +38,9 @@ export function RequestDetail(props: { session: Session; id: string }) {
         setRequest(r);
         setError(null);
         // Live progress: poll until the request settles (a partial one waits on a hold: slower).
-        if (!SETTLED.has(r.state)) timer = setTimeout(() => void load(), r.state === 'partial' ? POLL_MS * 3 : POLL_MS);
+        if (r.state !== 'needs-dpo') decided.current = false;
+        if (!SETTLED.has(r.state) || decided.current)
+          timer = setTimeout(() => void load(), r.state === 'partial' ? POLL_MS * 3 : POLL_MS);
       } catch (e) {
         if (live) setError(e);
       }
@@ -130,8 +134,12 @@ export function RequestDetail(props: { session: Session; id: string }) {
           session={session}
           id={request.id}
           findings={request.findings ?? []}
-          deciding={request.state === 'needs-dpo'}
-          onDecided={() => setTick(tick + 1)}
+          deciding={request.state === 'needs-dpo' && !decided.current}
+          sent={request.state === 'needs-dpo' && decided.current}
+          onDecided={() => {
+            decided.current = true;
+            setTick(tick + 1);
+          }}
         />
       )}
       <Certificates session={session} ids={request.certificateIds} />
@@ -164,6 +172,8 @@ function Findings(props: {
   id: string;
   findings: NonNullable<ErasureDetail['findings']>;
   deciding: boolean;
+  /** The DPO's decision is sent and the workflow has not taken it up yet. */
+  sent: boolean;
   onDecided: () => void;
 }) {
   const [reason, setReason] = useState('');
@@ -197,7 +207,9 @@ function Findings(props: {
         legal hold keeps.{' '}
         {props.deciding
           ? `The request waits for you: nothing is certified until you decide what becomes of the ${copies}.`
-          : 'What became of each is below.'}
+          : props.sent
+            ? 'Your decision is sent: the request resumes with it.'
+            : 'What became of each is below.'}
       </p>
       <table data-testid="findings">
         <caption>Copies and the check that found each</caption>
