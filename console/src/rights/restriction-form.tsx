@@ -83,7 +83,7 @@ export function RestrictionForm(props: { session: Session; subjectId: string; on
       setGround('');
       setPurposes('');
       setReason('');
-      setDone(`${kind === 'restriction' ? 'Restriction' : 'Objection'} ${filed.id} is in force.`);
+      setDone(`Filed ${kind} ${filed.id}: the requests above show whether it is in force.`);
       props.onFiled(filed);
     } catch (e) {
       const field = e instanceof ApiError ? fieldOf(e.field) : null;
