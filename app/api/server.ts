@@ -26,6 +26,7 @@ import { registerReviewRoutes } from './routes/review.routes.js';
 import { registerIndexRoutes } from './routes/index.routes.js';
 import { registerRightsRoutes } from './routes/rights.routes.js';
 import { registerRestrictionRoutes } from './routes/restriction.routes.js';
+import { registerSubjectRequestRoutes } from './routes/subject-requests.routes.js';
 import { registerConsole } from './console-static.js';
 import { registerOperatorReadiness, registerPublicReadiness } from './routes/readiness.routes.js';
 import { guardPresentedContent } from './presenters.js';
@@ -202,6 +203,19 @@ export async function buildApiServer(deps: ApiDependencies): Promise<FastifyInst
       policy: services.rules.rectification,
       decisions: services.workflows.decisions,
       fingerprints: services.fingerprints,
+    });
+    registerSubjectRequestRoutes(app, {
+      erasures: services.erasureRequests,
+      accesses: services.workflows.access,
+      rectifications: services.workflows.rectification,
+      restrictions: services.restrictions,
+      memories: services.memories,
+      fingerprints: services.fingerprints,
+      policies: {
+        access: services.rules.access,
+        rectification: services.rules.rectification,
+        restriction: services.rules.restriction,
+      },
     });
     registerHoldRoutes(app, {
       holds: services.holds,

@@ -7,6 +7,7 @@ import { RightsConsole } from './rights/rights-console.js';
 import { LegalConsole } from './legal/legal-console.js';
 import { ReviewerConsole } from './reviewer/reviewer-console.js';
 import { AuditorConsole } from './auditor/auditor-console.js';
+import { SubjectConsole } from './subjects/subject-console.js';
 
 interface ConsoleEntry {
   path: string;
@@ -16,6 +17,7 @@ interface ConsoleEntry {
 }
 
 const CONSOLES: ConsoleEntry[] = [
+  { path: 'subjects', label: 'Data subjects', roles: ['dpo', 'admin'] },
   { path: 'dpo', label: 'Erasure requests', roles: ['dpo', 'admin'] },
   { path: 'rights', label: 'Subject rights', roles: ['dpo'] },
   { path: 'holds', label: 'Legal holds', roles: ['legal', 'admin'] },
@@ -61,6 +63,7 @@ export function App() {
       </header>
       <main id="main" tabIndex={-1}>
         {mine.length === 0 && !route[0] && <p>This token has no role any console serves.</p>}
+        {current === 'subjects' && <SubjectConsole session={session} route={route} />}
         {current === 'dpo' && <DpoConsole session={session} route={route} />}
         {current === 'rights' && <RightsConsole session={session} />}
         {current === 'holds' && <LegalConsole session={session} />}

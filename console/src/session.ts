@@ -49,6 +49,7 @@ export function saveSession(session: Session): void {
   sessionStorage.setItem(KEY, session.token);
 }
 
+/** Signing out forgets everything the tab kept: the token, and the subjects opened under it. */
 export function clearSession(): void {
-  sessionStorage.removeItem(KEY);
+  sessionStorage.clear();
 }

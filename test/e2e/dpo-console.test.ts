@@ -20,6 +20,12 @@ import {
   type ConsoleFixture,
 } from '../support/console-page.js';
 
+/** The locate step's counters as the operators' details print them (`locate: located 4 · events 2 · …`). */
+function locateCounters(text: string | null): { located: number; events: number; memories: number } {
+  const of = (key: string) => Number(new RegExp(`\\b${key} (\\d+)`).exec(text ?? '')?.[1]);
+  return { located: of('located'), events: of('events'), memories: of('memories') };
+}
+
 describe('DPO console', () => {
   let f: ConsoleFixture;
   let dir: string;
@@ -100,6 +106,14 @@ describe('DPO console', () => {
       `done counts seen: ${doneCounts.join(',')}`,
     ).toBe(true);
     expect(await page.locator('.timeline [data-step=locate] .counts').textContent()).toMatch(/\d/);
+    // Each step says what it did in words, from the same counts the operators' details show.
+    const located = locateCounters(await page.locator('.timeline [data-step=locate] .counts').textContent());
+    expect(await page.locator('.timeline [data-step=locate] [data-testid=step-sentence]').textContent()).toBe(
+      `Found ${located.located} records: ${located.events} event${located.events === 1 ? '' : 's'} and ${located.memories} ${located.memories === 1 ? 'memory' : 'memories'}.`,
+    );
+    expect(await page.locator('.timeline [data-step=verify] [data-testid=step-sentence]').textContent()).toMatch(
+      /^Checked with \d+ probes: nothing of the erased records was found anywhere\.$/,
+    );
     await screenshotForDocs(page, 'dpo-request');
 
     const api = await f.app.services.erasureRequests.get(tenant, requestId);

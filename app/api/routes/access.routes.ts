@@ -14,7 +14,7 @@ import { createPolicyGate } from './policy-gate.js';
 import type { AccessRequestView } from '../../../src/shared/api-contract/access.js';
 
 /** What a request shows: ids, the selector's kind and keyed hash, counts and dates; never the subject. */
-function presentAccess(r: AccessRequest): AccessRequestView {
+export function presentAccess(r: AccessRequest): AccessRequestView {
   return {
     id: r._id,
     state: r.state,

@@ -69,7 +69,7 @@ export function presentErasure(r: ErasureRequest): ErasureDetail {
 }
 
 /** One line of the DPO's list: the clock and where the request stands, without steps or selector. */
-function presentErasureSummary(r: ErasureRequest, now: number): ErasureSummary {
+export function presentErasureSummary(r: ErasureRequest, now: number): ErasureSummary {
   return {
     id: r._id,
     state: r.state,

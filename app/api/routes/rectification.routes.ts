@@ -27,7 +27,7 @@ import type { DecisionGateway } from '../../../src/temporal/decision-gateway.js'
 import { selfReviewRefusal } from '../../../src/shared/self-review.js';
 
 /** What a request shows: ids, the corrected content's keyed hash, states and dates; never the content itself. */
-function presentRectification(r: RectificationRequest) {
+export function presentRectification(r: RectificationRequest) {
   return {
     id: r._id,
     state: r.state,

@@ -12,6 +12,7 @@ import {
 import { restrictionSubjectHash, type RestrictionStore } from '../../../src/governance/rights/restriction-store.js';
 import { derivedFromSubject, type RestrictionLineageDeps } from '../../../src/governance/rights/restriction-lineage.js';
 import type { Fingerprinter, TenantMacs } from '../../../src/substrate/fingerprint.js';
+import type { RestrictionView } from '../../../src/shared/api-contract/restriction.js';
 import { DomainError, ErrorType } from '../../../src/shared/errors.js';
 import { parseOrThrow } from '../../../src/shared/validation.js';
 import { principalOf } from '../authenticate.js';
@@ -21,7 +22,7 @@ import { createPolicyGate } from './policy-gate.js';
 import { decodeCursor, nextCursor, pageQueryProperties } from './pagination.js';
 
 /** What a restriction shows: the subject's keyed hash, never the subject; reasons are not shown at all. */
-function presentRestriction(r: SubjectRestriction) {
+export function presentRestriction(r: SubjectRestriction): RestrictionView {
   return {
     id: r._id,
     kind: r.kind,

@@ -23,9 +23,12 @@ const EMPTY: FilingFields = {
   legalGround: '',
 };
 
-/** The DPO files an erasure request: what to erase (one way of naming it) and on which legal ground. */
-export function FileRequest(props: { session: Session }) {
-  const [fields, setFields] = useState<FilingFields>(EMPTY);
+/**
+ * The DPO files an erasure request: what to erase (one way of naming it) and on which legal ground. On a subject's
+ * page (`subjectId`) the subject comes filled in, and `onFiled` is told the new request instead of opening it.
+ */
+export function FileRequest(props: { session: Session; subjectId?: string; onFiled?: (id: string) => void }) {
+  const [fields, setFields] = useState<FilingFields>({ ...EMPTY, subjectId: props.subjectId ?? '' });
   const [errors, setErrors] = useState<FieldErrors>({});
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -46,7 +49,10 @@ export function FileRequest(props: { session: Session }) {
     setBusy(true);
     try {
       const filed = await postJson<ErasureDetail>(props.session, '/erasure-requests', built.body);
-      go('dpo', 'requests', filed.id);
+      if (props.onFiled) {
+        setFields({ ...EMPTY, subjectId: props.subjectId ?? '' });
+        props.onFiled(filed.id);
+      } else go('dpo', 'requests', filed.id);
     } catch (error) {
       const field = error instanceof ApiError ? formFieldOf(error.field, fields.kind) : null;
       if (field && error instanceof ApiError) setErrors({ [field]: error.message });

@@ -1,11 +1,23 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, getText, getJson, postJson } from '../api.js';
 import type { Session } from '../session.js';
 import { ErrorNotice, Field, described, download, formatDate, formatTime } from '../ui/controls.js';
 import { LEGAL_GROUNDS, SETTLED, STEPS, type ErasureDetail } from './erasure-types.js';
 import { isErasureFinished } from '../../../src/shared/erasure-finished.js';
+import { count, stepSentence } from './step-sentences.js';
 
 const POLL_MS = 1000;
+
+/** Each step's name as the DPO reads it (the workflow's own name stays in the operators' details). */
+const STEP_NAMES: Record<(typeof STEPS)[number], string> = {
+  locate: 'Find the records',
+  closure: 'Follow what was derived from them',
+  authorise: 'Check the policy and legal holds',
+  tombstone: 'Stop serving them',
+  purge: 'Delete them',
+  expunge: 'Compact the search index',
+  verify: 'Check nothing is left',
+};
 
 /** One request's timeline, polled while it runs, with its certificates and the deadline extension. */
 export function RequestDetail(props: { session: Session; id: string }) {
@@ -13,6 +25,8 @@ export function RequestDetail(props: { session: Session; id: string }) {
   const [request, setRequest] = useState<ErasureDetail | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
+  // A decision on copies is sent: the request stays at needs-dpo until the workflow takes it up, so keep following.
+  const decided = useRef(false);
 
   useEffect(() => {
     let live = true;
@@ -24,7 +38,9 @@ export function RequestDetail(props: { session: Session; id: string }) {
         setRequest(r);
         setError(null);
         // Live progress: poll until the request settles (a partial one waits on a hold: slower).
-        if (!SETTLED.has(r.state)) timer = setTimeout(() => void load(), r.state === 'partial' ? POLL_MS * 3 : POLL_MS);
+        if (r.state !== 'needs-dpo') decided.current = false;
+        if (!SETTLED.has(r.state) || decided.current)
+          timer = setTimeout(() => void load(), r.state === 'partial' ? POLL_MS * 3 : POLL_MS);
       } catch (e) {
         if (live) setError(e);
       }
@@ -84,17 +100,27 @@ export function RequestDetail(props: { session: Session; id: string }) {
         {STEPS.map((step) => {
           const s = byStep.get(step);
           const state = s?.state ?? 'pending';
+          const sentence = s?.state === 'done' ? stepSentence(step, s.counts, request.holdIds) : null;
           return (
             <li key={step} class={`step step-${state}`} data-step={step} data-state={state}>
-              <span class="step-name">{step}</span> <span class="step-state">{state}</span>
-              {s && Object.keys(s.counts).length > 0 && (
-                <span class="counts">
-                  {Object.entries(s.counts)
-                    .map(([k, v]) => `${k} ${v}`)
-                    .join(' · ')}
-                </span>
-              )}
+              <span class="step-name">{STEP_NAMES[step]}</span> <span class="step-state">{state}</span>
               {s?.finishedAt && <span class="muted"> {formatTime(s.finishedAt)}</span>}
+              {sentence && (
+                <p class="step-sentence" data-testid="step-sentence">
+                  {sentence}
+                </p>
+              )}
+              {s && Object.keys(s.counts).length > 0 && (
+                <details class="operator-details">
+                  <summary>Details for operators</summary>
+                  <span class="counts">
+                    {step}:{' '}
+                    {Object.entries(s.counts)
+                      .map(([k, v]) => `${k} ${v}`)
+                      .join(' · ')}
+                  </span>
+                </details>
+              )}
             </li>
           );
         })}
@@ -108,8 +134,12 @@ export function RequestDetail(props: { session: Session; id: string }) {
           session={session}
           id={request.id}
           findings={request.findings ?? []}
-          deciding={request.state === 'needs-dpo'}
-          onDecided={() => setTick(tick + 1)}
+          deciding={request.state === 'needs-dpo' && !decided.current}
+          sent={request.state === 'needs-dpo' && decided.current}
+          onDecided={() => {
+            decided.current = true;
+            setTick(tick + 1);
+          }}
         />
       )}
       <Certificates session={session} ids={request.certificateIds} />
@@ -120,20 +150,43 @@ export function RequestDetail(props: { session: Session; id: string }) {
   );
 }
 
+/** Which probe reached a copy (`kind:target`), as a DPO reads it. */
+const PROBE_WORDS: Record<string, string> = {
+  'content-hash:mongodb': 'the same content stored in the database',
+  'content-hash:elasticsearch': 'the same content in the search index',
+  'text:mongodb': 'an erased sentence in a stored record',
+  'text:elasticsearch': 'an erased sentence in the search index',
+  'text:api': 'an erased sentence served by agent search',
+  'vector:elasticsearch': 'the same meaning in the search index (embedding)',
+};
+
+const RESOLUTION_WORDS: Record<string, string> = {
+  open: 'waiting for your decision',
+  extended: 'erased by this request too',
+  stated: 'kept, and named in the certificate',
+};
+
 /** Copies of erased content under other ids: the DPO erases them too, or certifies with them named. */
 function Findings(props: {
   session: Session;
   id: string;
   findings: NonNullable<ErasureDetail['findings']>;
   deciding: boolean;
+  /** The DPO's decision is sent and the workflow has not taken it up yet. */
+  sent: boolean;
   onDecided: () => void;
 }) {
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<{ reason?: string }>({});
   const [failure, setFailure] = useState<unknown>(null);
+  const open = props.findings.filter((f) => f.resolution === 'open').length;
+  const copies = count(open, 'copy', 'copies');
   const decide = async (decision: 'extend' | 'certify') => {
     setFailure(null);
-    if (!reason.trim()) return setErrors({ reason: 'Reason: required — say why you decide so' });
+    if (!reason.trim()) {
+      document.getElementById('findings-reason')?.focus();
+      return setErrors({ reason: 'Reason: required — say why you decide so' });
+    }
     setErrors({});
     try {
       await postJson(props.session, `/erasure-requests/${encodeURIComponent(props.id)}/findings`, {
@@ -150,23 +203,53 @@ function Findings(props: {
     <section aria-labelledby="findings-heading" class="findings">
       <h3 id="findings-heading">Copies found outside the request</h3>
       <p>
-        After the purge, these records still carried erased content under other ids. Nothing is certified until you
-        decide.
+        After the purge, the checks found erased content again under other ids: records the request did not name and no
+        legal hold keeps.{' '}
+        {props.deciding
+          ? `The request waits for you: nothing is certified until you decide what becomes of the ${copies}.`
+          : props.sent
+            ? 'Your decision is sent: the request resumes with it.'
+            : 'What became of each is below.'}
       </p>
-      <ul data-testid="findings">
-        {props.findings.map((f) => (
-          <li key={f.id} data-finding={f.id} data-resolution={f.resolution}>
-            {f.id}{' '}
-            <span class="muted">
-              ({f.kind}; found by {f.probes.join(', ')})
-            </span>{' '}
-            — {f.resolution}
-          </li>
-        ))}
-      </ul>
+      <table data-testid="findings">
+        <caption>Copies and the check that found each</caption>
+        <thead>
+          <tr>
+            <th scope="col">Record</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Found by</th>
+            <th scope="col">Now</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.findings.map((f) => (
+            <tr key={f.id} data-finding={f.id} data-resolution={f.resolution}>
+              <td>{f.id}</td>
+              <td>{f.kind}</td>
+              <td>
+                {f.probes.map((p) => PROBE_WORDS[p] ?? p).join('; ')} <span class="muted">({f.probes.join(', ')})</span>
+              </td>
+              <td>{RESOLUTION_WORDS[f.resolution] ?? f.resolution}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
       {props.deciding && (
         <form onSubmit={(e) => e.preventDefault()} noValidate>
-          <Field id="findings-reason" label="Reason" error={errors.reason}>
+          <dl class="decisions">
+            <dt>Erase the copies too</dt>
+            <dd>
+              The request is extended to the {copies}: they are erased like the rest (stopped, deleted, checked again)
+              and the certificate covers them. Choose this when the copies repeat what the subject asked to erase.
+            </dd>
+            <dt>Certify with the copies stated</dt>
+            <dd>
+              The {copies} stay; the certificate names {open === 1 ? 'it' : 'them'} as found and not erased, so whoever
+              reads it knows. Choose this when a copy is rightly kept, e.g. another person&rsquo;s own record that says
+              the same.
+            </dd>
+          </dl>
+          <Field id="findings-reason" label="Reason for your decision" error={errors.reason}>
             <input
               {...described('findings-reason', errors.reason)}
               value={reason}

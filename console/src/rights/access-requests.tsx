@@ -8,15 +8,27 @@ import type { AccessRequestView } from '../../../src/shared/api-contract/access.
 /** An access request as the API answers it. */
 type AccessRequest = AccessRequestView;
 
-/** Access and portability (Art. 15, 20): file for a subject, watch the package being built, download it signed. */
-export function AccessRequests(props: { session: Session }) {
-  const [subject, setSubject] = useState('');
+/** Saves an access request's signed package (every download is audited by the API). */
+export async function downloadAccessPackage(session: Session, id: string): Promise<void> {
+  const text = await getText(session, `/subject-rights/access/${encodeURIComponent(id)}/package`);
+  download(`${id}.json`, text);
+}
+
+/**
+ * Access and portability (Art. 15, 20): file for a subject, watch the package being built, download it signed. On a
+ * subject's page (`subjectId`) the field comes filled in and the subject's own list shows the requests instead.
+ */
+export function AccessRequests(props: { session: Session; subjectId?: string; onFiled?: () => void }) {
+  const [subject, setSubject] = useState(props.subjectId ?? '');
+  const listed = props.subjectId === undefined;
   const [error, setError] = useState<string | undefined>();
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const list = usePolling(() => getJson<{ items: AccessRequest[] }>(props.session, '/subject-rights/access'), 2000, [
-    props.session.token,
-  ]);
+  const list = usePolling(
+    async () => (listed ? getJson<{ items: AccessRequest[] }>(props.session, '/subject-rights/access') : null),
+    2000,
+    [props.session.token, listed],
+  );
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -37,8 +49,9 @@ export function AccessRequests(props: { session: Session }) {
         { selector: { subjectId: subject.trim() }, requestKey },
         requestKey,
       );
-      setSubject('');
+      setSubject(props.subjectId ?? '');
       list.reload();
+      props.onFiled?.();
     } catch (e) {
       if (e instanceof ApiError && e.field?.startsWith('selector')) setError(e.message);
       else setFailure(e);
@@ -50,8 +63,7 @@ export function AccessRequests(props: { session: Session }) {
   const fetchPackage = async (id: string) => {
     setFailure(null);
     try {
-      const text = await getText(props.session, `/subject-rights/access/${encodeURIComponent(id)}/package`);
-      download(`${id}.json`, text);
+      await downloadAccessPackage(props.session, id);
       list.reload();
     } catch (e) {
       setFailure(e);
@@ -80,43 +92,45 @@ export function AccessRequests(props: { session: Session }) {
           {busy ? 'Filing…' : 'File access request'}
         </button>
       </form>
-      <table>
-        <caption>Access requests, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">State</th>
-            <th scope="col">Due</th>
-            <th scope="col">Records</th>
-            <th scope="col">Package</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.items.length === 0 && (
+      {listed && (
+        <table>
+          <caption>Access requests, newest first</caption>
+          <thead>
             <tr>
-              <td colSpan={5}>No access request yet.</td>
+              <th scope="col">Request</th>
+              <th scope="col">State</th>
+              <th scope="col">Due</th>
+              <th scope="col">Records</th>
+              <th scope="col">Package</th>
             </tr>
-          )}
-          {list.data?.items.map((r) => (
-            <tr key={r.id} data-access={r.id}>
-              <td>{r.id}</td>
-              <td data-testid="access-state">{r.state}</td>
-              <td>{formatDate(r.dueAt)}</td>
-              <td>{(r.counts.events ?? 0) + (r.counts.memories ?? 0)}</td>
-              <td>
-                {r.state === 'ready' ? (
-                  <button type="button" class="secondary" onClick={() => void fetchPackage(r.id)}>
-                    Download package {r.id}
-                  </button>
-                ) : (
-                  '—'
-                )}
-                {r.expiresAt && <span class="hint"> until {formatTime(r.expiresAt)}</span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list.data?.items.length === 0 && (
+              <tr>
+                <td colSpan={5}>No access request yet.</td>
+              </tr>
+            )}
+            {list.data?.items.map((r) => (
+              <tr key={r.id} data-access={r.id}>
+                <td>{r.id}</td>
+                <td data-testid="access-state">{r.state}</td>
+                <td>{formatDate(r.dueAt)}</td>
+                <td>{(r.counts.events ?? 0) + (r.counts.memories ?? 0)}</td>
+                <td>
+                  {r.state === 'ready' ? (
+                    <button type="button" class="secondary" onClick={() => void fetchPackage(r.id)}>
+                      Download package {r.id}
+                    </button>
+                  ) : (
+                    '—'
+                  )}
+                  {r.expiresAt && <span class="hint"> until {formatTime(r.expiresAt)}</span>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }

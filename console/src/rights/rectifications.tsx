@@ -18,8 +18,13 @@ interface Rectification {
 
 type Errors = Partial<Record<'memoryId' | 'content', string>>;
 
-/** Rectification (Art. 16): correct one memory; a reviewer decides, and the list shows what became of it. */
-export function Rectifications(props: { session: Session }) {
+/**
+ * Rectification (Art. 16): correct one memory; a reviewer decides, and the list shows what became of it. On a
+ * subject's page the subject's memories are offered for the id (`memoryIds`) and the subject's own list shows the
+ * requests instead.
+ */
+export function Rectifications(props: { session: Session; memoryIds?: string[]; onFiled?: () => void }) {
+  const listed = props.memoryIds === undefined;
   const [memoryId, setMemoryId] = useState('');
   const [content, setContent] = useState('');
   const [erase, setErase] = useState(false);
@@ -27,9 +32,9 @@ export function Rectifications(props: { session: Session }) {
   const [failure, setFailure] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const list = usePolling(
-    () => getJson<{ items: Rectification[] }>(props.session, '/subject-rights/rectification'),
+    async () => (listed ? getJson<{ items: Rectification[] }>(props.session, '/subject-rights/rectification') : null),
     2000,
-    [props.session.token],
+    [props.session.token, listed],
   );
 
   const submit = async (event: Event) => {
@@ -58,6 +63,7 @@ export function Rectifications(props: { session: Session }) {
       setContent('');
       setErase(false);
       list.reload();
+      props.onFiled?.();
     } catch (e) {
       if (e instanceof ApiError && (e.field === 'memoryId' || e.field === 'content'))
         setErrors({ [e.field]: e.message });
@@ -78,8 +84,17 @@ export function Rectifications(props: { session: Session }) {
             onInput={(e) => setMemoryId(e.currentTarget.value)}
             autocomplete="off"
             spellcheck={false}
+            type="text"
+            list={props.memoryIds ? 'rectify-subject-memories' : undefined}
           />
         </Field>
+        {props.memoryIds && (
+          <datalist id="rectify-subject-memories">
+            {props.memoryIds.map((id) => (
+              <option key={id} value={id} />
+            ))}
+          </datalist>
+        )}
         <Field
           id="rectify-content"
           label="Corrected content"
@@ -102,39 +117,41 @@ export function Rectifications(props: { session: Session }) {
           {busy ? 'Filing…' : 'File correction'}
         </button>
       </form>
-      <table>
-        <caption>Corrections, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Request</th>
-            <th scope="col">Memory</th>
-            <th scope="col">State</th>
-            <th scope="col">Due</th>
-            <th scope="col">Outcome</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.items.length === 0 && (
+      {listed && (
+        <table>
+          <caption>Corrections, newest first</caption>
+          <thead>
             <tr>
-              <td colSpan={5}>No correction yet.</td>
+              <th scope="col">Request</th>
+              <th scope="col">Memory</th>
+              <th scope="col">State</th>
+              <th scope="col">Due</th>
+              <th scope="col">Outcome</th>
             </tr>
-          )}
-          {list.data?.items.map((r) => (
-            <tr key={r.id} data-rectification={r.id}>
-              <td>{r.id}</td>
-              <td>{r.memoryId}</td>
-              <td data-testid="rectification-state">{r.state}</td>
-              <td>{formatDate(r.dueAt)}</td>
-              <td>
-                {r.correctedId ? `now ${r.correctedId}` : '—'}
-                {r.decidedBy ? ` · decided by ${r.decidedBy}` : ''}
-                {r.derived.stale.length > 0 ? ` · ${r.derived.stale.length} derived flagged stale` : ''}
-                {r.erasureRequestId ? ` · erasure ${r.erasureRequestId}` : ''}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list.data?.items.length === 0 && (
+              <tr>
+                <td colSpan={5}>No correction yet.</td>
+              </tr>
+            )}
+            {list.data?.items.map((r) => (
+              <tr key={r.id} data-rectification={r.id}>
+                <td>{r.id}</td>
+                <td>{r.memoryId}</td>
+                <td data-testid="rectification-state">{r.state}</td>
+                <td>{formatDate(r.dueAt)}</td>
+                <td>
+                  {r.correctedId ? `now ${r.correctedId}` : '—'}
+                  {r.decidedBy ? ` · decided by ${r.decidedBy}` : ''}
+                  {r.derived.stale.length > 0 ? ` · ${r.derived.stale.length} derived flagged stale` : ''}
+                  {r.erasureRequestId ? ` · erasure ${r.erasureRequestId}` : ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }

@@ -10,6 +10,10 @@ import { Rectifications } from './rectifications.js';
 export function RightsConsole(props: { session: Session }) {
   return (
     <>
+      <p class="hint">
+        To answer one person&rsquo;s letter from one place — what Lethe holds, who read it, every request and every
+        right — open <a href="#/subjects">Data subjects</a>.
+      </p>
       <SubjectPreview session={props.session} />
       <AccessRequests session={props.session} />
       <Rectifications session={props.session} />

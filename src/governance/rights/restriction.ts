@@ -9,10 +9,10 @@ import { plainString } from '../../shared/plain-text.js';
 import { validationError } from '../../shared/errors.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 
-/** Art. 18(1)(a)–(d): accuracy contested, unlawful but not erased, kept for legal claims, objection pending. */
-export const RESTRICTION_GROUNDS = ['art18-1a', 'art18-1b', 'art18-1c', 'art18-1d'] as const;
-/** Art. 21(1) legitimate interests or public task, 21(2) direct marketing, 21(6) research or statistics. */
-export const OBJECTION_GROUNDS = ['art21-1', 'art21-2', 'art21-6'] as const;
+import { OBJECTION_GROUNDS, RESTRICTION_GROUNDS } from '../../shared/api-contract/restriction.js';
+
+// The grounds are part of the API's contract (the console offers them from there).
+export { OBJECTION_GROUNDS, RESTRICTION_GROUNDS };
 
 /** Purposes read as a duty: a subject cannot object to them here (their own rules decide). */
 export const UNOBJECTABLE_PURPOSES: ReadonlySet<string> = new Set([
