@@ -4,7 +4,8 @@
  * - append rate: the chain alone, and the chain with its tree kept up and a checkpoint signed after each batch;
  * - inclusion and consistency proofs at 10³, 10⁵ and 10⁶ entries (`BENCH_TREE_SIZES`): their size, the time to serve
  *   one from the store (its O(log n) reads) and to verify it offline;
- * - the cost of signing a checkpoint.
+ * - the cost of signing a checkpoint;
+ * - reading a hash tile (C2SP tlog-tiles: 256 hashes of level 0, and the level-1 tile over the whole tree).
  * The big trees are written straight as the tree store keeps them (their leaves are synthetic: a proof's cost
  * depends on the tree's size only). Everything runs in a database of its own, dropped at the end.
  */
@@ -16,6 +17,8 @@ import { createCheckpointStore } from '../src/governance/audit/log-tree/checkpoi
 import { startCheckpointPublisher } from '../src/governance/audit/log-tree/checkpoint-publisher.js';
 import { formatCheckpoint } from '../src/governance/audit/log-tree/checkpoint.js';
 import { createMongoLogTree, type LogTreeDoc } from '../src/governance/audit/log-tree/log-tree-store.js';
+import { createLogTiles } from '../src/governance/audit/log-tree/log-tiles.js';
+import { TILE_WIDTH } from '../src/governance/audit/log-tree/tile-path.js';
 import { appendHashes, leafHash, treeHash, type Hash } from '../src/governance/audit/log-tree/merkle-tree.js';
 import { verifyConsistency, verifyInclusion } from '../src/governance/audit/log-tree/merkle-verify.js';
 import { noteSigner, signNote } from '../src/governance/audit/log-tree/signed-note.js';
@@ -99,7 +102,19 @@ async function proofCosts(db: Db): Promise<void> {
     `\nproofs, ${PROOFS} random ones per size, then the same ${PROOFS} again: bytes (largest), ms to serve from the` +
       ' store (p50 / p95; cold = first asked, warm = asked again), µs to verify',
   );
-  const head = ['entries', 'write s', 'incl. B', 'cold ms', 'warm ms', 'verify µs', 'cons. B', 'cold ms', 'warm ms'];
+  const head = [
+    'entries',
+    'write s',
+    'incl. B',
+    'cold ms',
+    'warm ms',
+    'verify µs',
+    'cons. B',
+    'cold ms',
+    'warm ms',
+    'tile L0 ms',
+    'tile L1 ms',
+  ];
   console.log(head.map((h, i) => h.padStart(i === 0 ? 9 : 12)).join(' '));
   for (const size of SIZES) {
     const tenant = `size-${size}`;
@@ -129,7 +144,22 @@ async function proofCosts(db: Db): Promise<void> {
         if (!verifyConsistency(from, size, proof, roots.get(from)!, root)) throw new Error('bad consistency proof');
       }
     }
+    // Tiles: full level-0 tiles at random, and the level-1 tile (partial below 2^24 entries; none below 2^16).
+    const tiles = createLogTiles({ tree, audit: createMongoAuditLog(db) });
+    const tileTimes: number[][] = [[], []];
+    const random = seeded(size + 1);
+    const fullTiles = Math.floor(size / TILE_WIDTH);
+    const levelOne = Math.min(TILE_WIDTH, Math.floor(size / TILE_WIDTH ** 2));
+    for (let i = 0; i < PROOFS / 4; i++) {
+      if (fullTiles > 0) {
+        const index = Math.floor(random() * fullTiles);
+        tileTimes[0]!.push(await timed(() => tiles.read(tenant, { level: 0, index, width: TILE_WIDTH })));
+      }
+      if (levelOne > 0)
+        tileTimes[1]!.push(await timed(() => tiles.read(tenant, { level: 1, index: 0, width: levelOne })));
+    }
     const ms = (xs: number[]) => {
+      if (xs.length === 0) return '–';
       const sorted = [...xs].sort((a, b) => a - b);
       return `${quantile(sorted, 0.5).toFixed(2)} / ${quantile(sorted, 0.95).toFixed(2)}`;
     };
@@ -143,6 +173,8 @@ async function proofCosts(db: Db): Promise<void> {
       String(conBytes),
       ms(times.con[0]!),
       ms(times.con[1]!),
+      ms(tileTimes[0]!),
+      ms(tileTimes[1]!),
     ];
     console.log(cells.map((c, i) => c.padStart(i === 0 ? 9 : 12)).join(' '));
   }

@@ -167,7 +167,8 @@ export function createMongoLogTree(db: Db): LogTree {
       // Subtree (level, k) is stored with the leaf that completed it, the last of its 2^level leaves.
       const leafOf = (k: number) => (k + 1) * 2 ** level - 1;
       const ids = Array.from({ length: count }, (_, i) => chainLinkId(tenant, leafOf(start + i) + 1));
-      const docs = new Map((await findByIds(trees, tenant, ids)).map((d) => [d.n, d]));
+      // `_id` lookups, not a scan of the tenant's tree: a tile is 256 of its documents, however large the tree.
+      const docs = new Map((await findByIds(trees, tenant, ids, { scan: false })).map((d) => [d.n, d]));
       return Array.from({ length: count }, (_, i) => {
         const hash = docs.get(leafOf(start + i))?.hashes[level];
         if (hash === undefined) throw new Error(`log tree of ${tenant}: hash ${level}/${start + i} is missing`);
