@@ -99,6 +99,7 @@ export function createAccessGateway(deps: {
     },
     get: (tenant: string, id: string) => deps.access.get(tenant, id),
     list: (tenant: string, limit: number) => deps.access.list(tenant, limit),
+    withSelectorHashes: (tenant: string, hashes: readonly string[]) => deps.access.withSelectorHashes(tenant, hashes),
     /** The signed package, for the DPO; every download is audited. Null while it is not built, or once erased. */
     async download(principal: Principal, id: string): Promise<AccessPackage | null> {
       const pkg = await deps.access.getPackage(principal.tenant, id);

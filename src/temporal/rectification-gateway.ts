@@ -243,6 +243,7 @@ export function createRectificationGateway(deps: {
     },
     get: (tenant: string, id: string) => deps.rectifications.get(tenant, id),
     list: (tenant: string, limit: number) => deps.rectifications.list(tenant, limit),
+    forMemories: (tenant: string, memoryIds: readonly string[]) => deps.rectifications.forMemories(tenant, memoryIds),
   };
 }
 

@@ -23,17 +23,11 @@ import { errorResponses, tenantParams } from './route-schemas.js';
 
 const SubjectSchema = z.strictObject({ selector: z.strictObject({ subjectId: plainString(256) }) });
 
-/**
- * How many of the tenant's most recent access, correction and restriction requests are searched for the subject's
- * (erasure requests are found by their keyed hash, up to the store's own bound).
- */
-export const SUBJECT_REQUESTS_SCANNED = 1_000;
-
 export interface SubjectRequestRouteDeps {
   erasures: Pick<ErasureRequestStore, 'withSelectorHash'>;
-  accesses: Pick<AccessGateway, 'list'>;
-  rectifications: Pick<RectificationGateway, 'list'>;
-  restrictions: Pick<RestrictionStore, 'page'>;
+  accesses: Pick<AccessGateway, 'withSelectorHashes'>;
+  rectifications: Pick<RectificationGateway, 'forMemories'>;
+  restrictions: Pick<RestrictionStore, 'forSubjectHashes'>;
   memories: Pick<MemoryStore, 'idsBySubject'>;
   fingerprints: Fingerprinter;
   policies: { access: PolicyDocument; rectification: PolicyDocument; restriction: PolicyDocument };
@@ -79,26 +73,30 @@ export function registerSubjectRequestRoutes(app: FastifyInstance, deps: Subject
             .map((r) => presentErasureSummary(r, now))
         : null;
 
-      const accessHashes = new Set(deps.fingerprints.all('access-selector', tenant, canonicalJson({ subjectId })));
+      // Each kind by its own keyed lookup, however many other requests the tenant has.
       const access = reads.access
-        ? (await deps.accesses.list(tenant, SUBJECT_REQUESTS_SCANNED))
-            .filter((r) => accessHashes.has(r.selectorHash))
-            .map(presentAccess)
+        ? (
+            await deps.accesses.withSelectorHashes(
+              tenant,
+              deps.fingerprints.all('access-selector', tenant, canonicalJson({ subjectId })),
+            )
+          ).map(presentAccess)
         : null;
 
       // A correction names a memory: the subject's are those whose record names them.
-      const memoryIds = reads.rectification ? new Set(await deps.memories.idsBySubject(tenant, subjectId)) : null;
-      const rectification = memoryIds
-        ? (await deps.rectifications.list(tenant, SUBJECT_REQUESTS_SCANNED))
-            .filter((r) => memoryIds.has(r.memoryId))
-            .map(presentRectification)
+      const rectification = reads.rectification
+        ? (await deps.rectifications.forMemories(tenant, await deps.memories.idsBySubject(tenant, subjectId))).map(
+            presentRectification,
+          )
         : null;
 
-      const subjectHashes = new Set(deps.fingerprints.all('restriction-subject', tenant, subjectId));
       const restrictions = reads.restriction
-        ? (await deps.restrictions.page(tenant, SUBJECT_REQUESTS_SCANNED, null)).items
-            .filter((r) => subjectHashes.has(r.subjectHash))
-            .map(presentRestriction)
+        ? (
+            await deps.restrictions.forSubjectHashes(
+              tenant,
+              deps.fingerprints.all('restriction-subject', tenant, subjectId),
+            )
+          ).map(presentRestriction)
         : null;
 
       return { erasure, access, rectification, restrictions, may: mayOf(deps, principal) };

@@ -84,6 +84,8 @@ export interface AccessStore {
   get(tenant: string, id: string): Promise<AccessRequest | null>;
   /** The tenant's requests, newest first. */
   list(tenant: string, limit: number): Promise<AccessRequest[]>;
+  /** The requests filed with one of these selector hashes (a subject's, under each live key), newest first. */
+  withSelectorHashes(tenant: string, hashes: readonly string[]): Promise<AccessRequest[]>;
   /** The clear selector, while the request is open; null once its key is shredded. */
   selectorOf(tenant: string, id: string): Promise<Selector | null>;
   /** The clear selector and the subject filed beside it (null: none), while the request is open. */
@@ -135,6 +137,7 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
   return {
     async ensureIndexes() {
       await requests.createIndex({ tenant: 1, receivedAt: -1 });
+      await requests.createIndex({ tenant: 1, selectorHash: 1 });
       await heads.createIndex({ tenant: 1 });
       await parts.createIndex({ tenant: 1, requestId: 1 });
       await notes.createIndex({ tenant: 1, at: 1 });
@@ -154,6 +157,16 @@ export function createMongoAccessStore(db: Db, cipher: ContentCipher, fingerprin
     async list(tenant, limit) {
       const found = await requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();
       return found.map(strip);
+    },
+    async withSelectorHashes(tenant, hashes) {
+      // One equality per hash: the local server scans for `$in`.
+      const found = await Promise.all(
+        [...new Set(hashes)].map((selectorHash) => requests.find({ tenant, selectorHash }).toArray()),
+      );
+      return found
+        .flat()
+        .sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime())
+        .map(strip);
     },
     selectorOf: async (tenant, id) => (await filingOf(tenant, id))?.selector ?? null,
     filingOf,

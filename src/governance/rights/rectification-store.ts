@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { ContentCipher } from '../../substrate/crypto/content-cipher.js';
 import { Collections, findOwn, insertOnce } from '../../substrate/mongo/collections.js';
+import { findMatching } from '../../substrate/mongo/bounded-scan.js';
 import type { RectificationRequest, RectificationState } from './rectification.js';
 
 /** The request as stored: the corrected content sealed under a key of its own, shredded once applied or void. */
@@ -17,6 +18,8 @@ export interface RectificationStore {
   get(tenant: string, id: string): Promise<RectificationRequest | null>;
   /** The tenant's requests, newest first. */
   list(tenant: string, limit: number): Promise<RectificationRequest[]>;
+  /** The requests that correct one of these memories, newest first. */
+  forMemories(tenant: string, memoryIds: readonly string[]): Promise<RectificationRequest[]>;
   /** The corrected content; null once applied, rejected or void (its key is shredded). */
   contentOf(tenant: string, id: string): Promise<string | null>;
   /**
@@ -79,6 +82,10 @@ export function createMongoRectificationStore(db: Db, cipher: ContentCipher): Re
     async list(tenant, limit) {
       const found = await requests.find({ tenant }).sort({ receivedAt: -1 }).limit(limit).toArray();
       return found.map(strip);
+    },
+    async forMemories(tenant, memoryIds) {
+      const found = await findMatching(requests, tenant, 'memoryId', memoryIds);
+      return found.sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime()).map(strip);
     },
     async contentOf(tenant, id) {
       const found = await findOwn(requests, tenant, id);

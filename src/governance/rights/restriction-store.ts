@@ -24,6 +24,8 @@ export interface RestrictionStore {
   get(tenant: string, id: string): Promise<SubjectRestriction | null>;
   /** Every request, most recent filing first, a page at a time. */
   page(tenant: string, limit: number, after: PageKey | null): Promise<Page<SubjectRestriction>>;
+  /** Every request about the subject of one of these hashes (one per live key), most recent filing first. */
+  forSubjectHashes(tenant: string, hashes: readonly string[]): Promise<SubjectRestriction[]>;
   countActive(tenant: string): Promise<number>;
   /** Claims the lift with a unique insert; returns whether this call lifted it (false: already lifted). */
   lift(tenant: string, id: string, by: string, reasonHash: string): Promise<boolean>;
@@ -54,6 +56,7 @@ export function createMongoRestrictionStore(db: Db, fingerprints: Fingerprinter)
     async ensureIndexes() {
       await restrictions.createIndex({ tenant: 1, active: 1 });
       await restrictions.createIndex({ tenant: 1, filedAt: -1 });
+      await restrictions.createIndex({ tenant: 1, subjectHash: 1 });
     },
     async file(restriction) {
       const { doc, created } = await insertOnce(restrictions, restriction);
@@ -62,6 +65,13 @@ export function createMongoRestrictionStore(db: Db, fingerprints: Fingerprinter)
     get: (tenant, id) => findOwn(restrictions, tenant, id),
     page(tenant, limit, after) {
       return keysetPage(restrictions, { tenant }, 'filedAt', -1, limit, after);
+    },
+    async forSubjectHashes(tenant, hashes) {
+      // One equality per hash: the local server scans for `$in`.
+      const found = await Promise.all(
+        [...new Set(hashes)].map((subjectHash) => restrictions.find({ tenant, subjectHash }).toArray()),
+      );
+      return found.flat().sort((a, b) => b.filedAt.getTime() - a.filedAt.getTime());
     },
     countActive(tenant) {
       return restrictions.countDocuments({ tenant, active: true });

@@ -1,12 +1,14 @@
 /**
  * Every request about one data subject, for the DPO's subject page: the subject's erasure, access and restriction
  * requests are answered and another subject's are not, the rights the caller may act on follow its role and the
- * policies, and a role that may not file for a subject is refused (403) before anything is read.
+ * policies, and a role that may not file for a subject is refused (403) before anything is read. Each kind is
+ * found by its own keyed lookup, so a subject's old request is not lost behind a busy tenant's newer ones.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import type { Role } from '../../../src/governance/auth/principal.js';
+import { Collections } from '../../../src/substrate/mongo/collections.js';
 
 interface SubjectRequests {
   erasure: { id: string }[] | null;
@@ -76,6 +78,29 @@ describe('requests about one subject', () => {
 
     const nobody = (await about(`subj-none-${randomUUID().slice(0, 8)}`)).json<SubjectRequests>();
     expect([nobody.erasure, nobody.access, nobody.rectification, nobody.restrictions]).toEqual([[], [], [], []]);
+  });
+
+  it("finds the subject's requests behind a thousand newer ones about other people", async () => {
+    const before = (await about(subject)).json<SubjectRequests>();
+    expect(before.access).toHaveLength(1);
+    expect(before.restrictions).toHaveLength(1);
+    // A busy tenant: a thousand and one requests of each kind filed after the subject's, about others.
+    const later = new Date(Date.now() + 86_400_000);
+    const others = (field: string, at: string) =>
+      Array.from({ length: 1001 }, (_, i) => ({
+        _id: `other-${field}-${i}-${randomUUID().slice(0, 8)}`,
+        tenant,
+        [field]: `someone-else-${i}`,
+        [at]: later,
+      }));
+    await app.runtime.db
+      .collection(Collections.accessRequests)
+      .insertMany(others('selectorHash', 'receivedAt') as never);
+    await app.runtime.db.collection(Collections.restrictions).insertMany(others('subjectHash', 'filedAt') as never);
+
+    const after = (await about(subject)).json<SubjectRequests>();
+    expect(after.access?.map((r) => r.id)).toEqual(before.access?.map((r) => r.id));
+    expect(after.restrictions?.map((r) => r.id)).toEqual(before.restrictions?.map((r) => r.id));
   });
 
   it('offers an admin only the rights an admin may use: erasure, not access, correction or restriction', async () => {
