@@ -85,7 +85,7 @@ async function evaluate(system: EvalSystem, all: ReturnType<typeof scripts>): Pr
     .map((e) => e.canary!);
   const kept = await system.probe(w4.events[0]!.tenant, controls, askOf(w4.probes[0]!));
   erasure.keptControls = `${kept.store.size}/${controls.length}`;
-  return { name: system.name, replays, erasure, bytesPerEvent };
+  return { name: system.name, replays, erasure, bytesPerEvent, refusals: system.refusals ?? [] };
 }
 
 async function main(): Promise<void> {
@@ -96,7 +96,8 @@ async function main(): Promise<void> {
   uri.pathname = `/${base.mongo.dbName}_eval`;
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, MONGODB_URI: uri.toString() });
   const runtime = createRuntime(config, 'lethe-bench');
-  const services = createServices(runtime, { taskQueue: benchName('eval'), indexSettings: INDEX_SETTINGS });
+  const taskQueue = benchName('eval');
+  const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
   const embedder = createEmbedder(config.embedder);
   const all = scripts();
   progress(
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
     const workflowBundle = await bundleWorkflows();
     connection = await NativeConnection.connect({ address: config.temporal.address });
     const systems: EvalSystem[] = [
-      createLetheSystem(runtime, services, { k: K, erasure: { connection, workflowBundle, progress } }),
+      createLetheSystem(runtime, services, { k: K, erasure: { taskQueue, connection, workflowBundle, progress } }),
       createBasicRag(embedder, K),
       createWindowSummary(),
     ];
@@ -168,6 +169,16 @@ function report(
       r.erasure.keptControls,
     ]),
   );
+  const refused = runs
+    .filter((r) => r.refusals.length > 0)
+    .map((r) => {
+      const byWorkload = new Map<string, number>();
+      for (const x of r.refusals) byWorkload.set(x.eventId.split('-')[0]!, (byWorkload.get(x.eventId.split('-')[0]!) ?? 0) + 1);
+      return (
+        `${r.name} refused ${r.refusals.length} writes (${[...byWorkload].map(([w, n]) => `${w.toUpperCase()}: ${n}`).join(', ')}); ` +
+        `the first: ${r.refusals[0]!.message} A refused memory was left out and the rest of its batch written again.`
+      );
+    });
   const svgName = `${day}-pareto.svg`;
   const sizes = all.map((s) => `${s.workload}: ${s.events.length} events, ${s.questions.length} questions, ${s.probes.length} probes, ${s.erasures.length} erasures`).join('; ');
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -201,6 +212,7 @@ function report(
       'B3 and B2: in memory). Storage: bytes added per event written (Lethe: the database’s data and index sizes and ' +
       'the search indices’ store, audit and lineage included; B3: the events as JSON and their vectors; B2: the events).',
     '',
+    ...(refused.length > 0 ? ['## Refused writes', '', ...refused, ''] : []),
     '## Fact recall per workload and budget',
     '',
     breakdown,

@@ -9,6 +9,8 @@ export interface SystemRun {
   /** Canaries of erased subjects, and those still found by each probe. */
   erasure: { canaries: number; store: number; index: number; context: number; anywhere: number; keptControls: string };
   bytesPerEvent: number | { reason: string };
+  /** Writes the system refused, with why. */
+  refusals: { eventId: string; message: string }[];
 }
 
 export interface Row {

@@ -33,7 +33,13 @@ import type { Ask, ErasureProbe, EvalSystem } from './system.js';
 
 export interface LetheEvalOptions {
   k: number;
-  erasure: { connection: NativeConnection; workflowBundle: WorkflowBundleOption; progress: (m: string) => void };
+  /** The erasure worker's task queue: the one the services start workflows on. */
+  erasure: {
+    taskQueue: string;
+    connection: NativeConnection;
+    workflowBundle: WorkflowBundleOption;
+    progress: (m: string) => void;
+  };
 }
 
 const externalId = (e: ScriptEvent) => (e.fact ? `fact-${e.fact.key}` : e.id).replace(/\s+/g, '-');
@@ -52,58 +58,77 @@ export function createLetheSystem(runtime: Runtime, services: Services, options:
   const eventOf = new Map<string, string>();
   const scriptOf = new Map<string, ScriptEvent>();
 
+  /** Memories the derivation audit refused (the rest of their batch admitted again without them), with why. */
+  const refusals: { eventId: string; message: string }[] = [];
+
   const admit = async (events: readonly ScriptEvent[]) => {
     const t = tenant(events[0]!.tenant);
     const stated = events.filter((e) => !e.derivedFrom);
-    const derived = events.filter((e) => e.derivedFrom);
-    const parsed = WriteBatchSchema.parse({
-      events: stated.map((e) => ({
-        source: 'eval',
-        externalId: externalId(e),
-        namespace: 'eval',
-        subjects: e.subjects,
-        content: e.text,
-        occurredAt: e.at.toISOString(),
-        scope: e.scope,
-      })),
-      memories: events.map((e) => ({
-        namespace: 'eval',
-        subjects: e.subjects,
-        kind: e.derivedFrom ? 'view' : e.fact ? 'fact' : 'note',
-        ...(e.fact ? { attribute: e.fact.key } : {}),
-        content: e.text,
-        validFrom: e.at.toISOString(),
-        purpose: PURPOSE,
-        sensitivity: 'internal',
-        jurisdiction: 'DE',
-        trustTier: 1,
-        confidence: 0.9,
-        scope: e.scope,
-        provenance: {
-          eventIds: e.derivedFrom ? [] : [`#${stated.indexOf(e)}`],
-          parentIds: (e.derivedFrom ?? []).map((id) => memoryOf.get(id)!),
-          derivationRule: e.derivedFrom ? 'eval-digest' : 'eval-verbatim',
-        },
-      })),
-    });
-    const ids = events.map(() => `mem_${randomUUID()}`);
-    const result = await admitBatch(admission, t, events[0]!.principal, `stg_${randomUUID()}`, {
-      roles: ['agent'],
-      events: parsed.events,
-      memories: parsed.memories.map((m, i) => ({ ...m, id: ids[i]! })),
-    });
-    if (result.refused) throw new Error(`Lethe refused a batch: ${result.refused.type} (${result.refused.field})`);
-    stated.forEach((e, i) => eventOf.set(e.id, result.events[i]!.id));
-    events.forEach((e, i) => {
-      memoryOf.set(e.id, ids[i]!);
-      scriptOf.set(ids[i]!, e);
-      scriptOf.set(result.events[stated.indexOf(e)]?.id ?? '', e);
-    });
-    const active = result.memories.filter((m) => m.status === 'active').map((m) => m.id);
-    if (active.length > 0) await detectContradictions({ tenant: t, ids: active });
-    const { indexed } = await indexUnlessErased(services.index, services.memories, t, ids);
-    if (indexed !== ids.length) throw new Error(`Lethe indexed ${indexed} of ${ids.length} memories`);
+    let kept = [...events];
+    for (;;) {
+      const parsed = WriteBatchSchema.parse({
+        events: stated.map((e) => ({
+          source: 'eval',
+          externalId: externalId(e),
+          namespace: 'eval',
+          subjects: e.subjects,
+          content: e.text,
+          occurredAt: e.at.toISOString(),
+          scope: e.scope,
+        })),
+        memories: kept.map((e) => memoryInput(e, stated.indexOf(e))),
+      });
+      const ids = kept.map(() => `mem_${randomUUID()}`);
+      const result = await admitBatch(admission, t, events[0]!.principal, `stg_${randomUUID()}`, {
+        roles: ['agent'],
+        events: parsed.events,
+        memories: parsed.memories.map((m, i) => ({ ...m, id: ids[i]! })),
+      });
+      const refusedAt = result.refused ? /^memories\.(\d+)\./.exec(result.refused.field) : null;
+      if (result.refused && refusedAt && result.refused.policy) {
+        // The derivation audit refused one memory: a client drops it and writes the rest again.
+        const index = Number(refusedAt[1]);
+        refusals.push({ eventId: kept[index]!.id, message: result.refused.message });
+        kept = kept.filter((_, i) => i !== index);
+        continue;
+      }
+      if (result.refused) throw new Error(`Lethe refused a batch: ${result.refused.type} (${result.refused.field})`);
+      stated.forEach((e, i) => {
+        eventOf.set(e.id, result.events[i]!.id);
+        scriptOf.set(result.events[i]!.id, e);
+      });
+      kept.forEach((e, i) => {
+        memoryOf.set(e.id, ids[i]!);
+        scriptOf.set(ids[i]!, e);
+      });
+      const active = result.memories.filter((m) => m.status === 'active').map((m) => m.id);
+      if (active.length > 0) await detectContradictions({ tenant: t, ids: active });
+      const { indexed } = await indexUnlessErased(services.index, services.memories, t, ids);
+      if (indexed !== ids.length) throw new Error(`Lethe indexed ${indexed} of ${ids.length} memories`);
+      return;
+    }
   };
+
+  const memoryInput = (e: ScriptEvent, eventIndex: number) => ({
+    namespace: 'eval',
+    subjects: e.subjects,
+    kind: e.derivedFrom ? 'view' : e.fact ? 'fact' : 'note',
+    ...(e.fact ? { attribute: e.fact.key } : {}),
+    content: e.text,
+    validFrom: e.at.toISOString(),
+    purpose: PURPOSE,
+    sensitivity: 'internal',
+    jurisdiction: 'DE',
+    trustTier: 1,
+    confidence: 0.9,
+    scope: e.scope,
+    provenance: {
+      eventIds: e.derivedFrom ? [] : [`#${eventIndex}`],
+      // A parent the audit refused was never written: the view then cites what is left of its sources.
+      parentIds: (e.derivedFrom ?? []).flatMap((id) => memoryOf.get(id) ?? []),
+      derivationRule: e.derivedFrom ? 'eval-digest' : 'eval-verbatim',
+    },
+  });
 
   const ask = async (q: Ask, budgetTokens: number): Promise<Context> => {
     const t = tenant(q.tenant);
@@ -139,6 +164,7 @@ export function createLetheSystem(runtime: Runtime, services: Services, options:
 
   return {
     name: 'Lethe',
+    refusals,
     async write(events) {
       // One admission per writer (a batch is admitted under one principal), stated events before derived views.
       const groups = new Map<string, ScriptEvent[]>();
@@ -152,7 +178,7 @@ export function createLetheSystem(runtime: Runtime, services: Services, options:
     ask,
     async erase(scriptTenant, subject) {
       const run = await runLethe(runtime, services, tenant(scriptTenant), subject, {
-        taskQueue: benchName('eval-erasure'),
+        taskQueue: options.erasure.taskQueue,
         connection: options.erasure.connection,
         workflowBundle: options.erasure.workflowBundle,
         maxAttempt: 3,

@@ -34,6 +34,8 @@ export interface EvalSystem {
   /** Bytes stored so far, or null with the reason it is not measured. */
   storedBytes(): Promise<number | { reason: string }>;
   close(): Promise<void>;
+  /** Writes the system refused (Lethe's derivation audit), with its reason. */
+  refusals?: { eventId: string; message: string }[];
 }
 
 /** Items packed in rank order while they fit (the budget rule of the baselines). */

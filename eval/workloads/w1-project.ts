@@ -84,7 +84,7 @@ export function w1Project(o: W1Options): Script {
     for (let d = 0; d < 5; d++) {
       const day = w * 7 + d + (w === 0 ? 1 : 0);
       for (let k = 0; k < 3; k++)
-        add(day, 9 + k, `Stand-up: ${r.pick(PEOPLE)} ${r.pick(CHORES)} the ${r.pick(streams)}.`);
+        add(day, 9 + k, `Stand-up ${isoDay(dayOf(o.start, day))}: ${r.pick(PEOPLE)} ${r.pick(CHORES)} the ${r.pick(streams)}.`);
       if (r.next() < 0.5) {
         const s = r.pick(streams);
         const owner = r.pick(PEOPLE.filter((p) => p !== valueAt(events, `owner:${s}`, dayOf(o.start, day, 23))));
