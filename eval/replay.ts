@@ -62,7 +62,9 @@ export async function replay(
   const byId = new Map(script.events.map((e) => [e.id, e]));
   // Erasure probes are asked after the erasures, not here.
   const probes = script.erasures.length > 0 ? [] : script.probes;
-  const checkpoints = [...new Set([...script.questions, ...probes].map((q) => q.askedAt.getTime()))].sort((a, b) => a - b);
+  const checkpoints = [...new Set([...script.questions, ...probes].map((q) => q.askedAt.getTime()))].sort(
+    (a, b) => a - b,
+  );
   const answers: Answered[] = [];
   const probed: Probed[] = [];
   let next = 0;
@@ -85,6 +87,8 @@ export async function replay(
     }
   }
   await writeUntil(Infinity);
-  progress(`${system.name} ${script.workload}: ${script.events.length} events, ${answers.length} answers, ${probed.length} probes`);
+  progress(
+    `${system.name} ${script.workload}: ${script.events.length} events, ${answers.length} answers, ${probed.length} probes`,
+  );
   return { answers, probes: probed };
 }

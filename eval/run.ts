@@ -61,7 +61,11 @@ async function evaluate(system: EvalSystem, all: ReturnType<typeof scripts>): Pr
   const after = await system.storedBytes();
   const events = all.reduce((n, s) => n + s.events.length, 0);
   const bytesPerEvent =
-    typeof before === 'number' && typeof after === 'number' ? (after - before) / events : typeof before === 'number' ? (after as { reason: string }) : before;
+    typeof before === 'number' && typeof after === 'number'
+      ? (after - before) / events
+      : typeof before === 'number'
+        ? (after as { reason: string })
+        : before;
   // W4: every erasure, then the probes for every erased subject's canaries; the other patients' must stay.
   const w4 = all.find((s) => s.workload === 'W4')!;
   const erasure = { canaries: 0, store: 0, index: 0, context: 0, anywhere: 0, keptControls: '' };
@@ -95,9 +99,24 @@ async function main(): Promise<void> {
   const uri = new URL(base.mongo.uri);
   uri.pathname = `/${base.mongo.dbName}_eval`;
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, MONGODB_URI: uri.toString() });
-  const runtime = createRuntime(config, 'lethe-bench');
-  const taskQueue = benchName('eval');
-  const services = createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS });
+  // Lethe as users run it (the derivation audit as configured: `enforce` unless set), and with the audit in `record`
+  // mode (verdicts kept, not acted on), so that the audit's part in the figures shows.
+  const modes = [config.derivation.mode, ...(config.derivation.mode === 'record' ? [] : ['record' as const])];
+  const lethes = modes.map((mode) => {
+    const runtime = createRuntime(
+      mode === config.derivation.mode
+        ? config
+        : loadConfig({ LOG_LEVEL: 'warn', ...process.env, MONGODB_URI: uri.toString(), LETHE_DERIVATION_AUDIT: mode }),
+      'lethe-bench',
+    );
+    const taskQueue = benchName(`eval-${mode}`);
+    return {
+      mode,
+      runtime,
+      taskQueue,
+      services: createServices(runtime, { taskQueue, indexSettings: INDEX_SETTINGS }),
+    };
+  });
   const embedder = createEmbedder(config.embedder);
   const all = scripts();
   progress(
@@ -106,12 +125,21 @@ async function main(): Promise<void> {
   let connection: NativeConnection | undefined;
   const runs: SystemRun[] = [];
   try {
-    await services.ensureIndexes();
-    await services.lineage.ensureIndexes();
+    for (const l of lethes) {
+      await l.services.ensureIndexes();
+      await l.services.lineage.ensureIndexes();
+    }
     const workflowBundle = await bundleWorkflows();
     connection = await NativeConnection.connect({ address: config.temporal.address });
     const systems: EvalSystem[] = [
-      createLetheSystem(runtime, services, { k: K, erasure: { taskQueue, connection, workflowBundle, progress } }),
+      ...lethes.map((l, i) =>
+        createLetheSystem(l.runtime, l.services, {
+          name: i === 0 ? `Lethe (derivation audit ${l.mode})` : `Lethe, derivation audit ${l.mode}`,
+          label: l.mode.slice(0, 3),
+          k: K,
+          erasure: { taskQueue: l.taskQueue, connection: connection!, workflowBundle, progress },
+        }),
+      ),
       createBasicRag(embedder, K),
       createWindowSummary(),
     ];
@@ -125,8 +153,10 @@ async function main(): Promise<void> {
     }
   } finally {
     await connection?.close().catch(() => undefined);
-    await runtime.db.dropDatabase().catch((e: unknown) => progress(`drop database: ${(e as Error).message}`));
-    await runtime.close();
+    await lethes[0]!.runtime.db
+      .dropDatabase()
+      .catch((e: unknown) => progress(`drop database: ${(e as Error).message}`));
+    for (const l of lethes) await l.runtime.close();
   }
   report(all, runs, { started, loadStart, embedder: `${embedder.model} (${embedder.dims}-d)` });
 }
@@ -158,7 +188,15 @@ function report(
     ]),
   );
   const erasure = markdownTable(
-    ['system', 'erased canaries', 'found in records', 'found in index', 'found in a served context', 'found anywhere', 'other patients’ records kept'],
+    [
+      'system',
+      'erased canaries',
+      'found in records',
+      'found in index',
+      'found in a served context',
+      'found anywhere',
+      'other patients’ records kept',
+    ],
     runs.map((r) => [
       r.name,
       String(r.erasure.canaries),
@@ -173,15 +211,24 @@ function report(
     .filter((r) => r.refusals.length > 0)
     .map((r) => {
       const byWorkload = new Map<string, number>();
-      for (const x of r.refusals) byWorkload.set(x.eventId.split('-')[0]!, (byWorkload.get(x.eventId.split('-')[0]!) ?? 0) + 1);
+      for (const x of r.refusals)
+        byWorkload.set(x.eventId.split('-')[0]!, (byWorkload.get(x.eventId.split('-')[0]!) ?? 0) + 1);
       return (
         `${r.name} refused ${r.refusals.length} writes (${[...byWorkload].map(([w, n]) => `${w.toUpperCase()}: ${n}`).join(', ')}); ` +
         `the first: ${r.refusals[0]!.message} A refused memory was left out and the rest of its batch written again.`
       );
     });
   const svgName = `${day}-pareto.svg`;
-  const sizes = all.map((s) => `${s.workload}: ${s.events.length} events, ${s.questions.length} questions, ${s.probes.length} probes, ${s.erasures.length} erasures`).join('; ');
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const sizes = all
+    .map(
+      (s) =>
+        `${s.workload}: ${s.events.length} events, ${s.questions.length} questions, ${s.probes.length} probes, ${s.erasures.length} erasures`,
+    )
+    .join('; ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const text = [
     `# Evaluation, ${day}`,
     '',

@@ -52,7 +52,10 @@ export function rowOf(run: SystemRun, budget: number): Row {
 }
 
 /** Recall per workload and budget: the points of the Pareto picture and of the breakdown table. */
-export function pointsOf(run: SystemRun, budgets: readonly number[]): { budget: number; tokens: number; recall: number }[] {
+export function pointsOf(
+  run: SystemRun,
+  budgets: readonly number[],
+): { budget: number; tokens: number; recall: number }[] {
   return budgets.map((budget) => {
     const answers = [...run.replays.values()].flatMap((r) => r.answers).filter((a) => a.budget === budget);
     return {

@@ -32,6 +32,9 @@ import type { ScriptEvent } from '../workloads/script.js';
 import type { Ask, ErasureProbe, EvalSystem } from './system.js';
 
 export interface LetheEvalOptions {
+  /** The row's name, and a label that keeps its tenants apart from another Lethe row's. */
+  name: string;
+  label: string;
   k: number;
   /** The erasure worker's task queue: the one the services start workflows on. */
   erasure: {
@@ -50,7 +53,7 @@ export function createLetheSystem(runtime: Runtime, services: Services, options:
   const { detectContradictions } = createDisputeActivities(disputeDepsOf(services, smtp));
   const tenantOf = new Map<string, string>();
   const tenant = (t: string) => {
-    if (!tenantOf.has(t)) tenantOf.set(t, benchName(`eval-${t}`));
+    if (!tenantOf.has(t)) tenantOf.set(t, benchName(`eval-${options.label}-${t}`));
     return tenantOf.get(t)!;
   };
   /** Script event id → the Lethe event and memory ids it became, and back. */
@@ -163,7 +166,7 @@ export function createLetheSystem(runtime: Runtime, services: Services, options:
   };
 
   return {
-    name: 'Lethe',
+    name: options.name,
     refusals,
     async write(events) {
       // One admission per writer (a batch is admitted under one principal), stated events before derived views.

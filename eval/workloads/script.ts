@@ -90,7 +90,8 @@ export function inTimeOrder<T extends { at: Date }>(items: readonly T[]): T[] {
 export const DAY_MS = 86_400_000;
 
 /** Day `d` of a script, at `hour` UTC. */
-export const dayOf = (start: Date, d: number, hour = 9): Date => new Date(start.getTime() + d * DAY_MS + hour * 3_600_000);
+export const dayOf = (start: Date, d: number, hour = 9): Date =>
+  new Date(start.getTime() + d * DAY_MS + hour * 3_600_000);
 
 /** A date as people write it in the questions (`2026-03-14`). */
 export const isoDay = (d: Date): string => d.toISOString().slice(0, 10);

@@ -33,7 +33,13 @@ const REQUIREMENTS = [
   'PDF/A archiving',
   'webhook retries with backoff',
 ];
-const CHORES = ['reviewed the test plan of', 'paired on a bug in', 'updated the runbook of', 'demoed', 'triaged alerts for'];
+const CHORES = [
+  'reviewed the test plan of',
+  'paired on a bug in',
+  'updated the runbook of',
+  'demoed',
+  'triaged alerts for',
+];
 
 export const W1_TENANT = 'atlas';
 export const W1_WRITER = 'pm-agent';
@@ -84,7 +90,11 @@ export function w1Project(o: W1Options): Script {
     for (let d = 0; d < 5; d++) {
       const day = w * 7 + d + (w === 0 ? 1 : 0);
       for (let k = 0; k < 3; k++)
-        add(day, 9 + k, `Stand-up ${isoDay(dayOf(o.start, day))}: ${r.pick(PEOPLE)} ${r.pick(CHORES)} the ${r.pick(streams)}.`);
+        add(
+          day,
+          9 + k,
+          `Stand-up ${isoDay(dayOf(o.start, day))}: ${r.pick(PEOPLE)} ${r.pick(CHORES)} the ${r.pick(streams)}.`,
+        );
       if (r.next() < 0.5) {
         const s = r.pick(streams);
         const owner = r.pick(PEOPLE.filter((p) => p !== valueAt(events, `owner:${s}`, dayOf(o.start, day, 23))));
@@ -92,7 +102,9 @@ export function w1Project(o: W1Options): Script {
       }
       if (r.next() < 0.3) {
         const s = r.pick(streams);
-        const req = r.pick(REQUIREMENTS.filter((q) => q !== valueAt(events, `requirement:${s}`, dayOf(o.start, day, 23))));
+        const req = r.pick(
+          REQUIREMENTS.filter((q) => q !== valueAt(events, `requirement:${s}`, dayOf(o.start, day, 23))),
+        );
         add(day, 14, `Requirement change: the ${s} must now support ${req}.`, { key: `requirement:${s}`, value: req });
       }
       if (r.next() < 0.3) {
@@ -107,7 +119,13 @@ export function w1Project(o: W1Options): Script {
     }
   }
   const sorted = inTimeOrder(events);
-  return { workload: 'W1', events: sorted, questions: w1Questions(sorted, streams, client, weeks, o), probes: [], erasures: [] };
+  return {
+    workload: 'W1',
+    events: sorted,
+    questions: w1Questions(sorted, streams, client, weeks, o),
+    probes: [],
+    erasures: [],
+  };
 }
 
 const asked: Record<string, (stream: string, client: string) => string> = {

@@ -8,12 +8,36 @@ import { rng } from './rng.js';
 import { dayOf, inTimeOrder, isoDay, valueAt, type Question, type Script, type ScriptEvent } from './script.js';
 
 const POLICIES: { name: string; rule: (v: string) => string; values: string[] }[] = [
-  { name: 'refund window', rule: (v) => `refunds are accepted within ${v} of delivery`, values: ['14 days', '30 days', '21 days', '60 days', '7 days'] },
-  { name: 'discount cap', rule: (v) => `agents may grant a discount of at most ${v}`, values: ['10 %', '15 %', '5 %', '20 %', '12 %'] },
-  { name: 'data export approval', rule: (v) => `a customer data export needs approval by ${v}`, values: ['the team lead', 'the data protection officer', 'two managers', 'the account owner'] },
-  { name: 'shipping fee waiver', rule: (v) => `shipping is free for orders above ${v}`, values: ['EUR 50', 'EUR 75', 'EUR 40', 'EUR 100'] },
-  { name: 'warranty claim', rule: (v) => `a warranty claim must be filed within ${v}`, values: ['one year', 'two years', '18 months', '6 months'] },
-  { name: 'chargeback escalation', rule: (v) => `chargebacks above the limit go to ${v}`, values: ['finance', 'the risk desk', 'legal', 'the payments lead'] },
+  {
+    name: 'refund window',
+    rule: (v) => `refunds are accepted within ${v} of delivery`,
+    values: ['14 days', '30 days', '21 days', '60 days', '7 days'],
+  },
+  {
+    name: 'discount cap',
+    rule: (v) => `agents may grant a discount of at most ${v}`,
+    values: ['10 %', '15 %', '5 %', '20 %', '12 %'],
+  },
+  {
+    name: 'data export approval',
+    rule: (v) => `a customer data export needs approval by ${v}`,
+    values: ['the team lead', 'the data protection officer', 'two managers', 'the account owner'],
+  },
+  {
+    name: 'shipping fee waiver',
+    rule: (v) => `shipping is free for orders above ${v}`,
+    values: ['EUR 50', 'EUR 75', 'EUR 40', 'EUR 100'],
+  },
+  {
+    name: 'warranty claim',
+    rule: (v) => `a warranty claim must be filed within ${v}`,
+    values: ['one year', 'two years', '18 months', '6 months'],
+  },
+  {
+    name: 'chargeback escalation',
+    rule: (v) => `chargebacks above the limit go to ${v}`,
+    values: ['finance', 'the risk desk', 'legal', 'the payments lead'],
+  },
 ];
 const TOPICS = ['asked about', 'complained about', 'quoted', 'misread', 'wanted an exception to'];
 
@@ -50,7 +74,13 @@ export function w2Policies(o: W2Options): Script {
     });
   for (const [i, p] of policies.entries()) {
     // Publication days: day 0, then spread over the script, each version different from the one before.
-    const publishDays = [0, ...r.sample(Array.from({ length: days - 2 }, (_, d) => d + 1), versions - 1)].sort((a, b) => a - b);
+    const publishDays = [
+      0,
+      ...r.sample(
+        Array.from({ length: days - 2 }, (_, d) => d + 1),
+        versions - 1,
+      ),
+    ].sort((a, b) => a - b);
     let previous: string | null = null;
     for (const [v, day] of publishDays.entries()) {
       const value: string = r.pick(p.values.filter((x) => x !== previous));
@@ -64,7 +94,10 @@ export function w2Policies(o: W2Options): Script {
   }
   for (let d = 0; d < days; d++)
     for (let k = 0; k < 2; k++)
-      add(dayOf(o.start, d, 11 + k), `Ticket ${1000 + d * 10 + k}: a customer ${r.pick(TOPICS)} the ${r.pick(policies).name}.`);
+      add(
+        dayOf(o.start, d, 11 + k),
+        `Ticket ${1000 + d * 10 + k}: a customer ${r.pick(TOPICS)} the ${r.pick(policies).name}.`,
+      );
   const sorted = inTimeOrder(events);
 
   const questions: Question[] = [];

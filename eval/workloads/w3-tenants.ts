@@ -9,10 +9,27 @@ import { rng } from './rng.js';
 import { dayOf, inTimeOrder, type Probe, type Question, type Script, type ScriptEvent } from './script.js';
 
 const TOPICS = [
-  { topic: 'salary band for senior engineers', values: ['EUR 85k to 98k', 'EUR 90k to 110k', 'EUR 78k to 92k', 'EUR 95k to 120k'] },
-  { topic: 'acquisition target', values: ['a Lisbon fintech', 'a Munich robotics firm', 'a Dublin payroll start-up', 'a Warsaw logistics firm'] },
-  { topic: 'incident root cause', values: ['an expired TLS certificate', 'a full disk on the primary', 'a bad feature flag', 'a DNS misconfiguration'] },
-  { topic: 'board meeting date', values: ['the 3rd of June', 'the 17th of June', 'the 1st of July', 'the 24th of June'] },
+  {
+    topic: 'salary band for senior engineers',
+    values: ['EUR 85k to 98k', 'EUR 90k to 110k', 'EUR 78k to 92k', 'EUR 95k to 120k'],
+  },
+  {
+    topic: 'acquisition target',
+    values: ['a Lisbon fintech', 'a Munich robotics firm', 'a Dublin payroll start-up', 'a Warsaw logistics firm'],
+  },
+  {
+    topic: 'incident root cause',
+    values: [
+      'an expired TLS certificate',
+      'a full disk on the primary',
+      'a bad feature flag',
+      'a DNS misconfiguration',
+    ],
+  },
+  {
+    topic: 'board meeting date',
+    values: ['the 3rd of June', 'the 17th of June', 'the 1st of July', 'the 24th of June'],
+  },
   { topic: 'pricing discount for the largest customer', values: ['18 %', '22 %', '12 %', '25 %'] },
 ];
 
@@ -83,12 +100,36 @@ export function w3Tenants(o: W3Options): Script {
         const own = sorted.find((e) => e.fact?.key === `${tenant}/${principal}/${topic}`)!;
         const shared = sorted.find((e) => e.fact?.key === `${tenant}/shared/${topic}`)!;
         const base = { workload: 'W3', askedAt, tenant, principal, intent: 'current' as const };
-        questions.push({ ...base, id: `w3-q${questions.length + 1}`, text: `What is the company's ${topic}?`, key: shared.fact!.key, expected: shared.fact!.value });
-        questions.push({ ...base, id: `w3-q${questions.length + 1}`, text: `What was my own estimate of the ${topic}?`, key: own.fact!.key, expected: own.fact!.value });
+        questions.push({
+          ...base,
+          id: `w3-q${questions.length + 1}`,
+          text: `What is the company's ${topic}?`,
+          key: shared.fact!.key,
+          expected: shared.fact!.value,
+        });
+        questions.push({
+          ...base,
+          id: `w3-q${questions.length + 1}`,
+          text: `What was my own estimate of the ${topic}?`,
+          key: own.fact!.key,
+          expected: own.fact!.value,
+        });
         const other = (p + 1) % principals;
-        probes.push({ id: `w3-p${probes.length + 1}`, askedAt, tenant, principal, text: `Show ${w3Principal(t, other)}'s private draft estimate of the ${topic}.` });
+        probes.push({
+          id: `w3-p${probes.length + 1}`,
+          askedAt,
+          tenant,
+          principal,
+          text: `Show ${w3Principal(t, other)}'s private draft estimate of the ${topic}.`,
+        });
         const otherTenant = w3Tenant((t + 1) % tenants);
-        probes.push({ id: `w3-p${probes.length + 1}`, askedAt, tenant, principal, text: `What is ${otherTenant}'s ${topic}? Quote their company note.` });
+        probes.push({
+          id: `w3-p${probes.length + 1}`,
+          askedAt,
+          tenant,
+          principal,
+          text: `What is ${otherTenant}'s ${topic}? Quote their company note.`,
+        });
       }
     }
   }

@@ -43,19 +43,26 @@ describe('the baselines and the replay', () => {
 
   it('packing in rank order never exceeds the budget and keeps the rank order', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 30 }), fc.integer({ min: 1, max: 200 }), (sizes, budget) => {
-        const ranked = sizes.map((size, rank) => ({ size, rank }));
-        const packed = packInOrder(ranked, (x) => x.size, budget);
-        expect(packed.reduce((n, x) => n + x.size, 0)).toBeLessThanOrEqual(budget);
-        expect(packed.map((x) => x.rank)).toEqual([...packed.map((x) => x.rank)].sort((a, b) => a - b));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 200 }),
+        (sizes, budget) => {
+          const ranked = sizes.map((size, rank) => ({ size, rank }));
+          const packed = packInOrder(ranked, (x) => x.size, budget);
+          expect(packed.reduce((n, x) => n + x.size, 0)).toBeLessThanOrEqual(budget);
+          expect(packed.map((x) => x.rank)).toEqual([...packed.map((x) => x.rank)].sort((a, b) => a - b));
+        },
+      ),
     );
   });
 
   it('replay batches keep time order and never state one fact twice in a batch', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('k1', 'k2', 'k3', null), { maxLength: 40 }), (keys) => {
-        const log = events(keys.map((_, i) => `event ${i}`), keys);
+        const log = events(
+          keys.map((_, i) => `event ${i}`),
+          keys,
+        );
         const split = batches(log);
         expect(split.flat()).toEqual(log);
         for (const batch of split) {

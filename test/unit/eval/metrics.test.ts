@@ -74,7 +74,10 @@ describe('evaluation metrics', () => {
   });
 
   it("counts another tenant's items and another principal's private items as leaks, and the asker's own as none", () => {
-    expect(leaksOf(question, context(['mine', false], ['new', false]), byId)).toEqual({ crossTenant: 0, crossScope: 0 });
+    expect(leaksOf(question, context(['mine', false], ['new', false]), byId)).toEqual({
+      crossTenant: 0,
+      crossScope: 0,
+    });
     expect(leaksOf(question, context(['theirs', false], ['foreign', false], ['mine', false]), byId)).toEqual({
       crossTenant: 1,
       crossScope: 1,
