@@ -69,7 +69,12 @@ async function evaluate(system: EvalSystem, all: ReturnType<typeof scripts>): Pr
         : before;
   // W4: every erasure, then the probes for every erased subject's canaries; the other patients' must stay.
   const w4 = all.find((s) => s.workload === 'W4')!;
-  const erasure = { canaries: 0, store: 0, index: 0, context: 0, anywhere: 0, keptControls: '' };
+  const erasure = { canaries: 0, before: 0, store: 0, index: 0, context: 0, anywhere: 0, keptControls: '' };
+  // Before: the probes must find what the erasure is to remove, or finding nothing afterwards would prove nothing.
+  for (const [i, request] of w4.erasures.entries()) {
+    const found = await system.probe(request.tenant, canariesOf(w4, request.subject), askOf(w4.probes[i]!));
+    erasure.before += new Set([...found.store, ...found.index, ...found.context]).size;
+  }
   for (const request of w4.erasures) {
     const started = performance.now();
     await system.erase(request.tenant, request.subject);
@@ -192,6 +197,7 @@ async function report(
     [
       'system',
       'erased canaries',
+      'found before the erasure',
       'found in records',
       'found in index',
       'found in a served context',
@@ -201,6 +207,7 @@ async function report(
     runs.map((r) => [
       r.name,
       String(r.erasure.canaries),
+      String(r.erasure.before),
       String(r.erasure.store),
       String(r.erasure.index),
       String(r.erasure.context),

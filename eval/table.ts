@@ -7,7 +7,15 @@ export interface SystemRun {
   name: string;
   replays: Map<string, Replayed>;
   /** Canaries of erased subjects, and those still found by each probe. */
-  erasure: { canaries: number; store: number; index: number; context: number; anywhere: number; keptControls: string };
+  erasure: {
+    canaries: number;
+    before: number;
+    store: number;
+    index: number;
+    context: number;
+    anywhere: number;
+    keptControls: string;
+  };
   bytesPerEvent: number | { reason: string };
   /** Writes the system refused, with why. */
   refusals: { eventId: string; message: string }[];
