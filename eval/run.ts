@@ -3,7 +3,8 @@
  * (eval/workloads/), each a seeded script whose expected answers are folded from its events, replayed against Lethe
  * (its real services on the local stack, eval/systems/lethe.ts), B3 basic RAG and B2 window + summary, with the same
  * embedder (the configured one) and the same context budgets, tokens counted with Lethe's estimate for all. Prints
- * Table 1 and writes `docs/eval/<date>.md` with the Pareto picture beside it (`<date>-pareto.svg`).
+ * Table 1 and writes `docs/eval/<date>.md` with the Pareto picture beside it (`<date>-pareto.svg`) and a bar chart of
+ * Table 1's shares (`<date>-metrics.svg`).
  *
  * LETHE_EVAL_SCALE (default 1) multiplies the workloads' sizes; LETHE_EVAL_SEED (default 4) seeds them. A MongoDB
  * database of its own (`<db>_eval`), dropped at the end, and the run's tenants' indices.
@@ -21,6 +22,7 @@ import { loadAverage, markdownTable } from '../bench/lib/stack-report.js';
 import { loadConfig } from '../src/config/load-config.js';
 import { createEmbedder } from '../src/substrate/search/embedder-factory.js';
 import { paretoSvg } from './pareto-svg.js';
+import { metricBarsSvg } from './metric-bars-svg.js';
 import { askOf, replay } from './replay.js';
 import { createWindowSummary } from './systems/b2-window-summary.js';
 import { createBasicRag } from './systems/b3-basic-rag.js';
@@ -227,6 +229,7 @@ async function report(
       );
     });
   const svgName = `${day}-pareto.svg`;
+  const barsName = `${day}-metrics.svg`;
   const sizes = all
     .map(
       (s) =>
@@ -280,6 +283,10 @@ async function report(
     '',
     `![fact recall against context tokens](${svgName})`,
     '',
+    '## Each metric, side by side',
+    '',
+    `![Table 1's shares per system](${barsName})`,
+    '',
   ].join('\n');
   const dir = path.join(process.cwd(), 'docs', 'eval');
   fs.mkdirSync(dir, { recursive: true });
@@ -290,8 +297,9 @@ async function report(
     path.join(dir, svgName),
     paretoSvg(runs.map((r) => ({ name: r.name, points: pointsOf(r, BUDGETS) }))),
   );
+  fs.writeFileSync(path.join(dir, barsName), metricBarsSvg(runs.map((r) => rowOf(r, MAIN_BUDGET))));
   out(text);
-  progress(`wrote docs/eval/${day}.md and docs/eval/${svgName}`);
+  progress(`wrote docs/eval/${day}.md, docs/eval/${svgName} and docs/eval/${barsName}`);
 }
 
 await runBench(main);
