@@ -8,25 +8,27 @@ import type { Row } from './table.js';
 
 interface Metric {
   label: string;
+  /** The label as drawn under its bars, a line each. */
+  lines: string[];
   value: (row: Row) => number;
 }
 
 const METRICS: Metric[] = [
-  { label: 'fact recall', value: (r) => r.recall },
-  { label: 'temporal correctness', value: (r) => r.temporal },
-  { label: 'not stale (1 − stale rate)', value: (r) => 1 - r.stale },
-  { label: 'no cross-tenant leak', value: (r) => 1 - r.crossTenant },
-  { label: 'no cross-scope leak', value: (r) => 1 - r.crossScope },
-  { label: 'deletion completeness', value: (r) => r.deletion },
+  { label: 'fact recall', lines: ['fact recall'], value: (r) => r.recall },
+  { label: 'temporal correctness', lines: ['temporal', 'correctness'], value: (r) => r.temporal },
+  { label: 'not stale (1 − stale rate)', lines: ['not stale', '(1 − stale rate)'], value: (r) => 1 - r.stale },
+  { label: 'no cross-tenant leak', lines: ['no cross-', 'tenant leak'], value: (r) => 1 - r.crossTenant },
+  { label: 'no cross-scope leak', lines: ['no cross-', 'scope leak'], value: (r) => 1 - r.crossScope },
+  { label: 'deletion completeness', lines: ['deletion', 'completeness'], value: (r) => r.deletion },
 ];
 
 const COLORS = ['#1b6ca8', '#c2410c', '#15803d', '#7c3aed', '#a16207'];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function metricBarsSvg(rows: readonly Row[]): string {
-  const W = 760;
+  const W = 960;
   const H = 380;
-  const m = { left: 50, right: 200, top: 34, bottom: 70 };
+  const m = { left: 50, right: 290, top: 34, bottom: 70 };
   const plotW = W - m.left - m.right;
   const plotH = H - m.top - m.bottom;
   const group = plotW / METRICS.length;
@@ -53,9 +55,7 @@ export function metricBarsSvg(rows: readonly Row[]): string {
       );
     });
     const cx = m.left + g * group + group / 2;
-    const words = metric.label.split(' ');
-    const half = Math.ceil(words.length / 2);
-    [words.slice(0, half).join(' '), words.slice(half).join(' ')].forEach((line, l) =>
+    metric.lines.forEach((line, l) =>
       parts.push(
         `<text x="${cx.toFixed(1)}" y="${H - m.bottom + 16 + l * 14}" text-anchor="middle">${esc(line)}</text>`,
       ),
