@@ -39,33 +39,40 @@ export function createFindingsActivities(deps: ErasureActivityDeps, ctx: Erasure
      * Applies the DPO's decision to the open findings. `extend`: the copies join the request's located records, so
      * the next round fences, closes over, checks holds on and erases them like the rest. `certify`: they stay, and
      * the certificate names them.
+     *
+     * Recovers forward: the audit entry is keyed on the findings it decides and written first, and marking them
+     * decided is the last write. An attempt that dies anywhere before that mark is redone whole under the same key;
+     * a retry that finds nothing open (the mark went through) has nothing left to do and writes nothing.
      */
     async resolveFindings(
       ref: ErasureRef & { decision: FindingsDecision; reasonHash: string; decidedBy: string },
     ): Promise<{ extended: number; stated: number }> {
       const req = await ctx.request(ref);
       const open = openFindings(req.findings);
-      if (ref.decision === 'extend' && open.length > 0) {
-        const located = (await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids;
-        await deps.sets.put(ref.tenant, ref.requestId, 'located', [...new Set([...located, ...open.map((f) => f.id)])]);
+      if (open.length > 0) {
+        const openIds = open.map((f) => f.id);
+        await deps.audit.append({
+          tenant: ref.tenant,
+          actor: ref.decidedBy,
+          action: 'erasure.copies-decided',
+          target: ref.requestId,
+          outcome: 'ok',
+          details: {
+            decision: ref.decision,
+            decided: open.length,
+            idsSha256: idsDigest(openIds),
+            reasonHash: ref.reasonHash,
+          },
+          idempotencyKey: `erasure:${ref.requestId}:copies-decided:${idsDigest(openIds)}`,
+        });
+        if (ref.decision === 'extend') {
+          const located = (await deps.sets.get(ref.tenant, ref.requestId, 'located')).ids;
+          await deps.sets.put(ref.tenant, ref.requestId, 'located', [...new Set([...located, ...openIds])]);
+        }
+        await deps.requests.update(ref.tenant, ref.requestId, {
+          findings: decideFindings(req.findings ?? [], ref.decision),
+        });
       }
-      await deps.requests.update(ref.tenant, ref.requestId, {
-        findings: decideFindings(req.findings ?? [], ref.decision),
-      });
-      await deps.audit.append({
-        tenant: ref.tenant,
-        actor: ref.decidedBy,
-        action: 'erasure.copies-decided',
-        target: ref.requestId,
-        outcome: 'ok',
-        details: {
-          decision: ref.decision,
-          decided: open.length,
-          idsSha256: idsDigest(open.map((f) => f.id)),
-          reasonHash: ref.reasonHash,
-        },
-        idempotencyKey: `erasure:${ref.requestId}:copies-decided:${idsDigest(open.map((f) => f.id))}`,
-      });
       const count = open.length;
       return ref.decision === 'extend' ? { extended: count, stated: 0 } : { extended: 0, stated: count };
     },

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { sampleMemory, statedBatch } from '../../support/samples.js';
+import { inActivity } from '../../support/in-activity.js';
 
 describe('copies of erased content under other ids', () => {
   let app: TestApp;
@@ -189,6 +190,57 @@ describe('copies of erased content under other ids', () => {
       expect(probe.outside ?? 0, `${probe.kind}:${probe.target}`).toBe(0);
     expect(certificate!.findings).toEqual([expect.objectContaining({ id: copy, resolution: 'stated' })]);
     expect(JSON.stringify(certificate)).not.toContain(number);
+  }, 300_000);
+
+  it('writes one decision entry when the worker is lost right after the entry, and again right after the mark', async () => {
+    const tenant = uniqueTenant();
+    const { copy } = await aliceAndBobsCopy(tenant);
+    const requestId = await fileErasure(app, tenant, { subjectId: 'alice' });
+    expect((await waitForState(app, tenant, requestId, ['needs-dpo', 'completed', 'needs-operator'])).state).toBe(
+      'needs-dpo',
+    );
+
+    // The first attempt dies once its entry is written; the second once the findings are marked decided. Each
+    // write goes through for real before the throw, as a worker killed between two awaits would leave them.
+    const audit = app.services.audit;
+    const requests = app.services.erasureRequests;
+    const append = audit.append;
+    const update = requests.update;
+    const deaths: string[] = [];
+    audit.append = async function (this: typeof audit, ...args: Parameters<typeof append>) {
+      const written = await append.apply(this, args);
+      if (args[0].tenant === tenant && inActivity('resolveFindings') && deaths.length === 0) {
+        deaths.push('after the entry');
+        throw new Error('the worker was lost right after the decision entry');
+      }
+      return written;
+    } as typeof append;
+    requests.update = async function (this: typeof requests, ...args: Parameters<typeof update>) {
+      const updated = await update.apply(this, args);
+      if (args[0] === tenant && inActivity('resolveFindings') && deaths.length === 1) {
+        deaths.push('after the mark');
+        throw new Error('the worker was lost right after the findings were marked');
+      }
+      return updated;
+    } as typeof update;
+    try {
+      expect((await decide(tenant, requestId, 'extend')).statusCode).toBe(202);
+      expect((await waitForState(app, tenant, requestId, ['completed', 'needs-operator'])).state).toBe('completed');
+    } finally {
+      audit.append = append;
+      requests.update = update;
+    }
+    expect(deaths).toEqual(['after the entry', 'after the mark']);
+
+    const decisions = [];
+    for await (const entry of audit.entries(tenant))
+      if (entry.action === 'erasure.copies-decided' && entry.target === requestId) decisions.push(entry);
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]!.details).toMatchObject({ decision: 'extend', decided: 2 });
+    // The copies were extended once and erased with the rest.
+    expect(await app.services.memories.getMany(tenant, [copy.memoryId])).toEqual([]);
+    const [certificate] = await app.services.certificates.byRequest(tenant, requestId);
+    expect(certificate!.findings.filter((f) => f.resolution !== 'extended')).toEqual([]);
   }, 300_000);
 
   it('names the event a memory was extracted from as a copy when only the memory is erased', async () => {
