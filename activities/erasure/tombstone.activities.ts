@@ -187,7 +187,8 @@ export function createTombstoneActivities(deps: ErasureActivityDeps, ctx: Erasur
             target: ref.requestId,
             outcome: 'ok',
             details: { records: ids.length, tombstones: specs.length },
-            idempotencyKey: `erasure:${ref.requestId}:tombstone:${ids.length}:${tombstones}`,
+            // Of this round's set, not of what this attempt wrote: a retry finds its tombstones already there.
+            idempotencyKey: `erasure:${ref.requestId}:tombstone:${ref.round ?? 1}:${ids.length}`,
           });
           return { marked, tombstones, records: ids.length, indexDocs };
         }),

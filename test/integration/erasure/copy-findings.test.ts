@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, uniqueTenant, type TestApp } from '../../support/app.js';
 import { fileErasure, waitForState } from '../../support/erasure-fixture.js';
 import { sampleMemory, statedBatch } from '../../support/samples.js';
-import { inActivity } from '../../support/in-activity.js';
+import { currentActivity, inActivity } from '../../support/in-activity.js';
+import { CERTIFICATE_ANCHOR_ACTION } from '../../../src/governance/certificates/certificate.js';
 
 describe('copies of erased content under other ids', () => {
   let app: TestApp;
@@ -243,6 +244,64 @@ describe('copies of erased content under other ids', () => {
     expect(certificate!.findings?.length).toBe(2);
     expect(certificate!.findings!.filter((f) => f.resolution !== 'extended')).toEqual([]);
   }, 300_000);
+
+  it('writes the entries of a run that never dies when each audited step dies once right after its entry', async () => {
+    /** The request's erasure entries and its certificates' anchors, counted by action. */
+    const entriesOf = async (tenant: string, requestId: string) => {
+      const counts: Record<string, number> = {};
+      for await (const entry of app.services.audit.entries(tenant)) {
+        const ours =
+          (entry.action.startsWith('erasure.') && entry.target === requestId) ||
+          entry.action === CERTIFICATE_ANCHOR_ACTION;
+        if (ours) counts[entry.action] = (counts[entry.action] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const eraseAliceAndExtend = async (tenant: string) => {
+      await aliceAndBobsCopy(tenant);
+      const requestId = await fileErasure(app, tenant, { subjectId: 'alice' });
+      expect((await waitForState(app, tenant, requestId, ['needs-dpo', 'completed', 'needs-operator'])).state).toBe(
+        'needs-dpo',
+      );
+      expect((await decide(tenant, requestId, 'extend')).statusCode).toBe(202);
+      expect((await waitForState(app, tenant, requestId, ['completed', 'needs-operator'])).state).toBe('completed');
+      return entriesOf(tenant, requestId);
+    };
+
+    const calm = await eraseAliceAndExtend(uniqueTenant());
+    // Two rounds (the copies join the second), so two markings and two certificates: the counts are not all 1.
+    expect(calm).toMatchObject({ 'erasure.copies-found': 1, 'erasure.copies-decided': 1, 'erasure.authorised': 1 });
+
+    const stormy = uniqueTenant();
+    const audit = app.services.audit;
+    const append = audit.append;
+    const died = new Set<string>();
+    audit.append = async function (this: typeof audit, ...args: Parameters<typeof append>) {
+      const written = await append.apply(this, args);
+      const activity = currentActivity();
+      if (args[0].tenant === stormy && activity && !died.has(activity)) {
+        died.add(activity);
+        throw new Error(`the worker was lost right after ${activity} wrote its entry`);
+      }
+      return written;
+    } as typeof append;
+    let stormed: Record<string, number>;
+    try {
+      stormed = await eraseAliceAndExtend(stormy);
+    } finally {
+      audit.append = append;
+    }
+    expect([...died].sort()).toEqual(
+      expect.arrayContaining([
+        'authoriseAndCheckHolds',
+        'issueCertificate',
+        'markDeletedAndTombstone',
+        'raiseFindings',
+        'resolveFindings',
+      ]),
+    );
+    expect(stormed).toEqual(calm);
+  }, 600_000);
 
   it('names the event a memory was extracted from as a copy when only the memory is erased', async () => {
     const tenant = uniqueTenant();
