@@ -60,7 +60,8 @@ export async function indexUnlessErased(
   if (ids.length === 0) return { indexed: 0, withdrawn: 0 };
   const records = await memories.getMany(tenant, ids);
   const result = records.length > 0 ? await index.upsert(tenant, records, { refresh: 'wait_for' }) : { indexed: 0 };
-  const now = new Map((await memories.getMany(tenant, ids)).map((m) => [m._id, m.status]));
+  // Statuses only: whether a mark or a purge came meanwhile needs neither the content nor its keys.
+  const now = new Map((await memories.factsOf(tenant, ids)).map((m) => [m._id, m.status]));
   const erased = ids.filter((id) => {
     const status = now.get(id);
     return status === undefined || status === 'deleted' || status === 'purged';
