@@ -17,6 +17,9 @@
  * tenant's documents are deleted by tenant equality and its index dropped once its size is done, and the bench's
  * workflow executions are deleted at the end.
  *
+ * BENCH_ERASURE_SEALED=1 writes both tenants' events and memories sealed, a data key each, as the stores write users'
+ * records: Lethe's purge then destroys that many keys before the rows; the plain script deletes the rows alone.
+ *
  * Tables go to stdout, progress to stderr. BENCH_ERASURE_MAX_ATTEMPT (3) and BENCH_ERASURE_CAP_MIN (45) bound
  * a Lethe run that cannot finish as shipped (see erasure-lethe.ts).
  */
@@ -55,6 +58,8 @@ const MAX_ATTEMPT = Number(process.env.BENCH_ERASURE_MAX_ATTEMPT ?? 3);
 const CAP_MS = Number(process.env.BENCH_ERASURE_CAP_MIN ?? 45) * 60_000;
 /** Runs of each side per size (at least 2: one where it goes first, one where it goes second). */
 const RUNS = Math.max(2, Number(process.env.BENCH_ERASURE_RUNS ?? 2));
+/** `1`: both sides' events and memories are written sealed (a data key each), as users' records are stored. */
+const SEALED = process.env.BENCH_ERASURE_SEALED === '1';
 
 const out = (text = '') => process.stdout.write(`${text}\n`);
 const progress = (message: string) =>
@@ -244,6 +249,11 @@ async function main(): Promise<void> {
       `MongoDB ${config.mongo.uri} (bench database) · Elasticsearch ${config.elasticsearch.url} · Temporal ${config.temporal.address}`,
     );
     out(
+      SEALED
+        ? 'Records sealed (BENCH_ERASURE_SEALED=1): each event and memory has its own data key, which Lethe destroys before the row; the plain script deletes the rows.'
+        : 'Records not sealed (content stored as it is; BENCH_ERASURE_SEALED=1 seals them): Lethe has no data key to destroy.',
+    );
+    out(
       `Both Lethe and the plain script run on indices created with index.soft_deletes.retention_lease.sync_interval=1s ` +
         `(test-only setting; production keeps the 30 s default, which adds up to ~30 s of waiting to both), so both measure the same physical-deletion path.`,
     );
@@ -277,7 +287,13 @@ async function main(): Promise<void> {
         tenants.push(tenant);
         progress(`${label}, run ${run}: writing the ${kind} tenant's dataset`);
         const data = buildDataset(services.tenantMacs, tenant, plan, seed);
-        const setup = await writeDataset(runtime.db, services, data, progress);
+        const setup = await writeDataset(
+          runtime.db,
+          services,
+          data,
+          progress,
+          SEALED ? (records) => runtime.cipher.sealAll(records) : undefined,
+        );
         progress(`${label}, run ${run}: ${kind} erasure (load ${load()})`);
         const loadBefore = load();
         let lethe: LetheRun | null = null;

@@ -185,7 +185,8 @@ export interface SetupTimes {
 }
 
 /**
- * Writes the dataset: `insertMany` in chunks of 1 000 (two in flight) per collection, the memories through
+ * Writes the dataset: `insertMany` in chunks of 1 000 (two in flight) per collection (content sealed when `seal` is
+ * given, as users' records are), the memories through
  * `services.index.upsert` (which embeds them and `_bulk`s in 500s; the index is created with the service's
  * index settings), then `compact` without force (VACUUM ANALYZE on the local server) so that each run
  * starts with fresh planner statistics.
@@ -195,6 +196,8 @@ export async function writeDataset(
   services: Services,
   data: Dataset,
   progress: (message: string) => void,
+  /** Seals events' and memories' content as the stores do (a data key per record); absent: stored as it is. */
+  seal?: <T extends EventRecord | MemoryRecord>(records: readonly T[]) => Promise<T[]>,
 ): Promise<SetupTimes> {
   const chunked = async <T extends { _id: string }>(name: string, docs: T[]) => {
     const collection = db.collection<T>(name);
@@ -211,8 +214,8 @@ export async function writeDataset(
     );
   };
   let start = performance.now();
-  await chunked(Collections.events, data.events);
-  await chunked(Collections.memories, data.memories);
+  await chunked(Collections.events, seal ? await seal(data.events) : data.events);
+  await chunked(Collections.memories, seal ? await seal(data.memories) : data.memories);
   await chunked(Collections.lineage, data.edges);
   const mongoMs = performance.now() - start;
   progress(
