@@ -176,7 +176,9 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
       50,
     );
     expect(caught.progress.total).toBe(2 * MEMORIES);
-    // The first heartbeat goes out at once (later ones are throttled): let the server hold a cursor, then kill.
+    // Kill once the server holds a cursor past the first chunk. The first heartbeat goes out at once, and it may be
+    // the keep-alive's, still at 0, when the first chunk outlasts it on a loaded machine; later ones reach the server
+    // throttled (the worker's 5 s), while the purge runs on.
     const handle = services.temporalClient.workflow.getHandle(erasureWorkflowId(tenant, requestId));
     const serverHeartbeat = async () => {
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
@@ -184,7 +186,18 @@ describe('a worker SIGKILLed in the middle of the purge', () => {
       return details ? defaultPayloadConverter.fromPayload<PurgeHeartbeat>(details) : undefined;
     };
     // Bounded by the test's own timeout, not by a guess at how soon the server shows it.
-    await until('a heartbeat of the purge', serverHeartbeat, 120_000, 50);
+    await until(
+      'a heartbeat of the purge past its first chunk',
+      async () => {
+        const beat = await serverHeartbeat();
+        if (beat && beat.next > 0) return beat;
+        const purge = (await current()).steps.find((s) => s.step === 'purge');
+        if (purge?.state === 'done') throw new Error('the purge finished before its cursor reached the server');
+        return undefined;
+      },
+      120_000,
+      50,
+    );
     const first = workers[0]!;
     first.kill('SIGKILL');
     expect(await first.waitExit()).toMatchObject({ signal: 'SIGKILL' });
