@@ -14,7 +14,8 @@ import { rng } from './substrate-measure.js';
 export const NAMESPACES = ['crm', 'support', 'sales', 'ops', 'product', 'marketing', 'success', 'docs'];
 /** What every record carries and every reader's purpose admits: the policy axis is 1 throughout. */
 export const READER_SENSITIVITIES = ['public', 'internal'] as const;
-const PURPOSE = 'customer-support';
+/** The purpose every record is written for and every reader asks under. */
+export const READER_PURPOSE = 'customer-support';
 
 export interface DatasetOptions {
   memories: number;
@@ -132,7 +133,12 @@ export function generateDataset(o: DatasetOptions): Dataset {
               validFrom: at,
               validTo: null,
               recordedAt: at,
-              policy: { purpose: PURPOSE, sensitivity: 'internal', jurisdiction: 'PT', retentionClass: 'standard' },
+              policy: {
+                purpose: READER_PURPOSE,
+                sensitivity: 'internal',
+                jurisdiction: 'PT',
+                retentionClass: 'standard',
+              },
               provenance: {
                 eventIds: [],
                 parentIds: [],
