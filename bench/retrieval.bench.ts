@@ -54,15 +54,9 @@ import { generateDataset, type BenchQuery } from './lib/retrieval-dataset.js';
 import { accessOf, addAnswer, emptyTally, TAU, viewOf, type Tally } from './lib/retrieval-metrics.js';
 import { profilingClient, vectorOperations } from './lib/retrieval-profile.js';
 import { markdownTable, num, percentile, ratio } from './lib/stack-report.js';
-import { runBench } from './lib/bench-run.js';
+import { envInt, runBench } from './lib/bench-run.js';
 import { StageClock } from './lib/stage-clock.js';
 
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
-  return value;
-};
 const MEMORIES = envInt('BENCH_RETRIEVAL_MEMORIES', 50_000);
 const QUERIES = envInt('BENCH_RETRIEVAL_QUERIES', 2000);
 const TENANTS = envInt('BENCH_RETRIEVAL_TENANTS', 4);
