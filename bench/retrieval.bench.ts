@@ -50,7 +50,7 @@ import {
 import { createEmbedder } from '../src/substrate/search/embedder-factory.js';
 import { tenantIndexNames } from '../src/substrate/search/index-layout.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
-import { generateDataset, type BenchQuery } from './lib/retrieval-dataset.js';
+import { generateDataset, RETRIEVAL_SHARES, type BenchQuery } from './lib/retrieval-dataset.js';
 import { accessOf, addAnswer, emptyTally, TAU, viewOf, type Tally } from './lib/retrieval-metrics.js';
 import { profilingClient, vectorOperations } from './lib/retrieval-profile.js';
 import { markdownTable, num, percentile, ratio } from './lib/stack-report.js';
@@ -221,9 +221,7 @@ async function main(): Promise<void> {
     tenants: TENANTS,
     principalsPerTenant: PRINCIPALS,
     seed: SEED,
-    deletedShare: 0.06,
-    heldShare: 0.04,
-    historyShare: 0.2,
+    ...RETRIEVAL_SHARES,
   });
   const tenants = dataset.tenants.map((t) => t.tenant);
   try {
