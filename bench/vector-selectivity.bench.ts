@@ -116,10 +116,17 @@ function letheFilter(q: BenchQuery, scoped: boolean): Clause[] {
   return buildFilterClauses(q.tenant, filters);
 }
 
+/** The index names of each layout: A's per tenant, B's per (tenant, scope), C's per (shard count, tenant). */
+function indexNames(base: string) {
+  return {
+    a: (t: string) => `${base}-a-${t}`,
+    b: (t: string, scope: string) => `${base}-b-${t}-${partOf(scope)}`,
+    c: (n: number, t: string) => `${base}-c${n}-${t}`,
+  };
+}
+
 function variants(base: string, byTenant: Map<string, TenantData>): Variant[] {
-  const a = (t: string) => `${base}-a-${t}`;
-  const b = (t: string, scope: string) => `${base}-b-${t}-${partOf(scope)}`;
-  const c = (n: number, t: string) => `${base}-c${n}-${t}`;
+  const { a, b, c } = indexNames(base);
   const list: Variant[] = [
     {
       name: 'A unfiltered',
@@ -207,18 +214,19 @@ interface Layout {
 }
 function layoutsOf(base: string, data: TenantData): Layout[] {
   const t = data.tenant;
+  const { a, b, c } = indexNames(base);
   const scopes = ['tenant', ...data.principals.map(principalScope)];
   return [
-    { index: `${base}-a-${t}`, shards: 1, layout: 'A', accepts: () => true, routed: false },
+    { index: a(t), shards: 1, layout: 'A', accepts: () => true, routed: false },
     ...scopes.map((scope): Layout => ({
-      index: `${base}-b-${t}-${partOf(scope)}`,
+      index: b(t, scope),
       shards: 1,
       layout: 'B',
       accepts: (s) => s === scope,
       routed: false,
     })),
     ...SHARDS.map((n): Layout => ({
-      index: `${base}-c${n}-${t}`,
+      index: c(n, t),
       shards: n,
       layout: 'C',
       accepts: () => true,
