@@ -46,18 +46,12 @@ import { createConsolidationGateway, type ConsolidationGateway } from '../src/te
 import type { ConsolidationResult } from '../src/temporal/contracts/consolidation.contract.js';
 import { consolidationWorkflowId } from '../src/shared/workflow-ids.js';
 import { send } from './lib/abuse-http.js';
-import { benchName, endRunningWorkflows, runBench } from './lib/bench-run.js';
+import { benchName, endRunningWorkflows, envInt, runBench } from './lib/bench-run.js';
 import { runBreakdown, type RunBreakdown } from './lib/consolidation-history.js';
 import { addRecall, emptyRecall, mean, type Item, type RecallTally } from './lib/consolidation-recall.js';
 import { generateWorkload, PHASES, type Question, type Session } from './lib/consolidation-workload.js';
 import { loadAverage, num, percentile, ratio, table } from './lib/stack-report.js';
 
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
-  return value;
-};
 const SUBJECTS = envInt('BENCH_CONSOLIDATION_SUBJECTS', 64);
 const SEED = envInt('BENCH_CONSOLIDATION_SEED', 7);
 const SOLO_SECONDS = envInt('BENCH_CONSOLIDATION_SOLO_SECONDS', 12);

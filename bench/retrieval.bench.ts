@@ -38,11 +38,9 @@ import { judge } from '../src/governance/read/admissibility.js';
 import { createMongoExposureStore } from '../src/retrieval/exposure-store.js';
 import { createRetrievalService, type RetrievalService } from '../src/retrieval/retrieval-service.js';
 import { createReadTrace } from '../src/retrieval/read-trace.js';
-import type { Reader } from '../src/governance/read/reader.js';
 import { createFingerprinter, createTenantMacs } from '../src/substrate/fingerprint.js';
 import { createMongoMemoryStore, type MemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { MemoryRecord } from '../src/substrate/model/records.js';
-import { principalScope } from '../src/substrate/model/records.js';
 import { Collections } from '../src/substrate/mongo/collections.js';
 import {
   createElasticsearchSearchIndex,
@@ -52,20 +50,13 @@ import {
 import { createEmbedder } from '../src/substrate/search/embedder-factory.js';
 import { tenantIndexNames } from '../src/substrate/search/index-layout.js';
 import type { SearchIndex } from '../src/substrate/search/search-index.port.js';
-import { generateDataset, READER_SENSITIVITIES, type BenchQuery } from './lib/retrieval-dataset.js';
-import { addAnswer, emptyTally, TAU, viewOf, type Tally } from './lib/retrieval-metrics.js';
+import { generateDataset, RETRIEVAL_SHARES, type BenchQuery } from './lib/retrieval-dataset.js';
+import { accessOf, addAnswer, emptyTally, TAU, viewOf, type Tally } from './lib/retrieval-metrics.js';
 import { profilingClient, vectorOperations } from './lib/retrieval-profile.js';
 import { markdownTable, num, percentile, ratio } from './lib/stack-report.js';
-import { runBench } from './lib/bench-run.js';
+import { envInt, runBench } from './lib/bench-run.js';
 import { StageClock } from './lib/stage-clock.js';
-import { NO_RESTRICTIONS } from '../src/governance/rights/restriction.js';
 
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
-  return value;
-};
 const MEMORIES = envInt('BENCH_RETRIEVAL_MEMORIES', 50_000);
 const QUERIES = envInt('BENCH_RETRIEVAL_QUERIES', 2000);
 const TENANTS = envInt('BENCH_RETRIEVAL_TENANTS', 4);
@@ -77,7 +68,6 @@ const INSERT_BATCH = Math.min(500, Math.max(1, envInt('BENCH_RETRIEVAL_INSERT_BA
 const POST_FILTER_DEPTH = 500;
 const KS = [10, 20, 50] as const;
 type K = (typeof KS)[number];
-const PURPOSE = 'customer-support';
 
 const ROUTES = [
   'global BM25',
@@ -102,28 +92,6 @@ function withDatabase(base: Config, name: string, extra: Record<string, string> 
   uri.pathname = `/${base.mongo.dbName}_${name}`;
   return loadConfig({ ...process.env, LOG_LEVEL: 'warn', MONGODB_URI: uri.toString(), ...extra });
 }
-
-/** The reader the bench's agents are: own and shared scope, the dataset's readable sensitivities. */
-const accessOf = (q: BenchQuery): Reader => ({
-  principal: { id: q.principal, tenant: q.tenant, roles: ['agent'] },
-  grants: [
-    {
-      purpose: PURPOSE,
-      view: 'content',
-      sensitivities: READER_SENSITIVITIES,
-      scopes: [principalScope(q.principal), 'tenant'],
-      duty: false,
-      readsRestricted: false,
-      rule: 'default',
-    },
-  ],
-  grantedPurposes: [PURPOSE],
-  intent: q.intent,
-  now: new Date(),
-  purpose: PURPOSE,
-  restrictions: NO_RESTRICTIONS,
-  policies: { read: { id: 'memory-read', version: 1 }, scope: { id: 'memory-scope', version: 1 } },
-});
 
 interface RouteDeps {
   es: Client;
@@ -253,9 +221,7 @@ async function main(): Promise<void> {
     tenants: TENANTS,
     principalsPerTenant: PRINCIPALS,
     seed: SEED,
-    deletedShare: 0.06,
-    heldShare: 0.04,
-    historyShare: 0.2,
+    ...RETRIEVAL_SHARES,
   });
   const tenants = dataset.tenants.map((t) => t.tenant);
   try {

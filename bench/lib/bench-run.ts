@@ -41,6 +41,14 @@ export function benchName(label: string): string {
   return `bench-${runTag}-${label}`;
 }
 
+/** A bench's size or count from the environment: a non-negative integer, `fallback` when unset or empty. */
+export const envInt = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+  return value;
+};
+
 /** Runs `main` as a bench (see the file's header) and exits: 0 when it finished, 1 when it threw. */
 export async function runBench(main: () => Promise<void>): Promise<never> {
   if (process.env[LEADER_ENV] !== '1') return lead();

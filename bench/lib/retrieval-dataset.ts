@@ -14,7 +14,8 @@ import { rng } from './substrate-measure.js';
 export const NAMESPACES = ['crm', 'support', 'sales', 'ops', 'product', 'marketing', 'success', 'docs'];
 /** What every record carries and every reader's purpose admits: the policy axis is 1 throughout. */
 export const READER_SENSITIVITIES = ['public', 'internal'] as const;
-const PURPOSE = 'customer-support';
+/** The purpose every record is written for and every reader asks under. */
+export const READER_PURPOSE = 'customer-support';
 
 export interface DatasetOptions {
   memories: number;
@@ -28,6 +29,9 @@ export interface DatasetOptions {
   /** Share of queries asked with `history` intent, whose anchor is a superseded state. */
   historyShare: number;
 }
+
+/** The shares `bench:retrieval` has always run with: 6 % deleted before purge, 4 % held, 20 % history queries. */
+export const RETRIEVAL_SHARES = { deletedShare: 0.06, heldShare: 0.04, historyShare: 0.2 } as const;
 
 /** How the index sees a record that MongoDB has marked deleted (the window before its purge). */
 export type DeletedInIndex = 'status-deleted' | 'stale' | 'absent';
@@ -132,7 +136,12 @@ export function generateDataset(o: DatasetOptions): Dataset {
               validFrom: at,
               validTo: null,
               recordedAt: at,
-              policy: { purpose: PURPOSE, sensitivity: 'internal', jurisdiction: 'PT', retentionClass: 'standard' },
+              policy: {
+                purpose: READER_PURPOSE,
+                sensitivity: 'internal',
+                jurisdiction: 'PT',
+                retentionClass: 'standard',
+              },
               provenance: {
                 eventIds: [],
                 parentIds: [],

@@ -6,7 +6,9 @@
 import { judge, type ReaderView } from '../../src/governance/read/admissibility.js';
 import type { MemoryRecord } from '../../src/substrate/model/records.js';
 import { principalScope } from '../../src/substrate/model/records.js';
-import { READER_SENSITIVITIES, type BenchQuery } from './retrieval-dataset.js';
+import type { Reader } from '../../src/governance/read/reader.js';
+import { NO_RESTRICTIONS } from '../../src/governance/rights/restriction.js';
+import { READER_PURPOSE, READER_SENSITIVITIES, type BenchQuery } from './retrieval-dataset.js';
 
 export const TAU = 0.8;
 
@@ -18,6 +20,28 @@ export function viewOf(q: BenchQuery): ReaderView {
     now: new Date(),
   };
 }
+
+/** The reader the bench's agents are: own and shared scope, the dataset's readable sensitivities. */
+export const accessOf = (q: BenchQuery): Reader => ({
+  principal: { id: q.principal, tenant: q.tenant, roles: ['agent'] },
+  grants: [
+    {
+      purpose: READER_PURPOSE,
+      view: 'content',
+      sensitivities: READER_SENSITIVITIES,
+      scopes: [principalScope(q.principal), 'tenant'],
+      duty: false,
+      readsRestricted: false,
+      rule: 'default',
+    },
+  ],
+  grantedPurposes: [READER_PURPOSE],
+  intent: q.intent,
+  now: new Date(),
+  purpose: READER_PURPOSE,
+  restrictions: NO_RESTRICTIONS,
+  policies: { read: { id: 'memory-read', version: 1 }, scope: { id: 'memory-scope', version: 1 } },
+});
 
 export interface Tally {
   queries: number;
