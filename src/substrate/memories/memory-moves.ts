@@ -51,7 +51,10 @@ export async function settle(ctx: MemoryStoreContext, tenant: string, ids: reado
   for (let round = 0; pending.length > 0; round++) {
     if (round === SETTLE_ROUNDS)
       throw new DomainError(ErrorType.Contended, `${pending.length} memories kept losing their moves to other writes`);
-    const rows = await findByIds(memories, tenant, pending, { projection: { version: 1, status: 1 } });
+    // Point lookups, never a pass over the tenant: the rows just moved are a small part of a large tenant (a sweep's
+    // page of 1 000 in 12 000 rows: a pass gave up after its budget, then looked them up anyway, 5.5–8.5 s against
+    // 2.7–3.9 s for the lookups alone).
+    const rows = await findByIds(memories, tenant, pending, { projection: { version: 1, status: 1 }, scan: false });
     const claimed = new Map(
       (await findByIds(guards, tenant, rows.map(guardIdOf), { scan: false })).map((g) => [g._id, g]),
     );
