@@ -34,6 +34,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import {
   DefaultLogger,
   NativeConnection,
@@ -568,6 +569,8 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
           open: async () => 0,
         },
       }),
+      // The bundle's workflow interceptors hand their spans to this sink, as on Lethe's own workers.
+      sinks: { exporter: makeWorkflowExporter(runtime.tracing.processor, runtime.tracing.resource) },
     });
     const client = new Client({ connection: runtime.temporal, namespace: config.temporal.namespace });
     progress(`A: sweeping (load ${load()})`);
