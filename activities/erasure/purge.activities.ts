@@ -98,6 +98,36 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             [`keysAtPurge.${ref.round}.${part}`]: found,
           } as Record<string, unknown>);
         };
+        /**
+         * Destroys the keys of the records from `resumeAt` on; returns how many this attempt adds to the totals. How many
+         * there were is recorded (by range of the erase set) before any goes: an attempt that follows a crash finds them
+         * gone, and some records (written before sealing) never had one. A range recorded by an earlier attempt keeps
+         * its count: one starting before `resumeAt` is in the heartbeated totals already, one starting at or after it
+         * (an attempt that died before its cursor moved past it) is counted here. Its records' keys are destroyed again
+         * (a dead attempt may have stopped mid-destroy) without being counted again; only the records no range covers
+         * are counted anew.
+         */
+        const shredRest = async (all: readonly string[], from: number): Promise<number> => {
+          const ranges = Object.entries(keysFound).flatMap(([part, n]) => {
+            const m = /^(\d+)_(\d+)$/.exec(part);
+            return m ? [{ start: Number(m[1]), end: Number(m[2]), n }] : [];
+          });
+          let covered = from;
+          for (let grew = true; grew; ) {
+            grew = false;
+            for (const r of ranges)
+              if (r.start <= covered && covered < r.end) {
+                covered = r.end;
+                grew = true;
+              }
+          }
+          covered = Math.min(covered, all.length);
+          if (covered > from) await deps.cipher.shred(ref.tenant, all.slice(from, covered));
+          const before = ranges.filter((r) => r.start >= from && r.start < covered).reduce((sum, r) => sum + r.n, 0);
+          if (covered >= all.length) return before;
+          const range = `${covered}_${all.length}`;
+          return before + (await deps.cipher.shred(ref.tenant, all.slice(covered), recordKeysFound(range)));
+        };
         const totals: PurgeTotals = {
           memories: 0,
           events: 0,
@@ -130,6 +160,12 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           // edges by _id instead of two queries per record. An edge reaching two chunks goes with the first.
           const left = ids.slice(resumeAt);
           const edges = left.length >= SCAN_MIN_IDS ? await deps.lineage.edgesTouching(ref.tenant, left) : null;
+          // Keys before rows, for every record left at once: from here the content opens nowhere — not in a row while
+          // it is deleted, nor in the copies the database's log, replicas and backups keep of it. One destroy of the
+          // whole rest finds the keys in one pass and rewrites each key page once, where a destroy per chunk found
+          // them by a lookup per record and rewrote a page once per chunk it held keys of. The cursor's totals gain
+          // these keys with the first chunk's heartbeat (a retry before that counts them from the record).
+          totals.keys += await shredRest(ids, resumeAt);
           const forgotten = new Set<string>();
           for (let at = resumeAt; at < ids.length; at += chunk) {
             const slice = ids.slice(at, at + chunk);
@@ -138,13 +174,6 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             // Index first: once a record is gone from MongoDB, nothing else would point at its document. The marking
             // deleted the documents already; what is found here was indexed again since (a write that raced it).
             if (memoryIds.length > 0) totals.indexDocs += reach(await deps.index.purge(ref.tenant, memoryIds));
-            // Keys before rows: from here the content opens nowhere — not in this row while it is deleted, nor in the
-            // copies the database's log, replicas and backups keep of it. How many there were is recorded before any
-            // goes: an attempt that follows a crash finds them gone, and some records (written before sealing) never
-            // had one.
-            const range = `${at}_${at + slice.length}`;
-            const keys = await deps.cipher.shred(ref.tenant, slice, recordKeysFound(range));
-            totals.keys += keysFound[range] ?? keys;
             const memories = await deps.memories.purge(ref.tenant, memoryIds);
             totals.memories += retried ? memoryIds.length : memories;
             const events = await deps.events.purge(ref.tenant, eventIds);

@@ -118,9 +118,10 @@ export interface ErasureRequest {
   /** Index documents each round's marking step deleted, keyed by round number (its purge counts them). */
   indexDeletedAtMark?: Record<string, number>;
   /**
-   * Data keys each chunk of each round's purge found to destroy, keyed by round number then by the chunk's range
-   * (`<from>_<to>`, or `orphans` for the index orphans), written before they are destroyed: a retried purge counts
-   * them from here.
+   * Data keys each round's purge found to destroy, keyed by round number then by the range of the erase set one
+   * destroy covered (`<from>_<to>`: the rest of the set from where an attempt began, or one chunk of a purge before
+   * keys were destroyed for the whole rest at once; `orphans` for the index orphans), written before they are
+   * destroyed: a retried purge counts them from here.
    */
   keysAtPurge?: Record<string, Record<string, number>>;
   /** The concrete Elasticsearch index the purge and the probes went to. */

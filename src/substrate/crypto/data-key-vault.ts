@@ -271,17 +271,16 @@ export function createDataKeyVault(
     return found;
   };
 
-  /** Ids of these records that have a key document of their own. */
+  /**
+   * Ids of these records that have a key document of their own. Mostly none do (such documents are no longer
+   * written), and only a pass over all of the tenant's vault can tell so without a lookup per id: a pass over one
+   * kind's keys misses those made before kinds were recorded. The pass is bounded like any scan (many ids in a large
+   * tenant fall back to lookups), and it proves absence for every id at once: a destroy of a whole erase set reads the
+   * tenant once instead of looking every id up.
+   */
   const idsWithRecordKeys = async (tenant: string, ids: readonly string[]) => {
-    const out: string[] = [];
-    for (const [kind, group] of byKind(ids)) {
-      const docs = await findByIds(recordKeys, tenant, group, {
-        within: { kind },
-        projection: { page: 1, member: 1, tombOf: 1 },
-      });
-      for (const doc of docs) if (!ofPages(doc)) out.push(doc._id);
-    }
-    return out;
+    const docs = await findByIds(recordKeys, tenant, ids, { projection: { page: 1, member: 1, tombOf: 1 } });
+    return docs.filter((doc) => !ofPages(doc)).map((doc) => doc._id);
   };
 
   /** Wraps fresh keys for the ids under the current epoch, a page at a time. */

@@ -214,6 +214,8 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
       await pages.createIndex({ page: 1 });
       await tombs.createIndex({ tombOf: 1 });
       await entries.createIndex({ member: 1 });
+      // A gone page's entries are deleted by their page.
+      await entries.createIndex({ inPage: 1 });
     },
     async insert(tenant, epoch, ids, wrapped) {
       const page = newKeyPageId();
@@ -277,11 +279,19 @@ export function createKeyPages(pages: Collection<KeyPageDoc>, clock: () => numbe
           )
         ).filter((page): page is string => page !== null),
       );
-      await mapBounded(found, 16, async (entry) => {
-        const docs = now.get(entry.inPage) ?? [];
-        const holds = docs.some((d) => d.ids.includes(entry.member));
-        if (gone.has(entry.inPage) || (docs.length > 0 && !holds)) await entries.deleteOne({ _id: entry._id });
-      });
+      // A gone page's entries all go, whichever records they name: no generation of it holds a key any more, and a
+      // page's id is never used again. One delete by equality on the page (an indexed field) each, instead of one
+      // per entry: erasing a batch's records empties whole pages.
+      await mapBounded([...gone], 4, (page) => entries.deleteMany({ tenant, inPage: page }));
+      await mapBounded(
+        found.filter((entry) => !gone.has(entry.inPage)),
+        16,
+        async (entry) => {
+          const docs = now.get(entry.inPage) ?? [];
+          const holds = docs.some((d) => d.ids.includes(entry.member));
+          if (docs.length > 0 && !holds) await entries.deleteOne({ _id: entry._id });
+        },
+      );
       return new Set(held.keys());
     },
     rewrite,
