@@ -622,9 +622,15 @@ async function retentionPartA(base: Config, connection: NativeConnection): Promi
           ],
           ['check: expired / still active / left in queue', `${expiredNow} / ${activeNow} / ${pendingLeft.length}`],
           ['audit entries in the tenant chain', String(auditEntries)],
-          [`floor: one \`_id\` update per record, ${FLOOR_IN_FLIGHT} in flight (records/s)`, num(floor.writesPerSecond)],
+          [
+            `floor: one \`_id\` update per record, ${FLOOR_IN_FLIGHT} in flight (records/s)`,
+            num(floor.writesPerSecond),
+          ],
           ['floor: one `_id` update + one `_id` lookup per record (records/s)', num(floor.movesPerSecond)],
-          ['mark rate ÷ floor (update + lookup)', ratio(run.value.expired / run.markMs / (floor.movesPerSecond / 1000))],
+          [
+            'mark rate ÷ floor (update + lookup)',
+            ratio(run.value.expired / run.markMs / (floor.movesPerSecond / 1000)),
+          ],
         ],
       ),
     );

@@ -113,7 +113,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             return m ? [{ start: Number(m[1]), end: Number(m[2]), n }] : [];
           });
           let covered = from;
-          for (let grew = true; grew; ) {
+          for (let grew = true; grew;) {
             grew = false;
             for (const r of ranges)
               if (r.start <= covered && covered < r.end) {
