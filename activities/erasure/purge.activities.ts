@@ -3,6 +3,7 @@ import { Collections } from '../../src/substrate/mongo/collections.js';
 import { SCAN_MIN_IDS } from '../../src/substrate/mongo/bounded-scan.js';
 import type { Selector } from '../../src/governance/erasure/erasure-request.js';
 import type { PurgeResult, ReachedIndex } from '../../src/substrate/search/search-index.port.js';
+import { planKeyShred } from './key-ranges.js';
 import { isEvent, type ErasureActivityDeps, type ErasureContext, type ErasureRef } from './erasure-context.js';
 
 /** What the purge removed so far, per store; heartbeated with its cursor. */
@@ -99,34 +100,15 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
           } as Record<string, unknown>);
         };
         /**
-         * Destroys the keys of the records from `resumeAt` on; returns how many this attempt adds to the totals. How many
-         * there were is recorded (by range of the erase set) before any goes: an attempt that follows a crash finds them
-         * gone, and some records (written before sealing) never had one. A range recorded by an earlier attempt keeps
-         * its count: one starting before `resumeAt` is in the heartbeated totals already, one starting at or after it
-         * (an attempt that died before its cursor moved past it) is counted here. Its records' keys are destroyed again
-         * (a dead attempt may have stopped mid-destroy) without being counted again; only the records no range covers
-         * are counted anew.
+         * Destroys the keys of the records from `from` on; returns how many this attempt adds to the totals
+         * (`planKeyShred` says which are counted where, at every point an attempt may die).
          */
         const shredRest = async (all: readonly string[], from: number): Promise<number> => {
-          const ranges = Object.entries(keysFound).flatMap(([part, n]) => {
-            const m = /^(\d+)_(\d+)$/.exec(part);
-            return m ? [{ start: Number(m[1]), end: Number(m[2]), n }] : [];
-          });
-          let covered = from;
-          for (let grew = true; grew;) {
-            grew = false;
-            for (const r of ranges)
-              if (r.start <= covered && covered < r.end) {
-                covered = r.end;
-                grew = true;
-              }
-          }
-          covered = Math.min(covered, all.length);
-          if (covered > from) await deps.cipher.shred(ref.tenant, all.slice(from, covered));
-          const before = ranges.filter((r) => r.start >= from && r.start < covered).reduce((sum, r) => sum + r.n, 0);
-          if (covered >= all.length) return before;
-          const range = `${covered}_${all.length}`;
-          return before + (await deps.cipher.shred(ref.tenant, all.slice(covered), recordKeysFound(range)));
+          const plan = planKeyShred(keysFound, from, all.length);
+          if (plan.again) await deps.cipher.shred(ref.tenant, all.slice(plan.again.from, plan.again.to));
+          if (!plan.fresh) return plan.counted;
+          const { from: start, to, range } = plan.fresh;
+          return plan.counted + (await deps.cipher.shred(ref.tenant, all.slice(start, to), recordKeysFound(range)));
         };
         const totals: PurgeTotals = {
           memories: 0,
