@@ -16,6 +16,16 @@ interface PurgeTotals {
   indexDocs: number;
 }
 
+/**
+ * What the purge heartbeats: where a retry resumes, the totals up to there, and the key ranges those totals hold
+ * (absent from a heartbeat of the per-chunk purge, whose totals hold the chunks before its cursor).
+ */
+interface PurgeCursor {
+  next: number;
+  totals: PurgeTotals;
+  keyRanges?: string[];
+}
+
 /** Well inside the long profile's heartbeat timeout (30 s), as `beating` does. */
 const HEARTBEAT_EVERY_MS = 5000;
 /** The collections that may hold erased bytes; compacted after the purge. */
@@ -85,7 +95,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         const ids = (await deps.sets.get(ref.tenant, ref.requestId, 'erase')).ids;
         const activity = Context.current();
         // A retry resumes at the cursor its predecessor last heartbeated, with the counts up to that cursor.
-        const resumed = activity.info.heartbeatDetails as { next?: number; totals?: PurgeTotals } | undefined;
+        const resumed = activity.info.heartbeatDetails as PurgeCursor | undefined;
         const resumeAt = resumed?.next ?? 0;
         // The index documents the marking deleted are this round's purge too (requests marked before that step
         // deleted them find none recorded).
@@ -103,8 +113,10 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
          * Destroys the keys of the records from `from` on; returns how many this attempt adds to the totals
          * (`planKeyShred` says which are counted where, at every point an attempt may die).
          */
+        let keyRanges = resumed?.keyRanges;
         const shredRest = async (all: readonly string[], from: number): Promise<number> => {
-          const plan = planKeyShred(keysFound, from, all.length);
+          const plan = planKeyShred(keysFound, from, all.length, resumed?.keyRanges);
+          keyRanges = plan.inTotals;
           if (plan.again) await deps.cipher.shred(ref.tenant, all.slice(plan.again.from, plan.again.to));
           if (!plan.fresh) return plan.counted;
           const { from: start, to, range } = plan.fresh;
@@ -135,7 +147,11 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
         // Between chunks too (the pass over the lineage below, the side collections after the loop) the activity
         // says it is alive, repeating the last cursor: at a large closure on a loaded machine those take longer than
         // the heartbeat timeout, and every retry would time out at the same place.
-        let cursor: { next: number; totals: PurgeTotals } = { next: resumeAt, totals: { ...totals } };
+        let cursor: PurgeCursor = {
+          next: resumeAt,
+          totals: { ...totals },
+          ...(resumed?.keyRanges ? { keyRanges: resumed.keyRanges } : {}),
+        };
         const alive = setInterval(() => activity.heartbeat(cursor), HEARTBEAT_EVERY_MS);
         try {
           // The lineage of what is left to purge, found in one bounded pass (where it pays): each chunk then deletes its
@@ -170,7 +186,7 @@ export function createPurgeActivities(deps: ErasureActivityDeps, ctx: ErasureCon
             issued += slice.length;
             const next = Math.min(at + chunk, ids.length);
             await deps.requests.setProgress(ref.tenant, ref.requestId, next, ids.length);
-            cursor = { next, totals: { ...totals } };
+            cursor = { next, totals: { ...totals }, ...(keyRanges ? { keyRanges } : {}) };
             activity.heartbeat(cursor);
           }
           // Every marked row is gone: reads no longer need to look the marking's guards up.
