@@ -164,15 +164,18 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
     async detectContradictions(input: {
       tenant: string;
       ids: string[];
+      /** The stage whose admission wrote them (and most events they cite): read by it, not by a lookup each. */
+      stageId?: string;
     }): Promise<{ disputes: DisputeStart[]; superseded: number }> {
       const { tenant } = input;
+      const written = input.stageId ? { stageId: input.stageId } : {};
       // By id: two writes of one batch that disagree find each other, and open one dispute.
       const disputes = new Map<string, DisputeStart>();
       let superseded = 0;
       // Records that share no (attribute, subject) cannot disagree with each other: those groups run in parallel,
       // and each group in batch order, so that two writes of one batch about the same thing meet exactly once.
       const order = new Map(input.ids.map((id, i) => [id, i]));
-      const loaded = (await deps.memories.getMany(tenant, input.ids)).sort(
+      const loaded = (await deps.memories.getMany(tenant, input.ids, written)).sort(
         (a, b) => order.get(a._id)! - order.get(b._id)!,
       );
       const groups = claimGroups(loaded);
@@ -182,7 +185,7 @@ export function createDisputeActivities(deps: DisputeActivityDeps) {
       // before a dispute is opened with it.
       const firsts = groups.map((g) => g[0]!).filter((r): r is MemoryRecord & { attribute: string } => isHeld(r));
       const [citedEvents, claimsOfFirsts] = await Promise.all([
-        deps.events.getMany(tenant, [...new Set(loaded.flatMap((r) => r.provenance.eventIds))]),
+        deps.events.getMany(tenant, [...new Set(loaded.flatMap((r) => r.provenance.eventIds))], written),
         deps.claims.bySubjectAttributes(tenant, firsts),
       ]);
       const cited = new Map(citedEvents.map((e) => [e._id, e]));

@@ -21,9 +21,11 @@ export function createIngestionActivities(deps: IngestionActivityDeps) {
       return admitBatch(deps, input.tenant, stage.principal, input.stageId, stage.body);
     },
 
-    async indexMemories(input: { tenant: string; ids: string[] }): Promise<{ indexed: number }> {
+    async indexMemories(input: { tenant: string; ids: string[]; stageId?: string }): Promise<{ indexed: number }> {
       // wait_for inside: a write acknowledged to an agent is searchable by its next query.
-      const { indexed } = await indexUnlessErased(deps.search, deps.memories, input.tenant, input.ids);
+      const { indexed } = await indexUnlessErased(deps.search, deps.memories, input.tenant, input.ids, {
+        ...(input.stageId ? { stageId: input.stageId } : {}),
+      });
       return { indexed };
     },
 

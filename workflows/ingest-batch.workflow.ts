@@ -35,8 +35,14 @@ async function ingest(input: IngestBatchInput): Promise<IngestBatchResult> {
   if (!result.refused) {
     // Before indexing, so that a contradicted write is never searchable as plainly active.
     const active = result.memories.filter((m) => m.status === 'active').map((m) => m.id);
-    if (active.length > 0) found = await detectContradictions({ tenant: input.tenant, ids: active });
-    ({ indexed } = await indexMemories({ tenant: input.tenant, ids: result.memories.map((m) => m.id) }));
+    // The stage is named so that both read the batch's records by it (one query) rather than by a lookup each.
+    if (active.length > 0)
+      found = await detectContradictions({ tenant: input.tenant, ids: active, stageId: input.stageId });
+    ({ indexed } = await indexMemories({
+      tenant: input.tenant,
+      ids: result.memories.map((m) => m.id),
+      stageId: input.stageId,
+    }));
     await startDisputeReviews(input.tenant, found.disputes);
     // High-impact writes wait for a reviewer in a sign-off workflow of their own, which outlives this one.
     for (const review of result.reviews) {

@@ -340,6 +340,7 @@ async function writeBatch(
         id: m.id,
         eventIds,
         at: now(),
+        stageId,
         inherited:
           deps.defences === false
             ? { taint: [], quarantine: [] }

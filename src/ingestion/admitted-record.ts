@@ -23,6 +23,8 @@ export function admittedRecord(
     derivation?: DerivationOutcome;
     /** What it inherits from its inputs (taints, quarantine); absent: nothing. */
     inherited?: InheritedTrust;
+    /** The staged batch admitting it (absent: written outside an admission). */
+    stageId?: string;
   },
   m: MemoryInput,
   /** The tenants' keys: the content hash is stored keyed (`content-hash.ts`). */
@@ -97,6 +99,7 @@ export function admittedRecord(
     ...(taint.length > 0 ? { taint } : {}),
     ...(quarantine.length > 0 ? { quarantinedFor: quarantine } : {}),
     ...(at.derivation ? { derivation: at.derivation.record } : {}),
+    ...(at.stageId ? { stageId: at.stageId } : {}),
     updatedAt: at.at,
   };
   return { record, decision, retention };

@@ -4,7 +4,8 @@ import type { ContentCipher } from '../crypto/content-cipher.js';
 import { type TenantMacs } from '../fingerprint.js';
 import { sha256Hex } from '../../shared/sha256.js';
 import { keyedDigest, keyedIdempotencyKey, storedIdempotencyKeyForms } from '../content-hash.js';
-import { findByIds, findMatching } from '../mongo/bounded-scan.js';
+import { findByIds, findMatching, writtenBy } from '../mongo/bounded-scan.js';
+import type { WrittenTogether } from '../model/written-together.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
 import { Collections, duplicateKeysOnly, findOwn, isDuplicateKey, mapBounded } from '../mongo/collections.js';
 
@@ -53,7 +54,7 @@ export interface EventStore {
   idsByContentHashes(tenant: string, contentHashes: readonly string[]): Promise<string[]>;
   /** Events recorded within [from, to). */
   idsByRecordedAt(tenant: string, from: Date, to: Date): Promise<string[]>;
-  getMany(tenant: string, ids: readonly string[]): Promise<EventRecord[]>;
+  getMany(tenant: string, ids: readonly string[], written?: WrittenTogether): Promise<EventRecord[]>;
   /** `getMany` without the content: what an erasure decides on and tombstones. */
   factsOf(tenant: string, ids: readonly string[]): Promise<EventFacts[]>;
   /**
@@ -265,6 +266,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       await events.createIndex({ tenant: 1, source: 1, externalId: 1 });
       await events.createIndex({ tenant: 1, subjects: 1 });
       await events.createIndex({ tenant: 1, contentHash: 1 });
+      await events.createIndex({ tenant: 1, stageId: 1 });
       await marks.ensureIndexes();
     },
     async record(input) {
@@ -321,8 +323,8 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
         .toArray();
       return docs.map((d) => d._id);
     },
-    getMany: async (tenant, ids) => {
-      const found = await findByIds(events, tenant, ids);
+    getMany: async (tenant, ids, written) => {
+      const found = await findByIds(events, tenant, ids, writtenBy(written));
       return readable(tenant, found);
     },
     factsOf: (tenant, ids) =>

@@ -5,11 +5,12 @@
 import type { Collection } from 'mongodb';
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
-import { findByIds, findMatching } from '../mongo/bounded-scan.js';
+import { findByIds, findMatching, writtenBy } from '../mongo/bounded-scan.js';
 import { findOwn } from '../mongo/collections.js';
 import { keysetPage, type Page, type PageKey } from '../mongo/keyset-page.js';
 import type { MemoryStoreContext } from './memory-store-context.js';
 import type { MemoryFacts } from './memory-store.port.js';
+import type { WrittenTogether } from '../model/written-together.js';
 
 const FACT_FIELDS = {
   _id: 1,
@@ -33,14 +34,25 @@ export async function get(ctx: MemoryStoreContext, tenant: string, id: string): 
   return record ? ((await readable(ctx, tenant, [record]))[0] ?? null) : null;
 }
 
-export async function getMany(ctx: MemoryStoreContext, tenant: string, ids: readonly string[]) {
-  const found = await findByIds(ctx.memories, tenant, ids);
+export async function getMany(
+  ctx: MemoryStoreContext,
+  tenant: string,
+  ids: readonly string[],
+  written?: WrittenTogether,
+) {
+  const found = await findByIds(ctx.memories, tenant, ids, writtenBy(written));
   return readable(ctx, tenant, found);
 }
 
-export async function factsOf(ctx: MemoryStoreContext, tenant: string, ids: readonly string[]) {
+export async function factsOf(
+  ctx: MemoryStoreContext,
+  tenant: string,
+  ids: readonly string[],
+  written?: WrittenTogether,
+) {
   const found = await findByIds(ctx.memories as unknown as Collection<MemoryFacts>, tenant, ids, {
     projection: FACT_FIELDS,
+    ...writtenBy(written),
   });
   return ctx.marks.standing(tenant, found);
 }

@@ -1,6 +1,7 @@
 /** The memory store's port: what the rest of Lethe may ask of memory records, and the shapes it answers with. */
 import type { MemoryStatus } from '../../shared/lifecycle.js';
 import type { MemoryRecord } from '../model/records.js';
+import type { WrittenTogether } from '../model/written-together.js';
 import type { Page, PageKey } from '../mongo/keyset-page.js';
 
 /** Memory records with their governance fields. Status changes are compare-and-set, for workflows only. */
@@ -15,9 +16,9 @@ export interface MemoryStore {
    * Records by id within the tenant, in the order given; missing and foreign ids are absent. Bounded parallel `_id`
    * lookups, or one bounded pass over the tenant when the ids are a large part of it (see `findByIds`).
    */
-  getMany(tenant: string, ids: readonly string[]): Promise<MemoryRecord[]>;
+  getMany(tenant: string, ids: readonly string[], written?: WrittenTogether): Promise<MemoryRecord[]>;
   /** `getMany` without the content: what an erasure decides on and tombstones (a fraction of each record's bytes). */
-  factsOf(tenant: string, ids: readonly string[]): Promise<MemoryFacts[]>;
+  factsOf(tenant: string, ids: readonly string[], written?: WrittenTogether): Promise<MemoryFacts[]>;
   /**
    * The status a record left on the move to `version` (from that move's guard), for a retry that finds the move
    * done and still has to write its audit entry.

@@ -47,14 +47,15 @@ export function createMongoMemoryStore(db: Db, cipher: ContentCipher): MemorySto
       await ctx.memories.createIndex({ tenant: 1, status: 1 });
       await ctx.memories.createIndex({ tenant: 1, expiresAt: 1 });
       await ctx.memories.createIndex({ tenant: 1, contentHash: 1 });
+      await ctx.memories.createIndex({ tenant: 1, stageId: 1 });
       await ctx.marks.ensureIndexes();
       await ctx.recordMarks.ensureIndexes();
     },
     insert: (record) => insert(ctx, record),
     insertMany: (records) => insertMany(ctx, records),
     get: (tenant, id) => get(ctx, tenant, id),
-    getMany: (tenant, ids) => getMany(ctx, tenant, ids),
-    factsOf: (tenant, ids) => factsOf(ctx, tenant, ids),
+    getMany: (tenant, ids, written) => getMany(ctx, tenant, ids, written),
+    factsOf: (tenant, ids, written) => factsOf(ctx, tenant, ids, written),
     idsBySubject: (tenant, subject) => idsBySubject(ctx, tenant, subject),
     allBySubject: (tenant, subject) => allBySubject(ctx, tenant, subject),
     listByStatus: (tenant, status, limit) => listByStatus(ctx, tenant, status, limit),

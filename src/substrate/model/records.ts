@@ -164,6 +164,11 @@ export interface MemoryRecord {
   /** The derivation audit at admission (absent on records written before it existed). */
   derivation?: DerivationAuditRecord;
   /**
+   * The staged batch whose admission wrote it (absent on records written otherwise, or before it was kept): the
+   * admission's own later reads of the batch find its records in one indexed query instead of a lookup each.
+   */
+  stageId?: string;
+  /**
    * Set when this record superseded an earlier one without carrying its qualifiers forward: the earlier record's
    * id and the kinds of qualifier dropped (time, negation, uncertainty, quantity).
    */

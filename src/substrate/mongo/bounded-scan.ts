@@ -1,5 +1,6 @@
 import type { Collection, Document, Filter } from 'mongodb';
 import { findOwn, mapBounded } from './collections.js';
+import type { WrittenTogether } from '../model/written-together.js';
 
 /**
  * Documents a tenant's cursor can read for the price of one point lookup. Measured on the local FerretDB (2 cores,
@@ -58,6 +59,12 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
      * outside it are still found, by lookup: it decides how much is read, never what is returned.
      */
     within?: Document;
+    /**
+     * An indexed equality the ids were written under together (an admission's stage): they are read by it in one
+     * query whatever their number, since it holds about as many documents as there are ids (the budget still bounds
+     * it). Ids outside it are found by lookup.
+     */
+    batch?: Document;
   } = {},
 ): Promise<T[]> {
   const unique = [...new Set(ids)];
@@ -65,11 +72,12 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
   let settled = false;
   // A projection keeps `_id`, which keys what is returned, and `tenant`, which the documents' type promises.
   const projection = options.projection ? { ...options.projection, _id: 1, tenant: 1 } : undefined;
-  if (options.scan !== false && unique.length >= SCAN_MIN_IDS) {
+  const part = options.batch ?? options.within;
+  if (options.scan !== false && unique.length > 0 && (options.batch !== undefined || unique.length >= SCAN_MIN_IDS)) {
     const wanted = new Set(unique);
     settled = await scanWithin(
       collection,
-      { ...options.within, tenant } as Filter<T>,
+      { ...part, tenant } as Filter<T>,
       unique.length * SCAN_DOCS_PER_LOOKUP,
       (doc) => {
         if (!wanted.has(doc._id)) return;
@@ -79,7 +87,7 @@ export async function findByIds<T extends { _id: string; tenant: string }>(
       projection,
     );
     // A whole pass over part of the tenant proves nothing about the ids it did not meet.
-    if (options.within && found.size < wanted.size) settled = false;
+    if (part && found.size < wanted.size) settled = false;
   }
   if (!settled) {
     const rest = unique.filter((id) => !found.has(id));
@@ -137,4 +145,9 @@ export async function findMatching<T extends { _id: string }>(
     for (const doc of looked.flat()) found.set(doc._id, doc as T);
   }
   return [...found.values()];
+}
+
+/** `findByIds`'s options for ids the caller says one stage wrote: its records read by the stage, in one query. */
+export function writtenBy(written: WrittenTogether | undefined): { batch?: Document } {
+  return written?.stageId ? { batch: { stageId: written.stageId } } : {};
 }

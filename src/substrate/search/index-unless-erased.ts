@@ -1,4 +1,5 @@
 import type { MemoryStore } from '../memories/memory-store.js';
+import type { WrittenTogether } from '../model/written-together.js';
 import type { SearchIndex, SegmentStats } from './search-index.port.js';
 
 /**
@@ -56,12 +57,13 @@ export async function indexUnlessErased(
   memories: MemoryStore,
   tenant: string,
   ids: readonly string[],
+  written?: WrittenTogether,
 ): Promise<{ indexed: number; withdrawn: number }> {
   if (ids.length === 0) return { indexed: 0, withdrawn: 0 };
-  const records = await memories.getMany(tenant, ids);
+  const records = await memories.getMany(tenant, ids, written);
   const result = records.length > 0 ? await index.upsert(tenant, records, { refresh: 'wait_for' }) : { indexed: 0 };
   // Statuses only: whether a mark or a purge came meanwhile needs neither the content nor its keys.
-  const now = new Map((await memories.factsOf(tenant, ids)).map((m) => [m._id, m.status]));
+  const now = new Map((await memories.factsOf(tenant, ids, written)).map((m) => [m._id, m.status]));
   const erased = ids.filter((id) => {
     const status = now.get(id);
     return status === undefined || status === 'deleted' || status === 'purged';

@@ -70,6 +70,7 @@ beforeAll(async () => {
   // A collection of this test's own: the stores' collections carry indexes this test does not need.
   docs = runtime.db.collection<Doc>('bounded_scan_test');
   await docs.createIndex({ tenant: 1 });
+  await docs.createIndex({ tenant: 1, stageId: 1 });
   await createMongoLineageStore(runtime.db).ensureIndexes();
 });
 
@@ -155,6 +156,70 @@ describe('reading many ids of a tenant', () => {
     // One pass over part a, then a lookup for each id it did not meet: the 40 without a part and the missing one.
     expect(calls.find).toBe(1);
     expect(calls.findOne).toBe(41);
+  });
+
+  it('written together by one stage, reads the stage in one query below the threshold; ids outside it by lookup', async () => {
+    const tenant = uniqueId('scan');
+    tenants.push(tenant);
+    const staged = docs as unknown as Collection<Doc & { stageId?: string }>;
+    const docsOf = (stageId: string | null, count: number, t = tenant) =>
+      Array.from({ length: count }, (_, n) => ({
+        _id: `${t}-${stageId ?? 'none'}-${String(n).padStart(4, '0')}`,
+        tenant: t,
+        n,
+        ...(stageId ? { stageId } : {}),
+      }));
+    // The stage's 50, another stage's 50 in the same tenant, a duplicate recorded earlier without a stage, and the same
+    // stage id in another tenant (a stage id names nothing across tenants).
+    const mine = docsOf('stg_a', 50);
+    const foreignTenant = uniqueId('scan');
+    tenants.push(foreignTenant);
+    await staged.insertMany([
+      ...mine,
+      ...docsOf('stg_b', 50),
+      ...docsOf(null, 3),
+      ...docsOf('stg_a', 5, foreignTenant),
+    ]);
+    const wanted = [
+      mine[10]!._id,
+      `${tenant}-none-0001`,
+      ...mine.slice(0, 10).map((d) => d._id),
+      `${foreignTenant}-stg_a-0000`,
+      `${tenant}-stg_b-0003`,
+      `${tenant}-gone`,
+    ];
+    const calls: Record<string, number> = {};
+    const found = await findByIds(counting(staged, calls), tenant, wanted, { batch: { stageId: 'stg_a' } });
+    expect(found.map((d) => d._id)).toEqual([
+      mine[10]!._id,
+      `${tenant}-none-0001`,
+      ...mine.slice(0, 10).map((d) => d._id),
+      `${tenant}-stg_b-0003`,
+    ]);
+    expect(found).toEqual(await findByIds(staged, tenant, wanted, { scan: false }));
+    // One query for the stage; a lookup for each of the four ids it did not hold (another tenant's, another stage's,
+    // the one without a stage, the missing one). Without the stage, eleven ids below the threshold: all by lookup.
+    expect(calls.find).toBe(1);
+    expect(calls.findOne).toBe(4);
+  });
+
+  it('gives up reading a stage at the budget when it holds far more than the ids asked for', async () => {
+    const tenant = uniqueId('scan');
+    tenants.push(tenant);
+    const staged = docs as unknown as Collection<Doc & { stageId?: string }>;
+    const all = Array.from({ length: 400 }, (_, n) => ({
+      _id: `${tenant}-${String(n).padStart(4, '0')}`,
+      tenant,
+      n,
+      stageId: 'stg_big',
+    }));
+    await staged.insertMany(all);
+    const wanted = all.filter((_, n) => n % 40 === 39).map((d) => d._id); // 10 ids: a budget of 40 documents
+    const calls: Record<string, number> = {};
+    const found = await findByIds(counting(staged, calls), tenant, wanted, { batch: { stageId: 'stg_big' } });
+    expect(found.map((d) => d._id)).toEqual(wanted);
+    expect(calls.find).toBe(1);
+    expect(calls.findOne).toBeGreaterThan(0);
   });
 
   it("finds by lookup nothing for another tenant's id, an id with a NUL or an operator-like string", async () => {
