@@ -52,6 +52,16 @@ function countingDb(db: Db, calls: Record<string, number>): Db {
   });
 }
 
+/** `count` documents of the tenant tagged `field: value` (untagged when null), each id naming its tag. */
+function taggedDocs<F extends string>(tenant: string, field: F, value: string | null, count: number) {
+  return Array.from({ length: count }, (_, n) => ({
+    _id: `${tenant}-${value ?? 'none'}-${String(n).padStart(4, '0')}`,
+    tenant,
+    n,
+    ...(value ? { [field]: value } : {}),
+  })) as (Doc & Partial<Record<F, string>>)[];
+}
+
 async function tenantWith(count: number): Promise<{ tenant: string; ids: string[] }> {
   const tenant = uniqueId('scan');
   tenants.push(tenant);
@@ -140,13 +150,7 @@ describe('reading many ids of a tenant', () => {
     const tenant = uniqueId('scan');
     tenants.push(tenant);
     // 600 documents of the part asked for, 600 of another part, and 40 written before parts were recorded.
-    const docsOf = (part: string | null, count: number) =>
-      Array.from({ length: count }, (_, n) => ({
-        _id: `${tenant}-${part ?? 'none'}-${String(n).padStart(4, '0')}`,
-        tenant,
-        n,
-        ...(part ? { part } : {}),
-      }));
+    const docsOf = (part: string | null, count: number) => taggedDocs(tenant, 'part', part, count);
     const parted = docs as unknown as Collection<Doc & { part?: string }>;
     await parted.insertMany([...docsOf('a', 600), ...docsOf('b', 600), ...docsOf(null, 40)]);
     const wanted = [...docsOf('a', 600).map((d) => d._id), ...docsOf(null, 40).map((d) => d._id), `${tenant}-a-gone`];
@@ -162,13 +166,7 @@ describe('reading many ids of a tenant', () => {
     const tenant = uniqueId('scan');
     tenants.push(tenant);
     const staged = docs as unknown as Collection<Doc & { stageId?: string }>;
-    const docsOf = (stageId: string | null, count: number, t = tenant) =>
-      Array.from({ length: count }, (_, n) => ({
-        _id: `${t}-${stageId ?? 'none'}-${String(n).padStart(4, '0')}`,
-        tenant: t,
-        n,
-        ...(stageId ? { stageId } : {}),
-      }));
+    const docsOf = (stageId: string | null, count: number, t = tenant) => taggedDocs(t, 'stageId', stageId, count);
     // The stage's 50, another stage's 50 in the same tenant, a duplicate recorded earlier without a stage, and the same
     // stage id in another tenant (a stage id names nothing across tenants).
     const mine = docsOf('stg_a', 50);
