@@ -47,6 +47,17 @@ export function exposureStatement(e: ExposureSummary): ExposureStatement {
   };
 }
 
+/** What the governed search's text probe looked at: everything it could serve, or (older verifications) its answers. */
+function apiProbed(probes: readonly ProbeResult[]): string {
+  const sentences = checked(probes, 'text', 'api');
+  const api = probes.filter((p) => p.kind === 'text' && p.target === 'api');
+  if (api.length === 0 || api.some((p) => p.served === undefined))
+    return `${sentences} erased sentences searched through the governed search path (history intent, a reader of every scope and sensitivity)`;
+  const served = api.reduce((n, p) => n + (p.served ?? 0), 0);
+  const searched = api.reduce((n, p) => n + (p.searched ?? 0), 0);
+  return `${sentences} erased sentences checked against all ${served} records the governed search path could serve (history intent, a reader of every scope and sensitivity: every document its filters admit, re-read and judged as its hits are, with the records their disputes disclose), whatever the query and rank, and ${searched} of them also searched through it`;
+}
+
 export function checked(
   probes: readonly ProbeResult[],
   kind: ProbeResult['kind'],
@@ -141,7 +152,7 @@ export function assuranceClaims(facts: {
     {
       place: 'api:search',
       level: 'L1',
-      statement: `${checked(probes, 'text', 'api')} erased sentences searched through the governed search path (history intent, a reader of every scope and sensitivity): no result is an erased record, and no result repeating one was found ${stated > 0 ? `outside the ${stated} stated findings` : 'under another id'}`,
+      statement: `${apiProbed(probes)}: no result is an erased record, and no result repeating one was found ${stated > 0 ? `outside the ${stated} stated findings` : 'under another id'}`,
     },
     ...[facts.indexName, ...(facts.otherIndices ?? [])].map((index): AssuranceClaim => ({
       place: `elasticsearch:${index}`,

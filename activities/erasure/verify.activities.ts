@@ -18,14 +18,10 @@ const STATED_WITHOUT_DPO: ReadonlySet<string> = new Set(['retention-expiry', 'co
 /** Text and vector probes in flight: each is a few Elasticsearch round trips, mostly waiting. */
 const PROBE_CONCURRENCY = 4;
 /**
- * Erased sentences searched for through the governed search in one call: embedded together, sent to the index
- * together, their hits re-read once. Each is still its own search, answered as an agent's would be. Measured at
- * 3 800 sentences (bench:erasure, small size): 256 to a call re-read ≈ 600 distinct records a call, found by one
- * bounded pass over the tenant, where 32 to a call re-read ≈ 370 each by lookups: 7.7 s in all against 35 s.
+ * Erased sentences of a window also searched through the governed search as an agent's queries are (one call):
+ * every sentence is checked against everything the search could serve, and these exercise its ranked path too.
  */
-const SEARCHES_PER_CALL = 256;
-/** Such calls in flight: each is mostly a model's and the index's work, on the same few cores. */
-const SEARCH_CONCURRENCY = 2;
+const SEARCHED_PER_WINDOW = 64;
 /** Erased sentences looked for as phrases in one Elasticsearch query (a `bool` of `match_phrase` clauses). */
 const PHRASES_PER_QUERY = 64;
 /**
@@ -49,8 +45,8 @@ export interface Verdict {
 export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureContext) {
   return {
     /**
-     * Step 6a: look for what was erased by id, text, vector, content hash and subject, directly and through the
-     * governed search path; read `_segments` as it is; and run the selector and lineage again. Probes are
+     * Step 6a: look for what was erased by id, text, vector, content hash and subject, directly and in everything
+     * the governed search could serve; read `_segments` as it is; and run the selector and lineage again. Probes are
      * destroyed once they prove the erasure.
      */
     async verifyErasure(ref: ErasureRef): Promise<Verdict> {
@@ -101,6 +97,8 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
           // governed search, and in every stored content of the tenant (events are not indexed, and a memory may not
           // be yet). Hits are ids only.
           const hits = { direct: new Set<string>(), api: new Set<string>(), stored: new Set<string>() };
+          const servedIds = new Set<string>();
+          let searchedCount = 0;
           const probeWindow = async (window: readonly string[]) => {
             const phrases: string[][] = [];
             for (let at = 0; at < window.length; at += PHRASES_PER_QUERY)
@@ -111,24 +109,31 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
               return probed.byText;
             });
             direct.flat().forEach((id) => hits.direct.add(id));
-            const searches: string[][] = [];
-            for (let at = 0; at < window.length; at += SEARCHES_PER_CALL)
-              searches.push(window.slice(at, at + SEARCHES_PER_CALL));
-            const api = await mapBounded(searches, SEARCH_CONCURRENCY, async (texts) => {
-              // The governed search an agent uses, as a reader of every scope and sensitivity: a result that repeats
-              // the erased sentence is served erased content, whatever its id.
-              const served = await deps.search.searchMany(
-                ref.tenant,
-                texts.map((text) => ({ query: text.slice(0, 2048), k: 20, intent: 'history' })),
-                probeReader(ref.tenant, new Date()),
-                { traced: false },
-              );
-              return served.flatMap((results, i) =>
-                results.filter((r) => repeats(r.memory.record.content, texts[i]!)).map((r) => r.memory.record._id),
-              );
-            });
-            api.flat().forEach((id) => hits.api.add(id));
             const repeatsAny = repeatsAnyOf(window);
+            // Everything the governed search could serve a reader of every scope and sensitivity (history intent),
+            // whatever the query and however it ranks: a result that repeats an erased sentence is served erased
+            // content, whatever its id.
+            for await (const page of deps.search.servable(ref.tenant, probeReader(ref.tenant, new Date()))) {
+              for (const result of page) {
+                const id = result.memory.record._id;
+                servedIds.add(id);
+                if (repeatsAny(result.memory.record.content)) hits.api.add(id);
+              }
+            }
+            // And a few of the sentences searched as an agent would, so the ranked path itself is exercised too.
+            const searched = window.slice(0, SEARCHED_PER_WINDOW);
+            const served = await deps.search.searchMany(
+              ref.tenant,
+              searched.map((text) => ({ query: text.slice(0, 2048), k: 20, intent: 'history' })),
+              probeReader(ref.tenant, new Date()),
+              { traced: false },
+            );
+            served.forEach((results, i) =>
+              results
+                .filter((r) => repeats(r.memory.record.content, searched[i]!))
+                .forEach((r) => hits.api.add(r.memory.record._id)),
+            );
+            searchedCount += searched.length;
             for (const collection of [Collections.events, Collections.memories]) {
               const stored = await deps.storage.idsWithContent(collection, ref.tenant, repeatsAny);
               stored.forEach((id) => hits.stored.add(id));
@@ -180,6 +185,8 @@ export function createVerifyActivities(deps: ErasureActivityDeps, ctx: ErasureCo
               target: 'api',
               checked: sentences,
               sentences,
+              served: servedIds.size,
+              searched: searchedCount,
               found: apiHits.filter((id) => erased.has(id)).length,
               outside: outsideOf(apiHits).length,
             },

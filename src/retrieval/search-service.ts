@@ -89,6 +89,23 @@ export function createSearchService(deps: {
     return answers;
   }
 
+  /**
+   * Everything `searchMany` could serve this reader, whatever the query: every document the reader's index filters
+   * admit, a page at a time, re-read and judged as a search's hits are, with the records their open disputes
+   * disclose. Served to no one (an erasure's verification reads it), so not recorded as a read. A record may come
+   * in more than one page (as a counterpart, then in its own).
+   */
+  async function* servable(tenant: string, reader: Reader): AsyncGenerator<SearchResult[]> {
+    const seen = (m: MemoryRecord | undefined) => seeMemory(reader, m, { contentOnly: true });
+    for await (const ids of deps.index.idsUnder(tenant, indexFiltersFor(reader))) {
+      const results = (await deps.memories.getMany(tenant, ids)).flatMap((record) => {
+        const memory = seen(record);
+        return memory ? [{ memory, score: 0 }] : [];
+      });
+      yield await disclose(tenant, results, seen);
+    }
+  }
+
   return {
     /** `reader` was resolved with the request's intent and `asOf`. */
     async search(
@@ -100,6 +117,7 @@ export function createSearchService(deps: {
       return (await searchMany(tenant, [request], reader, options))[0]!;
     },
     searchMany,
+    servable,
   };
 
   /**

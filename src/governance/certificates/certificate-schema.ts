@@ -76,6 +76,8 @@ const probe = z.strictObject({
   indices: uniqueIds(100).optional(),
   checked: count,
   sentences: count.optional(),
+  served: count.optional(),
+  searched: count.optional(),
   found: count,
   outside: count.optional(),
 });
@@ -173,6 +175,10 @@ function checkConsistency(c: Stated, ctx: z.RefinementCtx): void {
   c.probes.forEach((p, i) => {
     if (p.sentences !== undefined && p.checked > p.sentences)
       issue(['probes', i, 'checked'], 'must not exceed the sentences there were to probe');
+    if (p.searched !== undefined && p.searched > p.checked)
+      issue(['probes', i, 'searched'], 'must not exceed the sentences checked');
+    if ((p.served !== undefined || p.searched !== undefined) && !(p.kind === 'text' && p.target === 'api'))
+      issue(['probes', i, 'served'], 'is stated only by the text probe of the governed search');
   });
   c.assurance.forEach((a, i) => {
     if (a.level === 'L3' && !a.lapses)

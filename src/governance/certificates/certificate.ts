@@ -114,6 +114,14 @@ export interface ProbeResult {
    * before every sentence was probed.
    */
   sentences?: number;
+  /**
+   * The text probe of the governed search: the distinct records it could serve (every document its filters admit,
+   * re-read and judged, with the records their disputes disclose), each checked against every sentence. Absent on
+   * certificates issued when each sentence was searched instead.
+   */
+  served?: number;
+  /** The text probe of the governed search: how many of the sentences were also searched through it as queries. */
+  searched?: number;
   /** Erased records the probe still reached. */
   found: number;
   /**

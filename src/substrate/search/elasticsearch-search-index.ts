@@ -9,6 +9,7 @@ import type { Embedder } from './embedder.port.js';
 import { searchHybrid, searchHybridMany } from './hybrid-search.js';
 import { dropOrphans, dropTenant, expungeDeleted, orphanIndices, purge, segmentStats } from './index-deletion.js';
 import { tenantIndexNames } from './index-layout.js';
+import { idsUnder } from './index-listing.js';
 import { probe } from './index-probe.js';
 import { updateStatus, upsertRecords } from './index-writes.js';
 import { CACHE_MS, expiringSet, type SearchIndexContext } from './search-index-context.js';
@@ -49,6 +50,7 @@ export function createElasticsearchSearchIndex(client: Client, options: Elastics
     updateStatus: (tenant, ids, status, writeOptions) => updateStatus(ctx, tenant, ids, status, writeOptions),
     search: (tenant, query) => searchHybrid(ctx, tenant, query),
     searchMany: (tenant, queries) => searchHybridMany(ctx, tenant, queries),
+    idsUnder: (tenant, filters, listOptions) => idsUnder(ctx, tenant, filters, listOptions),
     purge: (tenant, ids) => purge(ctx, tenant, ids),
     expungeDeleted: (tenant) => expungeDeleted(ctx, tenant),
     segmentStats: (tenant) => segmentStats(ctx, tenant),

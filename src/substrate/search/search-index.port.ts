@@ -142,6 +142,12 @@ export interface SearchIndex {
   search(tenant: string, query: HybridQuery): Promise<SearchHit[]>;
   /** `search` for many queries of one tenant at once (one embedding call, few round trips), answers in order. */
   searchMany(tenant: string, queries: readonly HybridQuery[]): Promise<SearchHit[][]>;
+  /**
+   * Every document id the live alias holds under these filters, a page at a time in id order: all that any
+   * `search` under the same filters could return, whatever its text or rank. No index, or filters that admit
+   * nothing, give no page.
+   */
+  idsUnder(tenant: string, filters: SearchFilters, options?: { pageSize?: number }): AsyncIterable<string[]>;
   /** Deletes documents by id and refreshes, so they stop being searchable at once. Idempotent. */
   purge(tenant: string, ids: readonly string[]): Promise<PurgeResult>;
   /**

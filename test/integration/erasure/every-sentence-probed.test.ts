@@ -124,6 +124,12 @@ describe('an erasure probes every erased sentence', () => {
     // Every sentence of the erasure was looked for, and the certificate says how many there were.
     const text = certificate!.probes.filter((p) => p.kind === 'text');
     expect(text.map((p) => p.target).sort()).toEqual(['api', 'elasticsearch', 'mongodb']);
+    // The governed search's probe checked every sentence against all it could serve (Alice's records are gone; Bob's
+    // two remain), and searched only a few of them as queries: the copy was not found by being searched for.
+    const api = text.find((p) => p.target === 'api')!;
+    expect(api.served).toBe(2);
+    expect(api.searched).toBeLessThanOrEqual(64);
+    expect(api.searched).toBeLessThan(api.checked);
     for (const probe of text) {
       expect(probe.sentences, probe.target).toBeGreaterThanOrEqual(sentences.length);
       expect(probe.checked, probe.target).toBe(probe.sentences);

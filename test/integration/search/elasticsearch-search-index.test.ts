@@ -294,6 +294,43 @@ describe('Elasticsearch search index', () => {
     expect(after.found).toEqual(['copy-elsewhere']);
   });
 
+  it('lists every document its filters admit, page by page, and so every hit a search under those filters can give', async () => {
+    const tenant = tenantForTest();
+    const words = ['email', 'phone', 'letter', 'visit', 'fax', 'chat', 'post'];
+    const docs = words.flatMap((w, i) => [
+      memory(tenant, `crm-${w}`, `the customer prefers ${w} contact`, { namespace: 'crm' }),
+      memory(tenant, `hr-${w}`, `staff ${w} rota number ${i}`, { namespace: 'hr' }),
+      memory(tenant, `gone-${w}`, `the customer prefers ${w} contact`, { namespace: 'crm', status: 'deleted' }),
+    ]);
+    await index.upsert(tenant, docs, { refresh: 'wait_for' });
+    const filters = { namespaces: ['crm'], statuses: ['active'] };
+    const list = async (pageSize: number) => {
+      const pages: string[][] = [];
+      for await (const page of index.idsUnder(tenant, filters, { pageSize })) pages.push(page);
+      return pages;
+    };
+    // 7 admitted documents: pages of 3, 3 and 1; a page size that divides them ends on an empty read, not a page.
+    const pages = await list(3);
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    const listed = pages.flat();
+    expect(new Set(listed).size).toBe(listed.length);
+    expect(listed.sort()).toEqual(words.map((w) => `crm-${w}`).sort());
+    expect((await list(7)).map((p) => p.length)).toEqual([7]);
+    // Whatever the query or k, a search under the same filters only gives listed documents, even ranked last.
+    const answers = await index.searchMany(
+      tenant,
+      [...words, 'rota staff number', 'nothing alike at all'].map((text) => ({ text, k: 50, filters })),
+    );
+    expect(answers.flat().length).toBeGreaterThan(words.length);
+    for (const hit of answers.flat()) expect(listed).toContain(hit.id);
+    // Filters that admit nothing, and a tenant with no index, give no page; a bad page size names itself.
+    const none: string[][] = [];
+    for await (const page of index.idsUnder(tenant, { namespaces: [] })) none.push(page);
+    for await (const page of index.idsUnder(uniqueId('t'), {})) none.push(page);
+    expect(none).toEqual([]);
+    await expect(list(0)).rejects.toThrow(/pageSize/);
+  });
+
   it('treats a tenant without an index as empty for purge, expunge, probe and status updates', async () => {
     const tenant = tenantForTest();
     expect(await index.purge(tenant, ['a', 'b'])).toEqual({ deleted: 0, notFound: 2, indices: [] });

@@ -17,6 +17,17 @@ describe('assurance claims', () => {
     checked: 1_000_000_000,
     found: 0,
   }));
+  // The governed search's probe, with everything it could serve listed.
+  probes.push({
+    kind: 'text',
+    target: 'api',
+    checked: 1_000_000_000,
+    sentences: 1_000_000_000,
+    served: 1_000_000_000,
+    searched: 1_000_000_000,
+    found: 0,
+    outside: 0,
+  });
 
   it.each(['postgresql', 'wiredtiger'] as const)('on %s, every claim fits the certificate schema', (backend) => {
     const assurance = assuranceClaims({
@@ -28,6 +39,28 @@ describe('assurance claims', () => {
       statedFindings: 1_000_000_000,
     });
     expect(() => parseCertificateInput({ ...sampleInput('t-claims'), assurance })).not.toThrow();
+  });
+
+  it("states what the governed search's probe looked at: all it could serve, or the searches of an older verification", () => {
+    const apiClaim = (api: ProbeResult) =>
+      assuranceClaims({ backend: 'postgresql', indexName: 'i', probes: [api], compacted: COMPACTED }).find(
+        (c) => c.place === 'api:search',
+      )!.statement;
+    const listed = apiClaim({
+      kind: 'text',
+      target: 'api',
+      checked: 40,
+      sentences: 40,
+      served: 612,
+      searched: 32,
+      found: 0,
+    });
+    expect(listed).toMatch(/^40 erased sentences checked against all 612 records the governed search path could serve/);
+    expect(listed).toContain('32 of them also searched through it');
+    // A verification that searched each sentence (an older worker's) is stated as it was done.
+    expect(apiClaim({ kind: 'text', target: 'api', checked: 40, sentences: 40, found: 0 })).toMatch(
+      /^40 erased sentences searched through the governed search path/,
+    );
   });
 
   it('claims for the destroyed probe samples what the backend can support: L2 on PostgreSQL, L3 on WiredTiger', () => {

@@ -129,6 +129,24 @@ describe('what a certificate may hold', () => {
     expect(refusal({ ...base, probes }).field).toBe('probes.0.found');
   });
 
+  it("the governed search's probe says how much it could serve and how many sentences it searched, no more than it checked", () => {
+    const base = sampleInput('t-schema');
+    const api = { kind: 'text', target: 'api', checked: 40, sentences: 40, found: 0, outside: 0 } as const;
+    const withApi = (probe: object) => ({ ...base, probes: [...base.probes, probe] });
+    expect(parseCertificateInput(withApi({ ...api, served: 600, searched: 32 })).probes).toContainEqual({
+      ...api,
+      served: 600,
+      searched: 32,
+    });
+    // Certificates issued before the listing carry neither field.
+    expect(parseCertificateInput(withApi(api)).probes).toContainEqual(api);
+    expect(refusal(withApi({ ...api, served: 600, searched: 41 })).field).toBe(`probes.${base.probes.length}.searched`);
+    expect(refusal(withApi({ ...api, target: 'elasticsearch', served: 600 })).field).toBe(
+      `probes.${base.probes.length}.served`,
+    );
+    expect(refusal(withApi({ ...api, served: -1 })).field).toBe(`probes.${base.probes.length}.served`);
+  });
+
   it('timestamps are UTC instants in toISOString form', () => {
     const base = sampleInput('t-schema');
     const steps = [
