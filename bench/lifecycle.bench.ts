@@ -55,7 +55,7 @@ import { createMongoSweepStateStore } from '../src/governance/retention/sweep-st
 import { sha256Hex } from '../src/shared/sha256.js';
 import { createMongoMemoryStore } from '../src/substrate/memories/memory-store.js';
 import type { EventRecord, MemoryRecord } from '../src/substrate/model/records.js';
-import { Collections, mapBounded } from '../src/substrate/mongo/collections.js';
+import { Collections, mapBounded, ownRow } from '../src/substrate/mongo/collections.js';
 import { bundlerOptions } from '../app/worker/bundling.js';
 import { bundleWorkflows, createLetheWorker } from '../app/worker/worker.js';
 import { timedCipher, unsealedRuntime } from './lib/unsealed.js';
@@ -468,18 +468,21 @@ const FLOOR_IN_FLIGHT = 32;
 /**
  * What any marking must pay per record on this server, measured beside the sweep on records it does not touch:
  * one update by `_id` (the move) and one lookup by `_id` (the read after it that a server without atomic updates
- * needs). The local server cannot batch either (no `$in` pushdown; bulk updates wedge it), so the mark rate is
+ * needs), each by the row filter the stores use (`ownRow`). The local server cannot batch either (no `$in` pushdown; bulk updates wedge it), so the mark rate is
  * bounded by this floor whatever the code does.
  */
 async function perRecordFloor(memories: Collection<MemoryRecord>, tenant: string, records: readonly MemoryRecord[]) {
   const writesStarted = performance.now();
   await mapBounded(records, FLOOR_IN_FLIGHT, (r) =>
-    memories.updateOne({ _id: r._id, tenant, version: r.version }, { $set: { updatedAt: new Date() } }),
+    memories.updateOne(
+      { ...ownRow<MemoryRecord>(tenant, r._id), version: r.version },
+      { $set: { updatedAt: new Date() } },
+    ),
   );
   const writesMs = performance.now() - writesStarted;
   const readsStarted = performance.now();
   await mapBounded(records, FLOOR_IN_FLIGHT, (r) =>
-    memories.findOne({ _id: r._id, tenant }, { projection: { version: 1, status: 1 } }),
+    memories.findOne(ownRow<MemoryRecord>(tenant, r._id), { projection: { version: 1, status: 1 } }),
   );
   const readsMs = performance.now() - readsStarted;
   return {

@@ -7,7 +7,7 @@ import { keyedDigest, keyedIdempotencyKey, storedIdempotencyKeyForms } from '../
 import { findByIds, findMatching, writtenBy } from '../mongo/bounded-scan.js';
 import type { WrittenTogether } from '../model/written-together.js';
 import { createRecordMarks } from '../mongo/record-marks.js';
-import { Collections, duplicateKeysOnly, findOwn, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, duplicateKeysOnly, findOwn, isDuplicateKey, mapBounded, ownRow } from '../mongo/collections.js';
 
 export interface NewEvent {
   tenant: string;
@@ -196,7 +196,9 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
   const withdraw = async (tenant: string, ids: readonly string[], only: { stageId?: string } = {}) => {
     if (ids.length === 0) return 0;
     await cipher.shred(tenant, ids);
-    const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant, ...only }));
+    const results = await mapBounded([...ids], 32, (id) =>
+      events.deleteOne({ ...ownRow<EventRecord>(tenant, id), ...only }),
+    );
     await marks.purge(tenant, ids);
     return results.reduce((n, r) => n + r.deletedCount, 0);
   };
@@ -371,7 +373,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     },
     async markDeleted(tenant, ids) {
       const results = await mapBounded([...ids], 32, (id) =>
-        events.updateOne({ _id: id, tenant, deleted: false }, { $set: { deleted: true } }),
+        events.updateOne({ ...ownRow<EventRecord>(tenant, id), deleted: false }, { $set: { deleted: true } }),
       );
       return results.reduce((n, r) => n + r.modifiedCount, 0);
     },
@@ -384,7 +386,7 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       return marked.length;
     },
     async purge(tenant, ids) {
-      const results = await mapBounded([...ids], 32, (id) => events.deleteOne({ _id: id, tenant }));
+      const results = await mapBounded([...ids], 32, (id) => events.deleteOne(ownRow<EventRecord>(tenant, id)));
       await marks.purge(tenant, ids);
       return results.reduce((n, r) => n + r.deletedCount, 0);
     },

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { sha256Hex } from '../../shared/sha256.js';
 import { SCAN_DOCS_PER_LOOKUP, SCAN_MIN_IDS, scanWithin } from '../mongo/bounded-scan.js';
-import { Collections, duplicateKeysOnly, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { Collections, duplicateKeysOnly, isDuplicateKey, mapBounded, ownRow } from '../mongo/collections.js';
 
 /**
  * One derivation edge, written once and never updated. Insert-only on purpose: the local server applies an
@@ -199,7 +199,9 @@ export function createMongoLineageStore(db: Db, options: { concurrency?: number 
       return complete ? touching : null;
     },
     async forgetEdges(tenant, edgeIds) {
-      const deleted = await mapBounded([...new Set(edgeIds)], concurrency, (_id) => lineage.deleteOne({ _id, tenant }));
+      const deleted = await mapBounded([...new Set(edgeIds)], concurrency, (_id) =>
+        lineage.deleteOne(ownRow<LineageEdgeDoc>(tenant, _id)),
+      );
       return deleted.reduce((n, r) => n + r.deletedCount, 0);
     },
     async forget(tenant, ids) {

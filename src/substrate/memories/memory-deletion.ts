@@ -3,7 +3,8 @@
  * purge), purged by id, or withdrawn with their data keys destroyed before their rows.
  */
 import { DomainError, ErrorType } from '../../shared/errors.js';
-import { mapBounded } from '../mongo/collections.js';
+import type { MemoryRecord } from '../model/records.js';
+import { mapBounded, ownRow } from '../mongo/collections.js';
 import { claimAndApply } from './memory-moves.js';
 import { getMany } from './memory-reads.js';
 import type { MemoryStoreContext } from './memory-store-context.js';
@@ -57,7 +58,7 @@ export async function closeDeletionMark(ctx: MemoryStoreContext, tenant: string,
 }
 
 export async function purge(ctx: MemoryStoreContext, tenant: string, ids: readonly string[]): Promise<number> {
-  const results = await mapBounded([...ids], 32, (id) => ctx.memories.deleteOne({ _id: id, tenant }));
+  const results = await mapBounded([...ids], 32, (id) => ctx.memories.deleteOne(ownRow<MemoryRecord>(tenant, id)));
   await ctx.recordMarks.purge(tenant, ids);
   return results.reduce((n, r) => n + r.deletedCount, 0);
 }

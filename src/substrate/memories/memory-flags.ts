@@ -5,6 +5,7 @@
 import type { UpdateFilter } from 'mongodb';
 import type { MemoryRecord } from '../model/records.js';
 import { findByIds } from '../mongo/bounded-scan.js';
+import { ownRow } from '../mongo/collections.js';
 import type { RecordMarkKind } from '../mongo/record-marks.js';
 import { settle } from './memory-moves.js';
 import type { MemoryStoreContext } from './memory-store-context.js';
@@ -44,7 +45,7 @@ export async function flagQualifierDrift(
   id: string,
   drift: { from: string; dropped: string[] },
 ): Promise<void> {
-  await ctx.memories.updateOne({ _id: id, tenant }, { $set: { qualifierDrift: drift } });
+  await ctx.memories.updateOne(ownRow<MemoryRecord>(tenant, id), { $set: { qualifierDrift: drift } });
   await settle(ctx, tenant, [id]);
 }
 
@@ -56,7 +57,7 @@ export async function contest(
   open: boolean,
 ): Promise<boolean> {
   const { memories, recordMarks } = ctx;
-  const row = await memories.findOne({ _id: id, tenant }, { projection: { contestedBy: 1 } });
+  const row = await memories.findOne(ownRow<MemoryRecord>(tenant, id), { projection: { contestedBy: 1 } });
   if (!row) return false;
   if (open) {
     await recordMarks.add(tenant, [id], 'contest', requestId);
@@ -64,7 +65,7 @@ export async function contest(
     await recordMarks.remove(tenant, [id], 'contest', requestId);
     // A row written before marks had their own documents may carry the mark itself.
     if ((row.contestedBy ?? []).includes(requestId)) {
-      await memories.updateOne({ _id: id, tenant }, {
+      await memories.updateOne(ownRow<MemoryRecord>(tenant, id), {
         $pull: { contestedBy: requestId },
       } as unknown as UpdateFilter<MemoryRecord>);
       await settle(ctx, tenant, [id]);

@@ -6,7 +6,7 @@ import type { MemoryStatus } from '../../shared/lifecycle.js';
 import { DomainError, ErrorType } from '../../shared/errors.js';
 import type { MemoryRecord } from '../model/records.js';
 import { findByIds } from '../mongo/bounded-scan.js';
-import { duplicateKeysOnly, findOwn, isDuplicateKey, mapBounded } from '../mongo/collections.js';
+import { duplicateKeysOnly, findOwn, isDuplicateKey, mapBounded, ownRow } from '../mongo/collections.js';
 import { guardIdOf, type TransitionGuard } from './deletion-marks.js';
 import type { MemoryStoreContext } from './memory-store-context.js';
 import type { MoveFrom } from './memory-store.port.js';
@@ -33,7 +33,7 @@ export function applyMove(
   patch: Record<string, unknown>,
 ) {
   return ctx.memories.updateOne(
-    { _id: record._id, tenant: record.tenant, version: record.version },
+    { ...ownRow<MemoryRecord>(record.tenant, record._id), version: record.version },
     { $set: { status: to, statusReason: reason, updatedAt: new Date(), version: record.version + 1, ...patch } },
   );
 }

@@ -73,6 +73,17 @@ export function isDuplicateKey(error: unknown): boolean {
  * equalities, one of them on `_id`: the local server answers them from the `_id` lookup. A `projection` narrows
  * what comes back (the fields the caller reads), never which document.
  */
+/**
+ * The filter of one row by its id, refused unless it is the tenant's. `_id` is unique in a collection, so the tenant
+ * never chooses among rows, it only refuses the one the id names: it is given as `$in` of one value, which the local
+ * server (FerretDB 1.24) checks on the row it found by `_id` instead of sending it to PostgreSQL, where the tenant's
+ * index would be read whole beside the id's for every lookup (a `BitmapAnd` over all of the tenant's rows: a delete
+ * by id took twice as long at 12 000 rows, and more as the tenant grows). MongoDB reads both forms alike.
+ */
+export function ownRow<T extends { _id: string; tenant: string }>(tenant: string, id: string): Filter<T> {
+  return { _id: id, tenant: { $in: [tenant] } } as Filter<T>;
+}
+
 export async function findOwn<T extends { _id: string; tenant: string }>(
   collection: Collection<T>,
   tenant: string,
@@ -82,7 +93,7 @@ export async function findOwn<T extends { _id: string; tenant: string }>(
   // No stored document holds a NUL (PostgreSQL text under FerretDB cannot), and FerretDB fails such a query rather
   // than finding nothing: the answer is known without asking.
   if (id.includes('\u0000') || tenant.includes('\u0000')) return null;
-  const filter = { _id: id, tenant } as Filter<T>;
+  const filter = ownRow<T>(tenant, id);
   return options.projection
     ? collection.findOne(filter, { projection: options.projection })
     : collection.findOne(filter);

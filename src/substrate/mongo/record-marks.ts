@@ -8,7 +8,7 @@
  */
 import type { Db } from 'mongodb';
 import { findMatching } from './bounded-scan.js';
-import { Collections, isDuplicateKey, mapBounded } from './collections.js';
+import { Collections, isDuplicateKey, mapBounded, ownRow } from './collections.js';
 
 /** `hold`: a legal hold's read restriction; `contest`: an open rectification; `stale`: derived from a value since
  * corrected; `corrected`: an event a rectification found wrong. */
@@ -92,7 +92,7 @@ export function createRecordMarks(db: Db): RecordMarks {
       // are many), then delete those marks by `_id`, rather than a delete per record. A mark added to a purged record
       // after this read names a record that is gone, as one added after a delete per record would.
       const found = await findMatching(marks, tenant, 'record', ids, { projection: { _id: 1, record: 1 } });
-      await mapBounded(found, 16, (mark) => marks.deleteOne({ _id: mark._id, tenant }));
+      await mapBounded(found, 16, (mark) => marks.deleteOne(ownRow<RecordMark>(tenant, mark._id)));
     },
   };
 }

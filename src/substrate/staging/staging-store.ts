@@ -3,7 +3,7 @@ import { type TenantMacs } from '../fingerprint.js';
 import { sha256Hex } from '../../shared/sha256.js';
 import { eventIdOf, idempotencyKeyOf } from '../events/event-store.js';
 import { storedDigestForms } from '../content-hash.js';
-import { Collections, findOwn, mapBounded, replaceOwn } from '../mongo/collections.js';
+import { Collections, findOwn, mapBounded, ownRow, replaceOwn } from '../mongo/collections.js';
 import type { ContentCipher } from '../crypto/content-cipher.js';
 import { isSealed } from '../crypto/content-seal.js';
 
@@ -91,7 +91,7 @@ export function createMongoStagingStore(db: Db, macs: TenantMacs, cipher: Conten
   };
   const remove = async (tenant: string, id: string) => {
     await cipher.shred(tenant, [keyIdOf(id)]);
-    return staging.deleteOne({ _id: id, tenant });
+    return staging.deleteOne(ownRow(tenant, id));
   };
   return {
     async ensureIndexes() {

@@ -14,7 +14,7 @@ import {
   type LineageEdgeDoc,
 } from '../../../src/substrate/lineage/lineage-store.js';
 import { findByIds, SCAN_DOCS_PER_LOOKUP, SCAN_MIN_IDS } from '../../../src/substrate/mongo/bounded-scan.js';
-import { Collections, mapBounded } from '../../../src/substrate/mongo/collections.js';
+import { Collections, findOwn, mapBounded, ownRow } from '../../../src/substrate/mongo/collections.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 import { referenceClosure, type LineageEdge } from '../../unit/lineage/closure-model.js';
 
@@ -305,5 +305,29 @@ describe('lineage read in one bounded pass', () => {
     const left = await runtime.db.collection(Collections.lineage).countDocuments({ tenant });
     expect(left).toBe(graph.edges.length - expectedGone.length);
     expect(await store.forget(tenant, [...forgotten])).toBe(0);
+  });
+
+  it('deletes by id nothing of another tenant: edges, and rows through the row filter every store deletes by', async () => {
+    const tenant = uniqueId('scan-own');
+    const other = `${tenant}-x`;
+    tenants.push(tenant, other);
+    const graph = layeredGraph(tenant, 50);
+    await write(tenant, graph.edges);
+    const store = createMongoLineageStore(runtime.db);
+    const edgeIds = [...new Set([...(await store.edgesTouching(tenant, graph.roots))!.values()].flat())];
+    expect(edgeIds.length).toBeGreaterThan(0);
+    // Another tenant naming these edges' ids deletes none of them; the tenant itself deletes them all.
+    expect(await store.forgetEdges(other, edgeIds)).toBe(0);
+    expect(await store.forgetEdges(tenant, edgeIds)).toBe(edgeIds.length);
+    const rows = taggedDocs(tenant, 'stageId', 'own', 5);
+    await docs.insertMany(rows);
+    const filterOf = (t: string, id: string) => ownRow<Doc>(t, id);
+    expect(await docs.countDocuments(filterOf(other, rows[0]!._id))).toBe(0);
+    expect((await docs.deleteOne(filterOf(other, rows[0]!._id))).deletedCount).toBe(0);
+    expect((await docs.updateOne(filterOf(other, rows[1]!._id), { $set: { n: -1 } })).matchedCount).toBe(0);
+    expect(await docs.countDocuments({ tenant })).toBe(5);
+    expect((await docs.deleteOne(filterOf(tenant, rows[0]!._id))).deletedCount).toBe(1);
+    expect(await findOwn(docs, other, rows[1]!._id)).toBeNull();
+    expect((await findOwn(docs, tenant, rows[1]!._id))?.n).toBe(rows[1]!.n);
   });
 });
