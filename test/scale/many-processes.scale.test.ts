@@ -305,23 +305,21 @@ describe(`${plan.memories} memories and ${plan.erasures} erasures through 3 work
           r.id,
         ).toEqual([]);
       }
-      // The request reads completed before its run ends: the run still sends the DPO's notification. A worker
-      // SIGKILLed mid-send leaves that activity to its start-to-close timeout (RetryProfiles.notify, 1 minute), so
-      // each run gets twice that to end before its status is read.
-      const runs = await Promise.all(
-        mine.map(async (r) => {
-          const handle = services.temporalClient.workflow.getHandle(erasureWorkflowId(t.tenant, r.id));
-          const grace = new AbortController();
-          await Promise.race([
-            handle.result().catch(() => undefined),
-            delay(RUN_END_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined),
-          ]);
-          grace.abort();
-          return handle.describe();
-        }),
-      );
-      expect(runs.filter((d) => d.status.name !== 'COMPLETED').map((d) => d.workflowId)).toEqual([]);
     }
+    // The request reads completed before its run ends: the run still sends the DPO's notification. A worker
+    // SIGKILLed mid-send leaves that activity to its start-to-close timeout (RetryProfiles.notify, 1 minute), so the
+    // runs get twice that, all at once, to end before their status is read.
+    const grace = new AbortController();
+    const graceOver = delay(RUN_END_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined);
+    const runs = await Promise.all(
+      filed.map(async (r) => {
+        const handle = services.temporalClient.workflow.getHandle(erasureWorkflowId(r.tenant, r.id));
+        await Promise.race([handle.result().catch(() => undefined), graceOver]);
+        return handle.describe();
+      }),
+    );
+    grace.abort();
+    expect(runs.filter((d) => d.status.name !== 'COMPLETED').map((d) => d.workflowId)).toEqual([]);
   });
 
   it("verifies each tenant's certificates against its audit chain, as an auditor does offline", async () => {

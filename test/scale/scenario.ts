@@ -298,6 +298,9 @@ export class Scenario {
   async settle(requests: FiledRequest[], report: PhaseReport, onPoll?: (completed: number) => Promise<void>) {
     const deadline = Date.now() + this.plan.settleMinutes * 60_000;
     const tenants = [...new Set(requests.map((r) => r.tenant))];
+    /** Where each unfinished request stands, by id: its state and last step, ids and counts only. */
+    const standing = new Map<string, string>();
+    let reportedAt = Date.now();
     for (;;) {
       for (const tenant of tenants) {
         const stored = await this.requestsOf(tenant);
@@ -320,6 +323,12 @@ export class Scenario {
             if (expunged?.finishedAt && verified)
               r.compactMs = verified.startedAt.getTime() - expunged.finishedAt.getTime();
           }
+          const last = s.steps.at(-1);
+          standing.set(
+            r.id,
+            `${s.state}${last ? `, ${last.step} ${last.finishedAt ? 'finished' : 'started'} ` + `${Math.round((Date.now() - last.startedAt.getTime()) / 1000)} s ago` : ''}` +
+              `, ${s.steps.length} step records, ${r.operatorRetries} operator retries, ${r.dpoDecisions} DPO decisions`,
+          );
           if (s.state === 'needs-operator' && Date.now() - r.lastRetryAt > 30_000) await this.operatorRetry(r, s);
           if (s.state === 'needs-dpo') await this.dpoDecides(r, s);
           if (s.state === 'rejected') throw new Error(`erasure request ${r.id} was rejected: ${s.operatorNote ?? ''}`);
@@ -328,11 +337,21 @@ export class Scenario {
       const completed = requests.filter((r) => r.observedAt !== undefined).length;
       await onPoll?.(completed);
       if (completed === requests.length) break;
+      const unfinished = () =>
+        requests
+          .filter((r) => r.observedAt === undefined)
+          .map((r) => `  ${r.tenant} ${r.id}: ${standing.get(r.id) ?? 'not found in its tenant'}`);
+      // A CI log shows only what a test printed: a run that does not settle says where it stands every minute.
+      if (Date.now() - reportedAt > 60_000) {
+        reportedAt = Date.now();
+        console.log([`settling: ${completed}/${requests.length} completed; unfinished:`, ...unfinished()].join('\n'));
+      }
       if (Date.now() > deadline) {
         const states = new Map<string, number>();
         for (const r of requests) states.set(r.state, (states.get(r.state) ?? 0) + 1);
         throw new Error(
-          `after ${this.plan.settleMinutes} min, ${completed}/${requests.length} requests completed: ${JSON.stringify(Object.fromEntries(states))}`,
+          `after ${this.plan.settleMinutes} min, ${completed}/${requests.length} requests completed: ` +
+            `${JSON.stringify(Object.fromEntries(states))}\n${unfinished().join('\n')}`,
         );
       }
       await sleep(2000);
