@@ -215,6 +215,7 @@ describe(`${plan.memories} memories and ${plan.erasures} erasures through 3 work
     expect(scenario.filed.filter((r) => r.state === 'completed')).toHaveLength(
       ERASURES_PER_TENANT * oneWorkerTenants.length,
     );
+    expect(scenario.unexpectedExits, 'processes that exited without being stopped').toEqual([]);
   });
 
   it('with three workers: admits the other tenants and completes their erasures through a worker SIGKILL and an API restart', async () => {
@@ -251,6 +252,7 @@ describe(`${plan.memories} memories and ${plan.erasures} erasures through 3 work
     expect(chaos.completedAtKill).toBeLessThan(total);
     expect(chaos.workerExit).toEqual({ code: null, signal: 'SIGKILL' });
     expect(scenario.filed.filter((r) => r.state === 'completed')).toHaveLength(plan.erasures);
+    expect(scenario.unexpectedExits, 'processes that exited without being stopped').toEqual([]);
   });
 
   it('admitted every memory once, each with its event, as written (active)', async () => {

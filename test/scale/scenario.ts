@@ -13,7 +13,7 @@ import type { Role } from '../../src/governance/auth/principal.js';
 import { mintToken } from '../../src/governance/auth/tokens.js';
 import type { PageKey } from '../../src/substrate/mongo/keyset-page.js';
 import { startApiProcess, type ApiProcess } from '../support/api-process.js';
-import { startWorkerProcess, type WorkerExit, type WorkerProcess } from '../support/worker-process.js';
+import { startWorkerProcess, tail, type WorkerExit, type WorkerProcess } from '../support/worker-process.js';
 import { plannedBatches, subjectId, subjectName, type PlannedBatch, type ScalePlan } from './scale-data.js';
 import { Traffic, inFlight, type Window } from './traffic.js';
 
@@ -113,6 +113,10 @@ export class Scenario {
   private readonly subjectOf = new Map<string, number>();
   private readonly decidedFindings = new Set<string>();
   private readonly tokens = new Map<string, Promise<string>>();
+  /** Pids this scenario stopped itself (SIGTERM, SIGKILL): their exits are expected. */
+  private readonly stopping = new Set<number>();
+  /** Processes that exited without being asked to. */
+  readonly unexpectedExits: string[] = [];
 
   constructor(
     private readonly plan: ScalePlan,
@@ -149,6 +153,7 @@ export class Scenario {
     });
     this.apis[slot] = api;
     this.allApis.push(api);
+    this.watchExit(`API ${slot}`, api);
     await api.ready();
     this.note(`API ${slot} (pid ${api.pid}) ready on port ${api.port}`);
     return api;
@@ -157,9 +162,22 @@ export class Scenario {
   async startWorker(): Promise<WorkerProcess> {
     const worker = startWorkerProcess({ taskQueue: this.options.taskQueue });
     this.workers.push(worker);
+    this.watchExit('worker', worker);
     await worker.ready(this.options.services.temporalClient, 180_000);
     this.note(`worker pid ${worker.pid} polling (${this.liveWorkers.length} live)`);
     return worker;
+  }
+
+  /**
+   * Notes a process that exits without this scenario stopping it (a crash, an OOM kill), with the tail of its log:
+   * a fleet that loses its only worker would otherwise wait out the settle deadline in silence.
+   */
+  private watchExit(what: string, process: { pid: number; logFile: string; waitExit(): Promise<WorkerExit> }): void {
+    void process.waitExit().then((exit) => {
+      if (this.stopping.has(process.pid)) return;
+      this.unexpectedExits.push(`${what} pid ${process.pid} exited unasked ${JSON.stringify(exit)}`);
+      this.note(`${what} pid ${process.pid} exited unasked ${JSON.stringify(exit)}; log:\n${tail(process.logFile)}`);
+    });
   }
 
   /** SIGTERM, wait for the exit, start again on the same port: the window is from the signal to ready again. */
@@ -167,6 +185,7 @@ export class Scenario {
     const from = Date.now();
     const old = this.apis[slot]!;
     this.note(`API ${slot} (pid ${old.pid}) sent SIGTERM`);
+    this.stopping.add(old.pid);
     old.kill('SIGTERM');
     const exit = await old.waitExit();
     this.note(`API ${slot} exited ${JSON.stringify(exit)}`);
@@ -179,6 +198,7 @@ export class Scenario {
   /** SIGKILL, as an OOM kill or a lost node would: no grace, its activities are retried elsewhere. */
   async killWorker(victim: WorkerProcess): Promise<WorkerExit> {
     this.note(`worker pid ${victim.pid} sent SIGKILL`);
+    this.stopping.add(victim.pid);
     victim.kill('SIGKILL');
     const exit = await victim.waitExit();
     this.note(`worker pid ${victim.pid} exited ${JSON.stringify(exit)}`);
@@ -344,8 +364,22 @@ export class Scenario {
       // A CI log shows only what a test printed: a run that does not settle says where it stands every minute.
       if (Date.now() - reportedAt > 60_000) {
         reportedAt = Date.now();
-        console.log([`settling: ${completed}/${requests.length} completed; unfinished:`, ...unfinished()].join('\n'));
+        console.log(
+          [
+            `settling: ${completed}/${requests.length} completed, ${this.liveWorkers.length} workers live` +
+              (this.unexpectedExits.length ? ` (${this.unexpectedExits.join('; ')})` : '') +
+              '; unfinished:',
+            ...unfinished(),
+          ].join('\n'),
+        );
       }
+      // No worker left: nothing will move (the kill in the three-worker phase leaves two live while a replacement
+      // starts).
+      if (this.liveWorkers.length === 0)
+        throw new Error(
+          `no worker process is left (${this.unexpectedExits.join('; ') || 'all stopped by the test'}); ` +
+            `${completed}/${requests.length} requests completed:\n${unfinished().join('\n')}`,
+        );
       if (Date.now() > deadline) {
         const states = new Map<string, number>();
         for (const r of requests) states.set(r.state, (states.get(r.state) ?? 0) + 1);
@@ -510,6 +544,7 @@ export class Scenario {
 
   /** Kills every process this scenario started (also after a failure). */
   async killAll(): Promise<void> {
+    for (const p of [...this.workers, ...this.allApis]) this.stopping.add(p.pid);
     for (const p of [...this.workers, ...this.allApis]) p.kill('SIGKILL');
     await Promise.all([...this.workers, ...this.allApis].map((p) => p.waitExit()));
   }
