@@ -50,6 +50,8 @@ const EXPUNGE_WAITS_MS = [1000, 1000, 1000, 2000, 2000, 4000, 8000, ...Array<num
  */
 const VERIFY_WAITS_MS = [2000, 4000, 8000, 15_000, 30_000, 60_000];
 const MAX_EXTENSION_MONTHS = 2;
+/** How long a parked request waits before its failed escalation is tried again. */
+const ESCALATION_AGAIN_MS = 5 * 60_000;
 /** Failures raised by the workflow itself that an operator resolves (then signals a retry). */
 const OPERATOR_FAILURES = ['ExpungeIncomplete', 'VerificationFailed'];
 /** Rounds in a row that find records written past the fence before an operator is asked to look. */
@@ -156,10 +158,34 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     // Cleared before the phase says needs-operator: a retry accepted from then on must not be forgotten.
     retryRequested = false;
     await setPhase('needs-operator');
-    await notify.escalateToOperator({ ...ref, step, errorType: type });
+    // The escalation stores the state the DPO's list shows, audits it and e-mails the operator. A store or mail
+    // server still down after its retries must not end the run (the request would read `running` for ever): it is
+    // tried again every few minutes until it lands, or until an operator retries anyway (the retry goes by the
+    // phase, which already says needs-operator).
+    while (!retryRequested) {
+      try {
+        await notify.escalateToOperator({ ...ref, step, errorType: type });
+        break;
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        await condition(() => retryRequested, ESCALATION_AGAIN_MS);
+      }
+    }
     await condition(() => retryRequested);
     await setPhase(before === 'needs-operator' ? 'running' : before);
-    await quick.setErasureState({ ...ref, state: 'running' });
+    await guarded(step, () => quick.setErasureState({ ...ref, state: 'running' }));
+  }
+
+  /**
+   * The DPO e-mailed. A mail server down past the notification's retries must not end the run: the failed activity
+   * stays in the history, and the request's state (which the DPO's list shows) is stored apart from the mail.
+   */
+  async function tellDpo(message: Omit<Parameters<Activities['notifyDpo']>[0], keyof typeof ref>): Promise<void> {
+    try {
+      await notify.notifyDpo({ ...ref, ...message });
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+    }
   }
 
   /** Runs a step; when its retries are exhausted, parks in needs-operator until an operator asks to retry. */
@@ -202,7 +228,7 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     const authorised = await guarded('authorise', () => quick.authoriseAndCheckHolds(ref));
     if (!authorised.allowed) {
       await setPhase('rejected');
-      await notify.notifyDpo({ ...ref, kind: 'rejected' });
+      await tellDpo({ kind: 'rejected' });
       return { state: 'rejected', certificateIds, erased: 0, held: 0 };
     }
     if (authorised.toErase > 0) {
@@ -238,41 +264,40 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     if (held === 0) break;
 
     await setPhase('partial');
-    await quick.setErasureState({ ...ref, state: 'partial', note: 'records under legal hold' });
-    await notify.notifyDpo({ ...ref, kind: 'partial', certificateId });
+    // The bookkeeping between steps is guarded as the steps are: a store down past its retries parks the request
+    // for an operator instead of ending the run with the request's stored state left behind.
+    await guarded('certify', () =>
+      quick.setErasureState({ ...ref, state: 'partial', note: 'records under legal hold' }),
+    );
+    await tellDpo({ kind: 'partial', certificateId });
     // Wait for a release that frees some of this request's records (other holds' releases wake us too).
     // The first look needs no signal: a hold may have been released while this round ran.
     let seen = -1;
     for (;;) {
       if (seen >= 0) await condition(() => holdsReleased > seen);
       seen = holdsReleased;
-      const released = await quick.countReleased(ref);
+      const released = await guarded('certify', () => quick.countReleased(ref));
       if (released.released > 0) break;
     }
     await setPhase('running');
-    await quick.setErasureState({ ...ref, state: 'running' });
+    await guarded('certify', () => quick.setErasureState({ ...ref, state: 'running' }));
   }
 
-  await quick.setErasureState({ ...ref, state: 'completed' });
+  await guarded('certify', () => quick.setErasureState({ ...ref, state: 'completed' }));
   await setPhase('completed');
-  try {
-    await notify.notifyDpo({ ...ref, kind: 'completed', certificateId: certificateIds[certificateIds.length - 1]! });
-  } catch (error) {
-    // The request is complete and certified: a mail server down past the notification's retries must not fail the
-    // workflow after the fact. The failed activity stays in the history; the DPO's list shows the request complete.
-    if (!(error instanceof ActivityFailure)) throw error;
-  }
+  // The request is complete and certified: a mail server down now must not fail the workflow after the fact.
+  await tellDpo({ kind: 'completed', certificateId: certificateIds[certificateIds.length - 1]! });
   return { state: 'completed', certificateIds, erased, held: 0 };
 
   async function waitForDpo(): Promise<void> {
     findingsDecision = null;
     currentStep = 'verify';
     await setPhase('needs-dpo');
-    await quick.raiseFindings(ref);
+    await guarded('verify', () => quick.raiseFindings(ref));
     await condition(() => findingsDecision !== null);
-    await quick.resolveFindings({ ...ref, ...findingsDecision! });
+    await guarded('verify', () => quick.resolveFindings({ ...ref, ...findingsDecision! }));
     await setPhase('running');
-    await quick.setErasureState({ ...ref, state: 'running' });
+    await guarded('verify', () => quick.setErasureState({ ...ref, state: 'running' }));
   }
 
   /** Disputes over erased records are closed without a decision, and their workflows told so. */
@@ -335,7 +360,8 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
         warned = false;
         continue;
       }
-      await notify.notifyDpo({ ...ref, kind: warned ? 'deadline-passed' : 'deadline-approaching', dueAt });
+      // Detached from the run: a warning the mail server never took must not fail the erasure.
+      await tellDpo({ kind: warned ? 'deadline-passed' : 'deadline-approaching', dueAt });
       if (warned) return;
       warned = true;
     }
