@@ -149,6 +149,8 @@ export function eventIdOf(macs: TenantMacs, tenant: string, idempotencyKey: stri
 /** Lookups in flight at once while many events are recorded, and events per `insertMany`. */
 const RECORD_CONCURRENCY = 32;
 const INSERT_CHUNK = 1000;
+/** Events under one (source, external id) that `recordMany` reads at once to find a re-delivery among them. */
+const UNDER_ONE_ID = 32;
 
 /**
  * The rounds `recordMany` writes `events` in (indexes): the n-th event of each (tenant, source, external id) in round
@@ -229,15 +231,39 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
       .sort({ recordedAt: -1 })
       .limit(1)
       .next();
+  /**
+   * What `recordMany` needs to know of an event before writing it, in one query rather than one per key form and one
+   * more for the latest: the events already recorded under its (source, external id), latest first, which hold
+   * every event its idempotency key can name. Only when more than `UNDER_ONE_ID` are recorded there does a missing
+   * key form get its own lookups. The full row is read only for a re-delivery.
+   */
+  const lookedUp = async (input: NewEvent, plainKey: string) => {
+    const recorded = await events
+      .find(
+        { tenant: input.tenant, source: input.source, externalId: input.externalId },
+        { projection: { _id: 1, idempotencyKey: 1 } },
+      )
+      .sort({ recordedAt: -1 })
+      .limit(UNDER_ONE_ID)
+      .toArray();
+    const earlier = recorded[0] ?? null;
+    const forms = storedIdempotencyKeyForms(macs, input.tenant, plainKey);
+    const match = forms.map((form) => recorded.find((e) => e.idempotencyKey === form)).find((e) => e !== undefined);
+    if (match) return { existing: await findOwn(events, input.tenant, match._id), earlier };
+    if (recorded.length < UNDER_ONE_ID) return { existing: null, earlier };
+    return { existing: await recordedUnder(input.tenant, plainKey), earlier };
+  };
   type Recorded = { event: EventRecord; outcome: RecordOutcome };
-  /** One round of `recordMany`: events of distinct external ids. */
-  const recordRound = async (inputs: readonly NewEvent[]): Promise<Recorded[]> => {
+  /**
+   * One round of `recordMany`: events of distinct external ids, recorded after `after` (the round before's time), so
+   * that a correction in the next round is never recorded in the same millisecond as what it corrects.
+   */
+  const recordRound = async (inputs: readonly NewEvent[], after: Date): Promise<Recorded[]> => {
     const looked = await mapBounded([...inputs], RECORD_CONCURRENCY, async (input) => {
       const plainKey = idempotencyKeyOf(input.source, input.externalId, sha256Hex(input.content));
-      const [existing, earlier] = await Promise.all([recordedUnder(input.tenant, plainKey), latestOf(input)]);
-      return { input, plainKey, existing, earlier };
+      return { input, plainKey, ...(await lookedUp(input, plainKey)) };
     });
-    const recordedAt = new Date();
+    const recordedAt = new Date(Math.max(Date.now(), after.getTime() + 1));
     const fresh = looked.flatMap((l, i) =>
       l.existing ? [] : [{ ...l, i, event: eventRecordOf(macs, l.input, recordedAt, l.earlier?._id ?? null) }],
     );
@@ -290,9 +316,14 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     },
     async recordMany(inputs) {
       const results: Recorded[] = new Array(inputs.length);
+      let after = new Date(0);
       for (const round of recordRounds(inputs)) {
-        const recorded = await recordRound(round.map((i) => inputs[i]!));
+        const recorded = await recordRound(
+          round.map((i) => inputs[i]!),
+          after,
+        );
         round.forEach((i, j) => (results[i] = recorded[j]!));
+        after = new Date(Math.max(after.getTime(), ...recorded.map((r) => r.event.recordedAt.getTime())));
       }
       return results;
     },

@@ -6,11 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../app/runtime.js';
-import { createMongoEventStore, type NewEvent } from '../../../src/substrate/events/event-store.js';
+import { createMongoEventStore, idempotencyKeyOf, type NewEvent } from '../../../src/substrate/events/event-store.js';
 import { createTenantMacs } from '../../../src/substrate/fingerprint.js';
 import { createMongoLineageStore } from '../../../src/substrate/lineage/lineage-store.js';
 import { createMongoMemoryStore } from '../../../src/substrate/memories/memory-store.js';
 import { Collections } from '../../../src/substrate/mongo/collections.js';
+import { sha256Hex } from '../../../src/shared/sha256.js';
 import { testRuntime, uniqueId } from '../../support/harness.js';
 import { memoryRecord } from '../../support/samples.js';
 
@@ -104,6 +105,49 @@ describe('bulk writes of a batch', () => {
       ['duplicate', written[2]!.event._id],
     ]);
     expect((await events.get(tenant, written[5]!.event._id))?.content).toBe('The customer moved to Braga.');
+  });
+
+  it('finds a re-delivery however many corrections of its external id came after it', async () => {
+    const events = createMongoEventStore(
+      runtime.db,
+      createTenantMacs(runtime.config.secrets.fingerprintKeys),
+      runtime.cipher,
+    );
+    const event = (n: number): NewEvent => ({
+      tenant,
+      namespace: 'crm',
+      source: 'bulk-many',
+      externalId: `${tenant}-address`,
+      content: `The customer moved, move number ${n}.`,
+      subjects: ['subj-bulk-many'],
+      sensitivity: 'internal',
+      trustTier: 2,
+      occurredAt: new Date(),
+      recordedBy: 'agent-1',
+      scope: 'tenant',
+    });
+    // More versions of one external id than are read at once to look for a re-delivery among them.
+    const versions = await events.recordMany(Array.from({ length: 40 }, (_, n) => event(n)));
+    expect(versions.filter((w) => w.outcome === 'correction')).toHaveLength(39);
+    versions.slice(1).forEach((w, n) => expect(w.event.correctionOf).toBe(versions[n]!.event._id));
+    // The first version as a row written before ids and idempotency keys were keyed: neither unique key catches its
+    // re-delivery, which must be found by looking.
+    const plainKey = idempotencyKeyOf('bulk-many', `${tenant}-address`, sha256Hex(event(0).content));
+    const legacyId = `evt_${plainKey.slice(0, 32)}`;
+    const rows = runtime.db.collection(Collections.events);
+    const first = await rows.findOne({ _id: versions[0]!.event._id as never });
+    await rows.deleteOne({ _id: versions[0]!.event._id as never });
+    await rows.insertOne({ ...first!, _id: legacyId as never, idempotencyKey: plainKey });
+    const again = await events.recordMany([event(0), event(20), event(39), event(40)]);
+    expect(again.map((w) => w.outcome)).toEqual(['duplicate', 'duplicate', 'duplicate', 'correction']);
+    expect(again.slice(0, 3).map((w) => w.event._id)).toEqual([
+      legacyId,
+      versions[20]!.event._id,
+      versions[39]!.event._id,
+    ]);
+    expect(again[0]!.event.content).toBe('The customer moved, move number 0.');
+    expect(again[3]!.event.correctionOf).toBe(versions[39]!.event._id);
+    expect(await rows.countDocuments({ tenant, source: 'bulk-many' })).toBe(41);
   });
 
   it('registers a batch of derivations once, however often it is retried, and the closure walks them', async () => {
