@@ -9,6 +9,7 @@ import os from 'node:os';
 import type { Services } from '../../app/services.js';
 import type { ErasureRequest } from '../../src/governance/erasure/erasure-request.js';
 import { openFindings } from '../../src/governance/erasure/copy-findings.js';
+import { erasureWorkflowId } from '../../src/shared/workflow-ids.js';
 import type { Role } from '../../src/governance/auth/principal.js';
 import { mintToken } from '../../src/governance/auth/tokens.js';
 import type { PageKey } from '../../src/substrate/mongo/keyset-page.js';
@@ -50,6 +51,8 @@ export interface FiledRequest {
   compactMs?: number;
   operatorRetries: number;
   lastRetryAt: number;
+  /** When a poll first saw it parked for an operator, since it last was not. */
+  parkedSince?: number;
   dpoDecisions: number;
 }
 
@@ -349,7 +352,10 @@ export class Scenario {
             `${s.state}${last ? `, ${last.step} ${last.finishedAt ? 'finished' : 'started'} ` + `${Math.round((Date.now() - last.startedAt.getTime()) / 1000)} s ago` : ''}` +
               `, ${s.steps.length} step records, ${r.operatorRetries} operator retries, ${r.dpoDecisions} DPO decisions`,
           );
-          if (s.state === 'needs-operator' && Date.now() - r.lastRetryAt > 30_000) await this.operatorRetry(r, s);
+          // Retried once it has waited 30 s parked (a retry is the runbook's answer to a park that outlasts a blip).
+          if (s.state !== 'needs-operator') r.parkedSince = undefined;
+          else if (r.parkedSince === undefined) r.parkedSince = Date.now();
+          else if (Date.now() - Math.max(r.parkedSince, r.lastRetryAt) > 30_000) await this.operatorRetry(r, s);
           if (s.state === 'needs-dpo') await this.dpoDecides(r, s);
           if (s.state === 'rejected') throw new Error(`erasure request ${r.id} was rejected: ${s.operatorNote ?? ''}`);
         }
@@ -364,6 +370,13 @@ export class Scenario {
       // A CI log shows only what a test printed: a run that does not settle says where it stands every minute.
       if (Date.now() - reportedAt > 60_000) {
         reportedAt = Date.now();
+        // The stored request cannot say that its run has ended: a run that failed or was terminated would leave it
+        // `running` until the deadline. Ended runs of unfinished requests fail the phase at once, with their status.
+        const ended = await this.endedRuns(requests.filter((r) => r.observedAt === undefined));
+        if (ended.length > 0)
+          throw new Error(
+            `the runs of ${ended.length} unfinished requests have ended: ${ended.join('; ')}\n${unfinished().join('\n')}`,
+          );
         console.log(
           [
             `settling: ${completed}/${requests.length} completed, ${this.liveWorkers.length} workers live` +
@@ -400,6 +413,23 @@ export class Scenario {
     }
   }
 
+  /** Requests whose erasure run is no longer running, each as `<tenant> <id>: <status>` (ids only). */
+  private async endedRuns(requests: readonly FiledRequest[]): Promise<string[]> {
+    const ended: string[] = [];
+    for (const r of requests) {
+      const run = await this.options.services.temporalClient.workflow
+        .getHandle(erasureWorkflowId(r.tenant, r.id))
+        .describe()
+        .catch((error: unknown) => ({ status: { name: `not found (${(error as Error).name})` } }));
+      if (run.status.name === 'RUNNING') continue;
+      // A run that completed since the stored requests were read is no fault: its request is read again.
+      if (run.status.name === 'COMPLETED' && (await this.requestsOf(r.tenant)).get(r.id)?.state === 'completed')
+        continue;
+      ended.push(`${r.tenant} ${r.id}: ${run.status.name}`);
+    }
+    return ended;
+  }
+
   private async requestsOf(tenant: string): Promise<Map<string, ErasureRequest>> {
     const found = new Map<string, ErasureRequest>();
     let after: PageKey | null = null;
@@ -415,13 +445,15 @@ export class Scenario {
     if (r.operatorRetries >= 6) throw new Error(`erasure request ${r.id} parked again after 6 retries`);
     const note = stored.operatorNote ?? '(no note)';
     this.parkNotes.set(note, (this.parkNotes.get(note) ?? 0) + 1);
-    r.operatorRetries++;
     r.lastRetryAt = Date.now();
-    await this.traffic.send('retry', r.operatorRetries % 2, {
+    const answer = await this.traffic.send('retry', r.operatorRetries % 2, {
       method: 'POST',
       path: `/v1/tenants/${r.tenant}/erasure-requests/${r.id}/retry`,
       token: await this.token(r.tenant, ['dpo'], 'dpo-scale'),
     });
+    // Counted when the run took it: a 409 says it had already moved on (read while parked, retried by then), and a
+    // retry that got no answer is sent again 30 s later.
+    if (answer.ok) r.operatorRetries++;
   }
 
   /**
