@@ -85,12 +85,19 @@ export function createErasureActivities(deps: ErasureActivityDeps) {
       });
     },
 
-    /** Records an extension of the GDPR deadline (at most two more months, with a reason). */
-    async recordExtension(ref: ErasureRef & { months: number; reasonHash: string; dueAt: string }): Promise<void> {
+    /**
+     * Records an extension of the GDPR deadline (at most two more months, with a reason): the totals the workflow's
+     * clock holds after it, so that a retry after a partial write sets the same values rather than adding again.
+     */
+    async recordExtension(
+      ref: ErasureRef & { months: number; reasonHash: string; dueAt: string; extensionMonths?: number },
+    ): Promise<void> {
       const req = await request(ref);
       await deps.requests.update(ref.tenant, ref.requestId, {
-        extensionMonths: req.extensionMonths + ref.months,
+        // Absent from a run scheduled before totals were sent.
+        extensionMonths: ref.extensionMonths ?? req.extensionMonths + ref.months,
         dueAt: new Date(ref.dueAt),
+        extensionReasonHash: ref.reasonHash,
       });
       await deps.audit.append({
         tenant: ref.tenant,

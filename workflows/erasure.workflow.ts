@@ -76,6 +76,8 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   let dueAt = addMonths(input.receivedAt, 1);
   let extendedMonths = 0;
   let deadlineChanged = false;
+  /** An extension the clock keeps that the stored request does not show yet. */
+  let extensionUnrecorded = false;
   let retryRequested = false;
   let holdsReleased = 0;
   let findingsDecision: { decision: 'extend' | 'certify'; reasonHash: string; decidedBy: string } | null = null;
@@ -124,12 +126,27 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
   setHandler(
     extendDeadlineUpdate,
     async ({ months, reasonHash }) => {
+      extensionUnrecorded = true;
       extendedMonths += months;
       dueAt = addMonths(dueAt, months);
       deadlineChanged = true;
-      await quick.recordExtension({ ...ref, months, reasonHash, dueAt });
-      await notify.notifyDpo({ ...ref, kind: 'extended', dueAt });
-      return { dueAt };
+      const extension = { ...ref, months, reasonHash, dueAt, extensionMonths: extendedMonths };
+      try {
+        await quick.recordExtension(extension);
+      } catch (error) {
+        // The clock has moved. A store down past the activity's retries must not answer the DPO with a failure for
+        // an extension the clock keeps (one sent again would move it twice): the recording is tried again until it
+        // lands, and the answer stands. Runs whose update failed here replay as they ran.
+        if (error instanceof ActivityFailure && patched('extension-recorded-until-it-lands')) {
+          void recordExtensionWhenBack(extension);
+          return { dueAt: extension.dueAt };
+        }
+        extensionUnrecorded = false;
+        throw error;
+      }
+      extensionUnrecorded = false;
+      await tellDpo({ kind: 'extended', dueAt: extension.dueAt });
+      return { dueAt: extension.dueAt };
     },
     {
       validator: ({ months, reasonHash }) => {
@@ -143,6 +160,13 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
         if (isErasureFinished(phase)) {
           throw refusal(ErrorType.Conflict, 'erasure request: the request already finished', 'id');
         }
+        // Set in the handler's first synchronous step too: each extension is recorded with the totals it made.
+        if (extensionUnrecorded)
+          throw refusal(
+            ErrorType.Conflict,
+            'months: an extension is still being recorded; try again shortly',
+            'months',
+          );
       },
     },
   );
@@ -174,6 +198,21 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     await condition(() => retryRequested);
     await setPhase(before === 'needs-operator' ? 'running' : before);
     await guarded(step, () => quick.setErasureState({ ...ref, state: 'running' }));
+  }
+
+  /** An extension's recording, tried again every few minutes until it lands; the DPO is e-mailed once it has. */
+  async function recordExtensionWhenBack(extension: Parameters<Activities['recordExtension']>[0]): Promise<void> {
+    for (;;) {
+      await sleep(ESCALATION_AGAIN_MS);
+      try {
+        await quick.recordExtension(extension);
+        break;
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+      }
+    }
+    extensionUnrecorded = false;
+    await tellDpo({ kind: 'extended', dueAt: extension.dueAt });
   }
 
   /**
@@ -283,6 +322,8 @@ export async function erasureRequest(input: ErasureInput): Promise<ErasureOutcom
     await guarded('certify', () => quick.setErasureState({ ...ref, state: 'running' }));
   }
 
+  // An extension not yet recorded is the request's too: it lands before the request reads completed.
+  await condition(() => !extensionUnrecorded);
   await guarded('certify', () => quick.setErasureState({ ...ref, state: 'completed' }));
   await setPhase('completed');
   // The request is complete and certified: a mail server down now must not fail the workflow after the fact.

@@ -61,14 +61,13 @@ export class ErasureGateway {
     return waiting.length;
   }
 
-  /** The request keeps the reason's keyed hash only, as the workflow and the audit entry do. */
+  /**
+   * The request keeps the reason's keyed hash only, as the workflow and the audit entry do; the workflow records it
+   * with the extension, so an answer of success is never followed by a write of this call's own that could fail.
+   */
   async extendDeadline(tenant: string, requestId: string, months: number, reason: string): Promise<{ dueAt: string }> {
     const reasonHash = this.deps.fingerprints.of('extension-reason', tenant, reason);
-    const extended = await this.handle(tenant, requestId).executeUpdate(extendDeadlineUpdate, {
-      args: [{ months, reasonHash }],
-    });
-    await this.deps.requests.update(tenant, requestId, { extensionReasonHash: reasonHash });
-    return extended;
+    return this.handle(tenant, requestId).executeUpdate(extendDeadlineUpdate, { args: [{ months, reasonHash }] });
   }
 
   /** The DPO's decision on copies found outside the closure; the reason is kept as a keyed hash only. */

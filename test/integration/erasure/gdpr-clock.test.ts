@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { readStackManifest, loadStackConfig } from '../../../stack/stack-config.js';
 import { readMailbox, waitForMessage, type CapturedMessage } from '../../../stack/smtp/mailbox.js';
 import { createLetheWorker } from '../../../app/worker/worker.js';
@@ -21,6 +21,7 @@ import { buildSubjectGraph, waitForState } from '../../support/erasure-fixture.j
 import { workflowBundlePath } from '../../support/paths.js';
 import { uniqueId } from '../../support/harness.js';
 import { quietTemporal } from '../../support/quiet-temporal.js';
+import { stepGate } from '../../support/step-gate.js';
 
 const stack = loadStackConfig();
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
@@ -54,6 +55,8 @@ describe('the GDPR clock of an erasure request', () => {
   let app: TestApp;
   let stopWorker: () => Promise<void>;
   const taskQueue = uniqueId('tq-clock');
+  /** The tenant whose extensions the store refuses to record, as a store that is down would. */
+  let storeDownFor = '';
 
   beforeAll(async () => {
     quietTemporal();
@@ -71,6 +74,12 @@ describe('the GDPR clock of an erasure request', () => {
       taskQueue,
       services: app.services,
       workflowBundle: { codePath: workflowBundlePath() },
+      activityInterceptors: [
+        stepGate(async (activity, input) => {
+          if (activity === 'recordExtension' && input.tenant === storeDownFor)
+            throw ApplicationFailure.create({ message: 'MongoServerSelectionError (ECONNREFUSED)', type: 'Outage' });
+        }),
+      ],
     });
     const running = worker.run();
     stopWorker = async () => {
@@ -147,6 +156,44 @@ describe('the GDPR clock of an erasure request', () => {
     expect(Date.parse(approaching.receivedAt)).toBeLessThanOrEqual(Date.parse(passed.receivedAt));
     // Each warning once; the request itself still waits on its hold.
     expect(await deadlineMails(requestId)).toHaveLength(2);
+    expect((await handle.query<{ phase: string }>('erasurePhase')).phase).toBe('partial');
+  }, 170_000);
+
+  it('keeps an extension the store could not record, records it once the store is back, and refuses another meanwhile', async () => {
+    const { tenant, requestId, handle } = await parkedErasure();
+    const originalDue = (await handle.query<{ dueAt: string }>('erasurePhase')).dueAt;
+    storeDownFor = tenant;
+    // The recording's retries run out against the store; the DPO is told the clock moved, since it did.
+    const extended = await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] });
+    expect(extended).toEqual({ dueAt: addMonths(originalDue, 1) });
+    expect((await handle.query<{ dueAt: string }>('erasurePhase')).dueAt).toBe(addMonths(originalDue, 1));
+    expect(await app.services.erasureRequests.get(tenant, requestId)).toMatchObject({
+      extensionMonths: 0,
+      dueAt: new Date(originalDue),
+    });
+    // A second extension while the first is unrecorded would record totals out of order: refused, nothing moved.
+    const refused = await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((refused as WorkflowUpdateFailedError).cause?.message).toContain('still being recorded');
+    expect((await handle.query<{ dueAt: string }>('erasurePhase')).dueAt).toBe(addMonths(originalDue, 1));
+
+    storeDownFor = '';
+    await env.sleep('6 minutes');
+    const mail = await waitForMessage(stack.smtp.captureDir, mailFor(requestId, 'extended'), 30_000);
+    expect(mail.text).toContain(`now due on ${addMonths(originalDue, 1)}`);
+    expect(await app.services.erasureRequests.get(tenant, requestId)).toMatchObject({
+      extensionMonths: 1,
+      dueAt: new Date(addMonths(originalDue, 1)),
+      extensionReasonHash: 'h',
+    });
+    // Once recorded, the second month is granted as usual, and the run still waits on its hold.
+    expect(await handle.executeUpdate('extendDeadline', { args: [{ months: 1, reasonHash: 'h' }] })).toEqual({
+      dueAt: addMonths(originalDue, 2),
+    });
+    expect(await app.services.erasureRequests.get(tenant, requestId)).toMatchObject({ extensionMonths: 2 });
     expect((await handle.query<{ phase: string }>('erasurePhase')).phase).toBe('partial');
   }, 170_000);
 
