@@ -224,15 +224,8 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
   /** A re-delivery of an event whose key is already shredded is answered with what the caller sent. */
   const openedOr = async (stored: EventRecord, sent: NewEvent) =>
     (await cipher.openOne(stored)) ?? { ...stored, content: sent.content };
-  /** The latest event recorded for this source's external id: what a new event under it corrects. */
-  const latestOf = (input: NewEvent) =>
-    events
-      .find({ tenant: input.tenant, source: input.source, externalId: input.externalId })
-      .sort({ recordedAt: -1 })
-      .limit(1)
-      .next();
   /**
-   * What `recordMany` needs to know of an event before writing it, in one query rather than one per key form and one
+   * What recording an event needs to know before writing it, in one query rather than one per key form and one
    * more for the latest: the events already recorded under its (source, external id), latest first, which hold
    * every event its idempotency key can name. Only when more than `UNDER_ONE_ID` are recorded there does a missing
    * key form get its own lookups. The full row is read only for a re-delivery.
@@ -300,9 +293,8 @@ export function createMongoEventStore(db: Db, macs: TenantMacs, cipher: ContentC
     async record(input) {
       const plainKey = idempotencyKeyOf(input.source, input.externalId, sha256Hex(input.content));
       // By idempotency key, not id: a re-delivery of an event written under the earlier id scheme is a duplicate.
-      const existing = await recordedUnder(input.tenant, plainKey);
+      const { existing, earlier } = await lookedUp(input, plainKey);
       if (existing) return { event: await openedOr(existing, input), outcome: 'duplicate' };
-      const earlier = await latestOf(input);
       const event = eventRecordOf(macs, input, new Date(), earlier?._id ?? null);
       try {
         await events.insertOne((await cipher.sealAll([event]))[0]!);

@@ -147,7 +147,11 @@ describe('bulk writes of a batch', () => {
     ]);
     expect(again[0]!.event.content).toBe('The customer moved, move number 0.');
     expect(again[3]!.event.correctionOf).toBe(versions[39]!.event._id);
-    expect(await rows.countDocuments({ tenant, source: 'bulk-many' })).toBe(41);
+    // One event at a time finds it the same way, and a new version corrects the latest.
+    expect(await events.record(event(0))).toMatchObject({ outcome: 'duplicate', event: { _id: legacyId } });
+    const next = await events.record(event(41));
+    expect(next).toMatchObject({ outcome: 'correction', event: { correctionOf: again[3]!.event._id } });
+    expect(await rows.countDocuments({ tenant, source: 'bulk-many' })).toBe(42);
   });
 
   it('registers a batch of derivations once, however often it is retried, and the closure walks them', async () => {
